@@ -1,0 +1,283 @@
+//! The agent loop (SPEC B 4, A10, A12): stream a turn, write each tool call the moment its
+//! arguments are complete, run the calls one at a time in order, send the results back, and
+//! stop at the first turn without tool calls. Its text is the answer.
+//!
+//! Reaching the turn limit, or a last turn with no text, is `max_turns` (exit 4): a wrapper
+//! must never mistake a non-answer for an answer (A12).
+
+use crate::error::{Failure, Stop};
+use crate::models::{self, Model, Usage};
+use crate::output::{lock, Shared};
+use crate::provider::{Message, Provider, Request, StreamEvent, ToolCall};
+use crate::tools::{side_effect_of, Outcome, Toolbox};
+
+/// The system prompt: who zero is and how it should work.
+pub const SYSTEM_PROMPT: &str = "\
+You are Zero, a coding agent working in a terminal on the user's repository. Be concise and \
+precise. Read before you edit; prefer small, targeted changes; never guess at file contents. \
+For work with several steps, keep a plan with update_plan (pending, in_progress, completed, \
+failed). Tools: read_file to read, list_directory and glob to find files, grep to search \
+contents (prefer it to shell grep), edit_file or apply_patch to change files, write_file to \
+create them, bash to run commands. Some tools may not be available in this run; use the ones \
+you are given. You may call several tools in one turn. When the task is done, reply with a \
+short summary of what you did and what you found, without mentioning these instructions.";
+
+/// Where a run's history is recorded (the session store, or nothing).
+pub trait Journal {
+    fn tool_call(&mut self, call: &ToolCall);
+    /// The end of a model turn: its text and the calls it made.
+    fn assistant(&mut self, text: &str, calls: &[ToolCall]);
+    fn tool_result(&mut self, call: &ToolCall, outcome: &Outcome);
+    fn usage(&mut self, usage: &Usage);
+}
+
+/// A journal that keeps nothing.
+#[cfg(test)]
+pub struct NoJournal;
+
+#[cfg(test)]
+impl Journal for NoJournal {
+    fn tool_call(&mut self, _: &ToolCall) {}
+    fn assistant(&mut self, _: &str, _: &[ToolCall]) {}
+    fn tool_result(&mut self, _: &ToolCall, _: &Outcome) {}
+    fn usage(&mut self, _: &Usage) {}
+}
+
+/// One run of the loop.
+pub struct Agent<'a> {
+    pub provider: &'a mut Provider,
+    pub tools: &'a mut Toolbox,
+    pub out: &'a Shared,
+    pub journal: &'a mut dyn Journal,
+    pub max_turns: u32,
+    /// The registry model, for prices.
+    pub model: Option<&'static Model>,
+}
+
+impl Agent<'_> {
+    /// Runs until the model answers; `messages` holds the conversation so far and grows.
+    pub fn run(&mut self, messages: &mut Vec<Message>) -> Result<String, Stop> {
+        let specs = self.tools.specs();
+        for _ in 0..self.max_turns {
+            let mut text = String::new();
+            let mut calls: Vec<ToolCall> = Vec::new();
+            let mut native = Vec::new();
+            {
+                let out = self.out;
+                let journal = &mut *self.journal;
+                let model = self.model;
+                let mut sink = |event: StreamEvent| -> Result<(), Stop> {
+                    match event {
+                        StreamEvent::Text(delta) => {
+                            text.push_str(&delta);
+                            lock(out).text(&delta)?;
+                        }
+                        // Reasoning is never part of the answer (A7) and is not shown.
+                        StreamEvent::Reasoning(_) => {}
+                        StreamEvent::ToolCall(call) => {
+                            lock(out).tool_call(
+                                &call.id,
+                                &call.name,
+                                &call.arguments,
+                                side_effect_of(&call.name),
+                            )?;
+                            journal.tool_call(&call);
+                            calls.push(call);
+                        }
+                        StreamEvent::Usage(usage) => {
+                            let cost = model.map(|m| models::cost(m, &usage));
+                            lock(out).usage(&usage, cost)?;
+                            journal.usage(&usage);
+                        }
+                        StreamEvent::Warning(message) => lock(out).warning(&message)?,
+                        StreamEvent::Native(value) => native.push(value),
+                    }
+                    Ok(())
+                };
+                let request = Request { messages, tools: &specs };
+                self.provider.stream(&request, &mut sink)?;
+            }
+            lock(self.out).end_turn()?;
+            self.journal.assistant(&text, &calls);
+            let mut message = Message::assistant(text.clone(), calls.clone());
+            message.native = native;
+            messages.push(message);
+            if calls.is_empty() {
+                if text.trim().is_empty() {
+                    return Err(Failure::MaxTurns(
+                        "The model ended its turn without an answer.".to_string(),
+                    )
+                    .into());
+                }
+                return Ok(text);
+            }
+            for call in &calls {
+                let outcome = self.tools.run(call);
+                lock(self.out).tool_result(&call.id, outcome.ok, &outcome.output)?;
+                self.journal.tool_result(call, &outcome);
+                messages.push(Message::tool_result(call, outcome.output));
+            }
+        }
+        Err(Failure::MaxTurns(format!(
+            "Reached the limit of {} turns without a final answer (raise it with --max-turns).",
+            self.max_turns
+        ))
+        .into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::{Emitter, Format};
+    use crate::provider::scripted::Scripted;
+    use crate::provider::Role;
+    use crate::redact::Redactor;
+    use crate::tools::{Mode, Workspace};
+    use std::sync::{Arc, Mutex};
+
+    struct Run {
+        result: Result<String, Stop>,
+        messages: Vec<Message>,
+        events: Vec<serde_json::Value>,
+    }
+
+    #[derive(Clone, Default)]
+    struct Sink(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn run(script: &str, mode: Mode, max_turns: u32, dir: &std::path::Path) -> Run {
+        let sink = Sink::default();
+        let emitter = Emitter::new(
+            Format::StreamJson,
+            "run_t".into(),
+            Box::new(sink.clone()),
+            Box::new(Sink::default()),
+            Redactor::default(),
+        );
+        let out: Shared = Arc::new(Mutex::new(emitter));
+        let mut provider = Provider::Scripted(Scripted::from_text(script));
+        let mut tools = Toolbox::new(Workspace::new(dir).unwrap(), mode, vec![], vec![]);
+        let mut messages = vec![Message::system(SYSTEM_PROMPT), Message::user("go")];
+        let mut journal = NoJournal;
+        let mut agent = Agent {
+            provider: &mut provider,
+            tools: &mut tools,
+            out: &out,
+            journal: &mut journal,
+            max_turns,
+            model: models::find("gpt-4.1"),
+        };
+        let result = agent.run(&mut messages);
+        let text = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+        let events = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        Run { result, messages, events }
+    }
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("zero-agent-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("notes.txt"), "remember the milk\n").unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_tool_result_goes_back_and_the_next_turn_answers() {
+        let dir = scratch("loop");
+        let script = r#"{"turns": [
+            {"toolCalls": [{"id": "c1", "name": "read_file", "arguments": {"path": "notes.txt"}}], "usage": {"promptTokens": 100, "completionTokens": 10}},
+            {"text": ["It says milk."]}
+        ]}"#;
+        let run = run(script, Mode::Auto, 12, &dir);
+        assert_eq!(run.result.unwrap(), "It says milk.");
+        let roles: Vec<Role> = run.messages.iter().map(|m| m.role).collect();
+        assert_eq!(roles, [Role::System, Role::User, Role::Assistant, Role::Tool, Role::Assistant]);
+        assert_eq!(run.messages[3].tool_call_id.as_deref(), Some("c1"));
+        assert!(run.messages[3].content.contains("1 | remember the milk"));
+        let kinds: Vec<&str> = run.events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["tool_call", "usage", "tool_result", "text"]);
+        assert_eq!(run.events[1]["costUsd"], 0.00028);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn gated_tools_do_not_run_in_auto_mode_and_do_in_unsafe_mode() {
+        let dir = scratch("gate");
+        let script = r#"{"turns": [
+            {"toolCalls": [{"name": "bash", "arguments": {"command": "echo ran > ran.txt"}}]},
+            {"text": "done"}
+        ]}"#;
+        let refused = run(script, Mode::Auto, 12, &dir);
+        assert!(refused.messages[3].content.contains("Permission required for bash"));
+        assert_eq!(refused.events[1]["status"], "error");
+        assert!(!dir.join("ran.txt").exists());
+        let allowed = run(script, Mode::Unsafe, 12, &dir);
+        assert_eq!(allowed.events[1]["status"], "ok");
+        assert_eq!(std::fs::read_to_string(dir.join("ran.txt")).unwrap(), "ran\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn turn_limits_and_empty_answers_are_max_turns() {
+        let dir = scratch("limits");
+        let looping =
+            r#"{"turns": [{"toolCalls": [{"name": "glob", "arguments": {"pattern": "*"}}]}]}"#;
+        let run1 = run(looping, Mode::Auto, 1, &dir);
+        assert!(
+            matches!(run1.result, Err(Stop::Failed(Failure::MaxTurns(ref m))) if m.contains("limit of 1 turns"))
+        );
+        let empty = r#"{"turns": [{"text": ["  "]}]}"#;
+        let run2 = run(empty, Mode::Auto, 12, &dir);
+        assert!(
+            matches!(run2.result, Err(Stop::Failed(Failure::MaxTurns(ref m))) if m.contains("without an answer"))
+        );
+        let zero = run(r#"{"turns": []}"#, Mode::Auto, 0, &dir);
+        assert!(matches!(zero.result, Err(Stop::Failed(Failure::MaxTurns(_)))));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_turn_without_calls_is_one_provider_call() {
+        let dir = scratch("single");
+        let run = run(
+            r#"{"turns": [{"text": ["a", "b"]}, {"error": "must not be reached"}]}"#,
+            Mode::Auto,
+            12,
+            &dir,
+        );
+        assert_eq!(run.result.unwrap(), "ab");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn two_calls_in_one_turn_run_in_order() {
+        let dir = scratch("order");
+        let script = r#"{"turns": [
+            {"toolCalls": [
+                {"id": "a", "name": "bash", "arguments": {"command": "echo first >> log.txt"}},
+                {"id": "b", "name": "bash", "arguments": {"command": "echo second >> log.txt"}}
+            ]},
+            {"text": "ok"}
+        ]}"#;
+        let run = run(script, Mode::Unsafe, 12, &dir);
+        let ids: Vec<&str> = run
+            .events
+            .iter()
+            .filter(|e| e["type"] == "tool_result")
+            .map(|e| e["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert_eq!(std::fs::read_to_string(dir.join("log.txt")).unwrap(), "first\nsecond\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,443 @@
+//! Command-line parsing with lexopt: what the user typed, not yet validated against the
+//! environment (that is `exec`'s job, in the order of SPEC B 1.3).
+//!
+//! Help and version short-circuit before anything reads the environment. Flag errors are not
+//! reported here: they are kept in [`ExecArgs::error`] so that `exec` can report them in the
+//! output format the same command line asked for (A3), wherever `-o` appears.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use lexopt::prelude::*;
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+pub const HELP: &str = "\
+zero: a headless coding agent that streams JSON events
+
+Usage: zero exec [OPTIONS] [PROMPT...]   run one task (see zero exec --help)
+       zero -p <PROMPT> [OPTIONS]        the same, text output
+       zero sessions list [--json]       list stored sessions
+       zero sessions show <ID> [--json]  print one session's events
+       zero --version | --help
+
+Start with: zero exec --help
+";
+
+pub const EXEC_HELP: &str = "\
+Usage: zero exec [OPTIONS] [PROMPT...]
+
+Runs one task: sends the prompt to the model, runs the tools it calls, and
+writes the answer (text) or a stream of JSON events (json, stream-json).
+
+Input:
+  [PROMPT...]                  prompt words, joined with spaces
+  -f, --file <PATH>            prompt file (appended after a blank line), or
+                               the JSONL input with -i stream-json
+  -i, --input-format <FMT>     text | stream-json (default: \"text\"); with
+                               stream-json, JSONL is read from stdin or --file
+
+Output:
+  -o, --output-format <FMT>    text | json | stream-json (default: \"text\")
+
+Model:
+  -m, --model <MODEL>          model id, alias or profile name
+      --profile <PROFILE>      fast | balanced | deep | cheap
+  -r, --reasoning-effort <E>   none | minimal | low | medium | high | xhigh
+      --provider <KIND>        openai | anthropic | google |
+                               openai-compatible | scripted
+      --script <PATH>          scripted provider: the JSON script to play
+      --max-turns <N>          model turns before giving up (default: 12)
+
+Tools and permissions:
+      --auto <LEVEL>           low | medium | high (default: \"low\");
+                               high enables write, edit, patch and bash
+      --skip-permissions-unsafe  enable every tool, like --auto high
+      --enabled-tools <LIST>   only these tools (comma or space separated)
+      --disabled-tools <LIST>  never these tools
+      --list-tools             print the tools the model would see, exit
+
+Sessions:
+      --resume[=ID]            continue the latest session, or session ID
+                               (--resume ID also works for an existing id)
+      --fork <ID>              continue a copy of session ID
+
+Other:
+  -C, --cwd <DIR>              work in DIR (the workspace root)
+      --redact-env <NAME>      also redact the value of env variable NAME
+                               (repeatable)
+  -h, --help                   print this help
+  -V, --version                print the version
+
+Environment: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL, ANTHROPIC_API_KEY,
+ANTHROPIC_BASE_URL, GEMINI_API_KEY (or GOOGLE_API_KEY), GEMINI_BASE_URL,
+ZERO_PROVIDER, ZERO_PROVIDER_COMMAND, ZERO_MAX_TURNS, ZERO_MAX_RETRIES,
+ZERO_CONNECT_TIMEOUT_MS, ZERO_HEADERS_TIMEOUT_MS, ZERO_IDLE_TIMEOUT_MS,
+ZERO_TOTAL_TIMEOUT_MS. Config: $XDG_CONFIG_HOME/zero/config.json.
+
+Exit codes: 0 success, 1 internal error or closed output, 2 usage,
+3 provider or configuration, 4 no answer within the turn limit,
+130 interrupted.
+";
+
+pub const SESSIONS_HELP: &str = "\
+Usage: zero sessions list [--json]
+       zero sessions show <ID> [--json]
+
+Lists stored sessions (newest first) or prints one session's metadata and
+events. --json writes one JSON document for wrappers.
+";
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq)]
+pub enum Command {
+    /// Print this text on stdout, exit 0.
+    Help(&'static str),
+    Version,
+    Exec(Box<ExecArgs>),
+    Sessions(SessionsArgs),
+    /// A command-line error outside `exec`: print on stderr, exit 2.
+    Invalid(String),
+}
+
+/// `--resume` as typed (A11).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resume {
+    /// Bare `--resume` (or `--resume=`): the latest session.
+    Latest,
+    /// `--resume=ID`.
+    Id(String),
+    /// `--resume WORD`: an id if WORD names a session or looks like a generated id, else a
+    /// prompt word (it was also added to the prompt words at `index`).
+    Candidate { word: String, index: usize },
+}
+
+/// The raw `exec` options, validated later in [`crate::exec`].
+#[derive(Debug, Default, PartialEq)]
+pub struct ExecArgs {
+    pub prompt_words: Vec<String>,
+    pub file: Option<PathBuf>,
+    pub model: Option<String>,
+    pub profile: Option<String>,
+    pub reasoning_effort: Option<String>,
+    pub auto: Option<String>,
+    pub enabled_tools: Vec<String>,
+    pub disabled_tools: Vec<String>,
+    pub list_tools: bool,
+    pub max_turns: Option<String>,
+    pub cwd: Option<PathBuf>,
+    pub input_format: Option<String>,
+    pub output_format: Option<String>,
+    pub resume: Option<Resume>,
+    pub fork: Option<String>,
+    pub skip_permissions_unsafe: bool,
+    pub provider: Option<String>,
+    pub script: Option<PathBuf>,
+    pub redact_env: Vec<String>,
+    /// The first command-line error, reported once the output format is known.
+    pub error: Option<String>,
+}
+
+/// Arguments of `zero sessions`.
+#[derive(Debug, PartialEq, Eq)]
+pub enum SessionsArgs {
+    List { json: bool },
+    Show { id: String, json: bool },
+}
+
+/// Parses the process arguments (without the program name).
+pub fn parse(args: Vec<OsString>) -> Command {
+    match args.first().and_then(|a| a.to_str()) {
+        Some("exec") => parse_exec(args[1..].to_vec(), false),
+        Some("sessions") => parse_sessions(args[1..].to_vec()),
+        _ => parse_exec(args, true),
+    }
+}
+
+/// `zero exec ...`, or the root command (`zero -p ...`) when `root` is set.
+fn parse_exec(args: Vec<OsString>, root: bool) -> Command {
+    let mut out = ExecArgs::default();
+    let mut parser = lexopt::Parser::from_args(args);
+    let mut saw_prompt_flag = false;
+    loop {
+        let arg = match parser.next() {
+            Ok(Some(arg)) => Owned::from(arg),
+            Ok(None) => break,
+            Err(err) => {
+                out.error.get_or_insert_with(|| err.to_string());
+                continue;
+            }
+        };
+        let result = match arg {
+            Owned::Short('h') => return Command::Help(if root { HELP } else { EXEC_HELP }),
+            Owned::Long(ref l) if l == "help" => {
+                return Command::Help(if root { HELP } else { EXEC_HELP })
+            }
+            Owned::Short('V') => return Command::Version,
+            Owned::Long(ref l) if l == "version" => return Command::Version,
+            Owned::Short('p') if root => {
+                saw_prompt_flag = true;
+                parser.value().and_then(|v| v.string()).map(|v| out.prompt_words.push(v))
+            }
+            Owned::Long(ref l) if root && l == "prompt" => {
+                saw_prompt_flag = true;
+                parser.value().and_then(|v| v.string()).map(|v| out.prompt_words.push(v))
+            }
+            Owned::Value(v) if !root => v.string().map(|v| out.prompt_words.push(v)),
+            Owned::Value(v) => Err(lexopt::Error::UnexpectedArgument(v)),
+            other => exec_option(other, &mut parser, &mut out),
+        };
+        if let Err(err) = result {
+            out.error.get_or_insert_with(|| err.to_string());
+        }
+    }
+    if root && !saw_prompt_flag && out.error.is_none() {
+        return if out == ExecArgs::default() {
+            Command::Invalid(
+                "no command given: use `zero exec \"prompt\"` or `zero -p \"prompt\"` (see zero --help)"
+                    .to_string(),
+            )
+        } else {
+            Command::Invalid("exec options need a prompt: use `zero exec` or `zero -p`".to_string())
+        };
+    }
+    Command::Exec(Box::new(out))
+}
+
+/// A parsed argument that no longer borrows the parser.
+enum Owned {
+    Short(char),
+    Long(String),
+    Value(OsString),
+}
+
+impl From<lexopt::Arg<'_>> for Owned {
+    fn from(arg: lexopt::Arg<'_>) -> Owned {
+        match arg {
+            Short(c) => Owned::Short(c),
+            Long(l) => Owned::Long(l.to_string()),
+            Value(v) => Owned::Value(v),
+        }
+    }
+}
+
+/// One `exec` option (shared by `zero exec` and `zero -p`).
+fn exec_option(
+    arg: Owned,
+    parser: &mut lexopt::Parser,
+    out: &mut ExecArgs,
+) -> Result<(), lexopt::Error> {
+    let name = match &arg {
+        Owned::Short(c) => match c {
+            'f' => "file",
+            'm' => "model",
+            'r' => "reasoning-effort",
+            'C' => "cwd",
+            'i' => "input-format",
+            'o' => "output-format",
+            _ => return Err(lexopt::Error::UnexpectedOption(format!("-{c}"))),
+        },
+        Owned::Long(l) => l.as_str(),
+        Owned::Value(v) => return Err(lexopt::Error::UnexpectedArgument(v.clone())),
+    };
+    match name {
+        "file" => out.file = Some(parser.value()?.into()),
+        "model" => out.model = Some(parser.value()?.string()?),
+        "profile" => out.profile = Some(parser.value()?.string()?),
+        "reasoning-effort" => out.reasoning_effort = Some(parser.value()?.string()?),
+        "auto" => out.auto = Some(parser.value()?.string()?),
+        "enabled-tools" => out.enabled_tools.push(parser.value()?.string()?),
+        "disabled-tools" => out.disabled_tools.push(parser.value()?.string()?),
+        "list-tools" => out.list_tools = true,
+        "max-turns" => out.max_turns = Some(parser.value()?.string()?),
+        "cwd" => out.cwd = Some(parser.value()?.into()),
+        "input-format" => out.input_format = Some(parser.value()?.string()?),
+        "output-format" => out.output_format = Some(parser.value()?.string()?),
+        "resume" => out.resume = Some(resume_value(parser, out)?),
+        "fork" => out.fork = Some(parser.value()?.string()?),
+        "skip-permissions-unsafe" => out.skip_permissions_unsafe = true,
+        "provider" => out.provider = Some(parser.value()?.string()?),
+        "script" => out.script = Some(parser.value()?.into()),
+        "redact-env" => out.redact_env.push(parser.value()?.string()?),
+        other => return Err(lexopt::Error::UnexpectedOption(format!("--{other}"))),
+    }
+    Ok(())
+}
+
+/// `--resume[=ID]`, or `--resume WORD` where WORD is decided later (A11).
+fn resume_value(parser: &mut lexopt::Parser, out: &mut ExecArgs) -> Result<Resume, lexopt::Error> {
+    if let Some(value) = parser.optional_value() {
+        let value = value.string()?;
+        let value = value.trim();
+        return Ok(if value.is_empty() { Resume::Latest } else { Resume::Id(value.to_string()) });
+    }
+    let Some(mut raw) = parser.try_raw_args() else { return Ok(Resume::Latest) };
+    let takes = raw.peek().and_then(|w| w.to_str()).is_some_and(|w| !w.starts_with('-'));
+    match raw.next_if(|_| takes) {
+        Some(word) => {
+            let word = word.string()?;
+            out.prompt_words.push(word.clone());
+            Ok(Resume::Candidate { word, index: out.prompt_words.len() - 1 })
+        }
+        None => Ok(Resume::Latest),
+    }
+}
+
+fn parse_sessions(args: Vec<OsString>) -> Command {
+    let mut parser = lexopt::Parser::from_args(args);
+    let mut words = Vec::new();
+    let mut json = false;
+    loop {
+        let arg = match parser.next() {
+            Ok(Some(arg)) => arg,
+            Ok(None) => break,
+            Err(err) => return Command::Invalid(err.to_string()),
+        };
+        match arg {
+            Short('h') | Long("help") => return Command::Help(SESSIONS_HELP),
+            Long("json") => json = true,
+            Value(v) => match v.string() {
+                Ok(v) => words.push(v),
+                Err(err) => return Command::Invalid(err.to_string()),
+            },
+            other => return Command::Invalid(other.unexpected().to_string()),
+        }
+    }
+    match words.as_slice() {
+        [cmd] if cmd == "list" => Command::Sessions(SessionsArgs::List { json }),
+        [cmd, id] if cmd == "show" => {
+            Command::Sessions(SessionsArgs::Show { id: id.clone(), json })
+        }
+        [cmd] if cmd == "show" => Command::Invalid("zero sessions show needs a session id".into()),
+        _ => Command::Invalid("expected `zero sessions list` or `zero sessions show <ID>`".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exec(args: &[&str]) -> ExecArgs {
+        let mut all = vec!["exec"];
+        all.extend_from_slice(args);
+        match parse(all.iter().map(OsString::from).collect()) {
+            Command::Exec(args) => *args,
+            other => panic!("expected exec, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_spelling_of_a_valued_flag() {
+        for spelling in [&["-m", "x"][..], &["-mx"], &["--model", "x"], &["--model=x"], &["-m=x"]] {
+            assert_eq!(exec(spelling).model.as_deref(), Some("x"), "{spelling:?}");
+        }
+        assert_eq!(exec(&["-m", "a", "-m", "b"]).model.as_deref(), Some("b"));
+        assert_eq!(exec(&["-o", "json"]).output_format.as_deref(), Some("json"));
+        assert_eq!(
+            exec(&["--output-format=stream-json"]).output_format.as_deref(),
+            Some("stream-json")
+        );
+        assert_eq!(exec(&["-C", "/tmp"]).cwd, Some(PathBuf::from("/tmp")));
+        assert_eq!(exec(&["-f", "p.txt"]).file, Some(PathBuf::from("p.txt")));
+    }
+
+    #[test]
+    fn prompt_words_and_options_mix_in_any_order() {
+        let args = exec(&["fix", "-m", "gpt-4.1", "the", "bug", "--", "-x"]);
+        assert_eq!(args.prompt_words, ["fix", "the", "bug", "-x"]);
+        assert_eq!(args.model.as_deref(), Some("gpt-4.1"));
+    }
+
+    #[test]
+    fn list_flags_accumulate() {
+        let args = exec(&["--enabled-tools", "read_file,grep", "--enabled-tools=glob"]);
+        assert_eq!(args.enabled_tools, ["read_file,grep", "glob"]);
+        assert_eq!(exec(&["--redact-env", "A", "--redact-env", "B"]).redact_env, ["A", "B"]);
+    }
+
+    #[test]
+    fn resume_forms_follow_a11() {
+        assert_eq!(exec(&["--resume"]).resume, Some(Resume::Latest));
+        assert_eq!(exec(&["--resume="]).resume, Some(Resume::Latest));
+        assert_eq!(exec(&["--resume=abc"]).resume, Some(Resume::Id("abc".into())));
+        let args = exec(&["--resume", "fix", "it"]);
+        assert_eq!(args.resume, Some(Resume::Candidate { word: "fix".into(), index: 0 }));
+        assert_eq!(args.prompt_words, ["fix", "it"]);
+        let args = exec(&["hello", "--resume"]);
+        assert_eq!(args.resume, Some(Resume::Latest));
+        let args = exec(&["--resume", "--", "hello"]);
+        assert_eq!(args.resume, Some(Resume::Latest));
+        assert_eq!(args.prompt_words, ["hello"]);
+        let args = exec(&["--resume", "-m", "x"]);
+        assert_eq!((args.resume, args.model.as_deref()), (Some(Resume::Latest), Some("x")));
+    }
+
+    #[test]
+    fn errors_are_kept_and_parsing_continues_to_find_the_output_format() {
+        let args = exec(&["--bogus", "-o", "stream-json"]);
+        assert_eq!(args.error.as_deref(), Some("invalid option '--bogus'"));
+        assert_eq!(args.output_format.as_deref(), Some("stream-json"));
+        let args = exec(&["-o", "json", "--model"]);
+        assert_eq!(args.error.as_deref(), Some("missing argument for option '--model'"));
+        let args = exec(&["--list-tools=yes", "-o", "json"]);
+        assert!(args.error.as_deref().is_some_and(|e| e.contains("--list-tools")));
+        assert_eq!(args.output_format.as_deref(), Some("json"));
+    }
+
+    #[test]
+    fn root_command_takes_p_and_exec_options() {
+        let cmd = parse(["-p", "hi", "-m", "x"].iter().map(OsString::from).collect());
+        let Command::Exec(args) = cmd else { panic!("expected exec") };
+        assert_eq!(args.prompt_words, ["hi"]);
+        assert_eq!(args.model.as_deref(), Some("x"));
+        assert!(matches!(parse(vec![]), Command::Invalid(_)));
+        assert!(matches!(parse(vec!["hello".into()]), Command::Exec(a) if a.error.is_some()));
+        assert_eq!(parse(vec!["--version".into()]), Command::Version);
+        assert_eq!(parse(vec!["-V".into()]), Command::Version);
+        assert_eq!(parse(vec!["--help".into()]), Command::Help(HELP));
+        assert_eq!(parse(vec!["exec".into(), "-h".into()]), Command::Help(EXEC_HELP));
+    }
+
+    #[test]
+    fn sessions_subcommands() {
+        let p = |a: &[&str]| parse(a.iter().map(OsString::from).collect());
+        assert_eq!(p(&["sessions", "list"]), Command::Sessions(SessionsArgs::List { json: false }));
+        assert_eq!(
+            p(&["sessions", "show", "abc", "--json"]),
+            Command::Sessions(SessionsArgs::Show { id: "abc".into(), json: true })
+        );
+        assert!(matches!(p(&["sessions"]), Command::Invalid(_)));
+    }
+
+    #[test]
+    fn help_lines_fit_79_columns_and_name_every_flag() {
+        for text in [HELP, EXEC_HELP, SESSIONS_HELP] {
+            for line in text.lines() {
+                assert!(line.chars().count() <= 79, "too long: {line}");
+            }
+        }
+        for flag in [
+            "--file",
+            "--model",
+            "--profile",
+            "--reasoning-effort",
+            "--auto",
+            "--enabled-tools",
+            "--disabled-tools",
+            "--list-tools",
+            "--cwd",
+            "--input-format",
+            "--output-format",
+            "--resume",
+            "--fork",
+            "--skip-permissions-unsafe",
+            "--max-turns",
+            "--provider",
+            "--script",
+            "--redact-env",
+            "stream-json",
+        ] {
+            assert!(EXEC_HELP.contains(flag), "exec help lacks {flag}");
+        }
+    }
+}

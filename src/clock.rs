@@ -1,0 +1,138 @@
+//! Wall-clock formatting and the random parts of ids, without a date or random crate.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A UTC timestamp broken into its fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Utc {
+    pub year: i64,
+    pub month: u32,
+    pub day: u32,
+    pub hour: u32,
+    pub minute: u32,
+    pub second: u32,
+    pub millis: u32,
+}
+
+impl Utc {
+    /// The current time.
+    pub fn now() -> Utc {
+        Utc::at(SystemTime::now())
+    }
+
+    /// The given time (times before 1970 are clamped to the epoch).
+    pub fn at(time: SystemTime) -> Utc {
+        let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+        let secs = since.as_secs() as i64;
+        let (year, month, day) = civil_from_days(secs.div_euclid(86_400));
+        let rem = secs.rem_euclid(86_400);
+        Utc {
+            year,
+            month,
+            day,
+            hour: (rem / 3600) as u32,
+            minute: (rem % 3600 / 60) as u32,
+            second: (rem % 60) as u32,
+            millis: since.subsec_millis(),
+        }
+    }
+
+    /// `YYYYMMDDHHMMSS`, as in run and session ids.
+    pub fn compact(&self) -> String {
+        format!(
+            "{:04}{:02}{:02}{:02}{:02}{:02}",
+            self.year, self.month, self.day, self.hour, self.minute, self.second
+        )
+    }
+
+    /// ISO 8601 with milliseconds: `2026-12-01T00:31:56.123Z`.
+    pub fn iso(&self) -> String {
+        format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+            self.year, self.month, self.day, self.hour, self.minute, self.second, self.millis
+        )
+    }
+}
+
+/// Days since 1970-01-01 to (year, month, day), after Howard Hinnant's `civil_from_days`.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// A random number, mixed from the clock, the process id and a counter (not for cryptography).
+pub fn random_u64() -> u64 {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    splitmix64(
+        (nanos as u64)
+            ^ (u64::from(std::process::id()) << 32)
+            ^ COUNTER.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed),
+    )
+}
+
+/// `n` random base-36 characters. Not for cryptography: ids only need to differ between runs
+/// that start in the same second, so the clock, the process id and a counter are mixed.
+pub fn random_base36(n: usize) -> String {
+    let mut state = random_u64();
+    const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    (0..n)
+        .map(|_| {
+            state = splitmix64(state);
+            DIGITS[(state % 36) as usize] as char
+        })
+        .collect()
+}
+
+fn splitmix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// `run_<YYYYMMDDHHMMSS>_<6 base36>` (SPEC B 9).
+pub fn new_run_id() -> String {
+    format!("run_{}_{}", Utc::now().compact(), random_base36(6))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn formats_known_instants() {
+        let t = UNIX_EPOCH + Duration::from_millis(1_764_549_116_123);
+        let utc = Utc::at(t);
+        assert_eq!(utc.iso(), "2025-12-01T00:31:56.123Z");
+        assert_eq!(utc.compact(), "20251201003156");
+        assert_eq!(Utc::at(UNIX_EPOCH).iso(), "1970-01-01T00:00:00.000Z");
+        // A leap day.
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400);
+        assert_eq!(Utc::at(leap).iso(), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn run_ids_have_the_documented_shape_and_differ() {
+        let a = new_run_id();
+        let b = new_run_id();
+        assert_ne!(a, b);
+        let parts: Vec<&str> = a.split('_').collect();
+        assert_eq!(parts.len(), 3);
+        assert_eq!(parts[0], "run");
+        assert_eq!(parts[1].len(), 14);
+        assert!(parts[1].bytes().all(|b| b.is_ascii_digit()));
+        assert_eq!(parts[2].len(), 6);
+        assert!(parts[2].bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase()));
+    }
+}

@@ -1,0 +1,741 @@
+//! Configuration: the environment, the user config file, `ZERO_PROVIDER_COMMAND`, and the
+//! resolution of provider, model, endpoint, key and reasoning effort (SPEC B 2, A7, A8).
+//!
+//! This is the only module that reads the process environment, once, into [`Env`]. Nothing is
+//! written at start-up and no project-level file is read: a cloned repository must not be able
+//! to send your keys to another host (A8).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::error::Failure;
+use crate::http::NetSettings;
+use crate::models::{self, Effort, Family, Model, Profile};
+
+/// A snapshot of the environment. Empty values count as unset (B 2.1).
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    vars: BTreeMap<String, String>,
+}
+
+impl Env {
+    /// The process environment (variables that are not UTF-8 are skipped).
+    pub fn from_process() -> Env {
+        Env::from_pairs(
+            std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        )
+    }
+
+    pub fn from_pairs(pairs: impl IntoIterator<Item = (String, String)>) -> Env {
+        Env { vars: pairs.into_iter().collect() }
+    }
+
+    /// A set, non-blank variable, trimmed.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.vars.get(name).map(|v| v.trim()).filter(|v| !v.is_empty())
+    }
+
+    /// Every variable, for secret registration.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
+/// Where providers run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    OpenAi,
+    Anthropic,
+    Google,
+    OpenAiCompatible,
+    Scripted,
+}
+
+impl ProviderKind {
+    pub fn parse(value: &str) -> Option<ProviderKind> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "openai" => Some(ProviderKind::OpenAi),
+            "anthropic" => Some(ProviderKind::Anthropic),
+            "google" | "gemini" => Some(ProviderKind::Google),
+            "openai-compatible" => Some(ProviderKind::OpenAiCompatible),
+            "scripted" => Some(ProviderKind::Scripted),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Google => "google",
+            ProviderKind::OpenAiCompatible => "openai-compatible",
+            ProviderKind::Scripted => "scripted",
+        }
+    }
+
+    fn family(self) -> Option<Family> {
+        match self {
+            ProviderKind::OpenAi | ProviderKind::OpenAiCompatible => Some(Family::OpenAi),
+            ProviderKind::Anthropic => Some(Family::Anthropic),
+            ProviderKind::Google => Some(Family::Google),
+            ProviderKind::Scripted => None,
+        }
+    }
+
+    /// The environment variables holding this kind's key and base URL.
+    fn env_names(self) -> (&'static [&'static str], &'static str) {
+        match self {
+            ProviderKind::Anthropic => (&["ANTHROPIC_API_KEY"], "ANTHROPIC_BASE_URL"),
+            ProviderKind::Google => (&["GEMINI_API_KEY", "GOOGLE_API_KEY"], "GEMINI_BASE_URL"),
+            _ => (&["OPENAI_API_KEY"], "OPENAI_BASE_URL"),
+        }
+    }
+}
+
+fn family_kind(family: Family) -> ProviderKind {
+    match family {
+        Family::OpenAi => ProviderKind::OpenAi,
+        Family::Anthropic => ProviderKind::Anthropic,
+        Family::Google => ProviderKind::Google,
+    }
+}
+
+const OPENAI_URL: &str = "https://api.openai.com/v1";
+const ANTHROPIC_URL: &str = "https://api.anthropic.com";
+const GEMINI_URL: &str = "https://generativelanguage.googleapis.com";
+
+/// One entry of the config file's `providers`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigProfile {
+    pub name: String,
+    pub provider: Option<ProviderKind>,
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub model: String,
+}
+
+/// The user config file (B 2.2).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct UserConfig {
+    pub active_provider: Option<String>,
+    pub providers: Vec<ConfigProfile>,
+    pub max_turns: Option<u32>,
+}
+
+/// `$XDG_CONFIG_HOME/zero/config.json`, else `~/.config/zero/config.json` (A8).
+pub fn config_path(env: &Env) -> Option<PathBuf> {
+    if let Some(dir) = env.get("XDG_CONFIG_HOME") {
+        return Some(Path::new(dir).join("zero").join("config.json"));
+    }
+    env.get("HOME").map(|home| Path::new(home).join(".config").join("zero").join("config.json"))
+}
+
+/// Reads the user config; a missing file is no config, an invalid one an error naming the
+/// file and the place (A8).
+pub fn load_user_config(env: &Env) -> Result<Option<UserConfig>, Failure> {
+    let Some(path) = config_path(env) else { return Ok(None) };
+    let text = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => {
+            return Err(Failure::Config(format!("Cannot read config {}: {err}", path.display())))
+        }
+    };
+    let invalid =
+        |detail: String| Failure::Config(format!("Invalid config {}: {detail}", path.display()));
+    let text = String::from_utf8(text).map_err(|_| invalid("not valid UTF-8".to_string()))?;
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|err| invalid(format!("line {}, column {}: {err}", err.line(), err.column())))?;
+    parse_user_config(&value).map(Some).map_err(invalid)
+}
+
+fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
+    let map = value.as_object().ok_or("expected a JSON object")?;
+    let mut config = UserConfig::default();
+    if let Some(active) = map.get("activeProvider") {
+        config.active_provider =
+            Some(active.as_str().ok_or("activeProvider must be a string")?.to_string());
+    }
+    if let Some(turns) = map.get("maxTurns") {
+        let n = turns.as_u64().filter(|n| (1..=100).contains(n));
+        config.max_turns = Some(n.ok_or("maxTurns must be an integer from 1 to 100")? as u32);
+    }
+    for key in ["planMode", "debug"] {
+        if map.get(key).is_some_and(|v| !v.is_boolean()) {
+            return Err(format!("{key} must be true or false"));
+        }
+    }
+    if let Some(list) = map.get("providers") {
+        let list = list.as_array().ok_or("providers must be an array")?;
+        for (i, entry) in list.iter().enumerate() {
+            let at = |field: &str, what: &str| format!("providers[{i}].{field} must be {what}");
+            let entry = entry.as_object().ok_or(format!("providers[{i}] must be an object"))?;
+            let text = |field: &str, required: bool| -> Result<Option<String>, String> {
+                match entry.get(field) {
+                    None if required => Err(at(field, "a non-empty string")),
+                    None => Ok(None),
+                    Some(Value::String(s)) if !required || !s.trim().is_empty() => {
+                        Ok(Some(s.clone()))
+                    }
+                    Some(_) => {
+                        Err(at(field, if required { "a non-empty string" } else { "a string" }))
+                    }
+                }
+            };
+            let name = text("name", true)?.unwrap_or_default();
+            let provider = match text("provider", false)? {
+                None => None,
+                Some(kind) => Some(
+                    ProviderKind::parse(&kind)
+                        .filter(|k| *k != ProviderKind::Scripted)
+                        .ok_or_else(|| {
+                            at("provider", "openai, anthropic, google or openai-compatible")
+                        })?,
+                ),
+            };
+            let base_url = text("baseURL", true)?.unwrap_or_default();
+            normalize_url(&base_url).ok_or_else(|| at("baseURL", "an http(s) URL"))?;
+            let api_key = text("apiKey", false)?;
+            let model = text("model", true)?.unwrap_or_default();
+            text("description", false)?;
+            config.providers.push(ConfigProfile { name, provider, base_url, api_key, model });
+        }
+    }
+    Ok(config)
+}
+
+/// Where the provider settings came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    Command,
+    Profile(String),
+    Environment,
+}
+
+impl Origin {
+    fn describe(&self) -> String {
+        match self {
+            Origin::Command => "provider-command".to_string(),
+            Origin::Profile(name) => format!("profile \"{name}\""),
+            Origin::Environment => "environment".to_string(),
+        }
+    }
+}
+
+/// Provider settings from one source (B 2.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Source {
+    origin: Origin,
+    kind: Option<ProviderKind>,
+    base_url: Option<String>,
+    api_key: Option<String>,
+    model: Option<String>,
+}
+
+/// What the command line chose.
+#[derive(Debug, Clone, Default)]
+pub struct Choice {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub profile: Option<String>,
+    pub effort: Option<String>,
+    pub script: Option<PathBuf>,
+}
+
+/// The provider runtime of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Runtime {
+    pub kind: ProviderKind,
+    pub model_id: String,
+    pub model_label: String,
+    pub api_model: String,
+    pub model: Option<&'static Model>,
+    pub profile: Option<Profile>,
+    pub base_url: String,
+    pub api_key: Option<String>,
+    /// The effort the user asked for.
+    pub effort: Option<Effort>,
+    /// The effort sent to the provider (`None` when the model takes none).
+    pub send_effort: Option<Effort>,
+    /// Anthropic `max_tokens` / Gemini `maxOutputTokens`.
+    pub max_tokens: u64,
+    pub script: Option<PathBuf>,
+    pub net: NetSettings,
+    /// Things to tell the user once the run has started.
+    pub warnings: Vec<String>,
+}
+
+/// Resolves the provider runtime (B 1.3 step 7 order: config, model or profile, runtime,
+/// reasoning effort).
+pub fn resolve(
+    env: &Env,
+    config: Option<&UserConfig>,
+    choice: &Choice,
+) -> Result<Runtime, Failure> {
+    let flag_kind = match choice.provider.as_deref() {
+        None => None,
+        Some(v) => Some(ProviderKind::parse(v).ok_or_else(|| {
+            Failure::Usage(format!(
+                "Unknown provider \"{}\". Expected openai, anthropic, google, openai-compatible or scripted.",
+                v.trim()
+            ))
+        })?),
+    };
+    let net = net_settings(env)?;
+    let scripted = flag_kind == Some(ProviderKind::Scripted)
+        || (flag_kind.is_none() && choice.script.is_some())
+        || (flag_kind.is_none()
+            && env.get("ZERO_PROVIDER").is_some_and(|v| v.eq_ignore_ascii_case("scripted")));
+    if scripted {
+        return scripted_runtime(choice, net);
+    }
+    if choice.script.is_some() {
+        return Err(Failure::Usage("--script needs --provider scripted".to_string()));
+    }
+    let source = source(env, config, flag_kind)?;
+    let explicit = flag_kind.or(source.kind);
+    let configured = configured_families(env, &source);
+    let profile = match choice.profile.as_deref() {
+        Some(p) => Some(
+            Profile::parse(p)
+                .ok_or_else(|| Failure::Usage(format!("Unknown model profile: {}", p.trim())))?,
+        ),
+        None => choice.model.as_deref().and_then(Profile::parse),
+    };
+    let requested = match (profile, choice.model.as_deref()) {
+        (Some(profile), _) => profile.pick(&configured).id.to_string(),
+        (None, Some(model)) => model.trim().to_string(),
+        (None, None) => match &source.model {
+            Some(model) => model.trim().to_string(),
+            None => default_model(explicit, &configured).to_string(),
+        },
+    };
+    if requested.is_empty() {
+        return Err(Failure::Config("Missing Zero provider model".to_string()));
+    }
+    let mut runtime = runtime(env, &source, explicit, &requested, net)?;
+    runtime.profile = profile;
+    apply_effort(&mut runtime, choice.effort.as_deref())?;
+    Ok(runtime)
+}
+
+fn scripted_runtime(choice: &Choice, net: NetSettings) -> Result<Runtime, Failure> {
+    let script = choice
+        .script
+        .clone()
+        .ok_or_else(|| Failure::Usage("--provider scripted needs --script FILE".to_string()))?;
+    let requested = choice.model.as_deref().map(str::trim).filter(|m| !m.is_empty());
+    let model = requested.and_then(models::find);
+    let mut runtime = Runtime {
+        kind: ProviderKind::Scripted,
+        model_id: model.map_or(requested.unwrap_or("scripted"), |m| m.id).to_string(),
+        model_label: model.map_or(requested.unwrap_or("Scripted"), |m| m.label).to_string(),
+        api_model: model.map_or(requested.unwrap_or("scripted"), |m| m.api_model).to_string(),
+        model,
+        profile: None,
+        base_url: String::new(),
+        api_key: None,
+        effort: None,
+        send_effort: None,
+        max_tokens: 0,
+        script: Some(script),
+        net,
+        warnings: Vec::new(),
+    };
+    apply_effort(&mut runtime, choice.effort.as_deref())?;
+    Ok(runtime)
+}
+
+/// The provider source, in B 2.1 order: provider command, active profile, environment.
+fn source(
+    env: &Env,
+    config: Option<&UserConfig>,
+    flag_kind: Option<ProviderKind>,
+) -> Result<Source, Failure> {
+    if let Some(command) = env.get("ZERO_PROVIDER_COMMAND") {
+        return provider_command(command);
+    }
+    if let Some(config) = config {
+        if let Some(active) = &config.active_provider {
+            if let Some(profile) = config.providers.iter().find(|p| &p.name == active) {
+                return Ok(Source {
+                    origin: Origin::Profile(profile.name.clone()),
+                    kind: profile.provider,
+                    base_url: Some(profile.base_url.clone()),
+                    api_key: profile.api_key.clone().filter(|k| !k.trim().is_empty()),
+                    model: Some(profile.model.clone()),
+                });
+            }
+        }
+    }
+    const VARS: &[&str] = &[
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "OPENAI_MODEL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GEMINI_BASE_URL",
+        "ZERO_PROVIDER",
+    ];
+    if flag_kind.is_some() || VARS.iter().any(|v| env.get(v).is_some()) {
+        let kind = match env.get("ZERO_PROVIDER") {
+            None => None,
+            Some(v) => Some(
+                ProviderKind::parse(v)
+                    .ok_or_else(|| Failure::Config(format!("Unknown Zero provider kind: {v}")))?,
+            ),
+        };
+        return Ok(Source {
+            origin: Origin::Environment,
+            kind,
+            base_url: None,
+            api_key: None,
+            model: env.get("OPENAI_MODEL").map(str::to_string),
+        });
+    }
+    Err(Failure::Config(
+        "No LLM provider configured. Set OPENAI_API_KEY (or ANTHROPIC_API_KEY, GEMINI_API_KEY), \
+         add a profile to the config file, or use --provider scripted --script FILE."
+            .to_string(),
+    ))
+}
+
+/// Families the user has keys or endpoints for, first the source's own.
+fn configured_families(env: &Env, source: &Source) -> Vec<Family> {
+    let mut out = Vec::new();
+    if source.origin != Origin::Environment {
+        out.push(source.kind.and_then(ProviderKind::family).unwrap_or(Family::OpenAi));
+    }
+    if let Some(family) = source.kind.and_then(ProviderKind::family) {
+        out.push(family);
+    }
+    for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic, ProviderKind::Google] {
+        let (keys, base) = kind.env_names();
+        let has_key = keys.iter().any(|k| env.get(k).is_some());
+        if has_key || (kind == ProviderKind::OpenAi && env.get(base).is_some()) {
+            out.extend(kind.family());
+        }
+    }
+    out.dedup();
+    out
+}
+
+fn default_model(explicit: Option<ProviderKind>, configured: &[Family]) -> &'static str {
+    let family = explicit.and_then(ProviderKind::family).or_else(|| configured.first().copied());
+    models::default_for(family.unwrap_or(Family::OpenAi))
+}
+
+/// B 2.6, with each provider on its own host and key (A7).
+fn runtime(
+    env: &Env,
+    source: &Source,
+    explicit: Option<ProviderKind>,
+    requested: &str,
+    net: NetSettings,
+) -> Result<Runtime, Failure> {
+    let config_err = |m: String| Failure::Config(m);
+    let openai_base = endpoint(env, source, ProviderKind::OpenAi).0;
+    let openai_base = match &openai_base {
+        Some(url) => Some(
+            normalize_url(url)
+                .ok_or_else(|| config_err(format!("Invalid Zero provider baseURL: {url}")))?,
+        ),
+        None => None,
+    };
+    let official = |url: &Option<String>| url.as_deref().is_none_or(is_official_openai);
+    let known = models::find(requested);
+    let kind = match known {
+        Some(model) => {
+            if let Some(e) = explicit.filter(|e| *e != ProviderKind::OpenAiCompatible) {
+                if e.family() != Some(model.family) {
+                    return Err(config_err(format!(
+                        "Zero model {} belongs to {}, not {}",
+                        model.id,
+                        model.family.name(),
+                        e.name()
+                    )));
+                }
+            }
+            if explicit == Some(ProviderKind::OpenAiCompatible)
+                || (model.family == Family::OpenAi && !official(&openai_base))
+            {
+                ProviderKind::OpenAiCompatible
+            } else {
+                family_kind(model.family)
+            }
+        }
+        None => match explicit {
+            Some(ProviderKind::OpenAiCompatible) => ProviderKind::OpenAiCompatible,
+            Some(kind) => {
+                return Err(config_err(format!(
+                    "Unknown Zero model \"{requested}\" for official {} provider runtime. Official providers require a model from the Zero model registry. Use provider: \"openai-compatible\" with a non-official baseURL for custom gateways.",
+                    kind.name()
+                )))
+            }
+            None if !official(&openai_base) => ProviderKind::OpenAiCompatible,
+            None => {
+                return Err(config_err(format!(
+                    "Unknown Zero model \"{requested}\" for {} provider runtime. Use a model from the Zero model registry or set provider: \"openai-compatible\" for custom OpenAI-compatible gateways. Valid providers: openai, anthropic, google, openai-compatible.",
+                    source.origin.describe()
+                )))
+            }
+        },
+    };
+    let (base, key) = endpoint(env, source, kind);
+    let base = match base {
+        Some(url) => Some(
+            normalize_url(&url)
+                .ok_or_else(|| config_err(format!("Invalid Zero provider baseURL: {url}")))?,
+        ),
+        None => None,
+    };
+    let base_url = match kind {
+        ProviderKind::OpenAiCompatible => match base {
+            Some(url) if !is_official_openai(&url) => url,
+            _ => {
+                return Err(config_err(
+                    "Zero openai-compatible provider requires an explicit non-official baseURL (set OPENAI_BASE_URL). Use provider: \"openai\" for the official OpenAI API.".to_string(),
+                ))
+            }
+        },
+        ProviderKind::OpenAi => OPENAI_URL.to_string(),
+        ProviderKind::Anthropic => base.unwrap_or_else(|| ANTHROPIC_URL.to_string()),
+        ProviderKind::Google => base.unwrap_or_else(|| GEMINI_URL.to_string()),
+        ProviderKind::Scripted => String::new(),
+    };
+    if key.is_none() && kind != ProviderKind::OpenAiCompatible {
+        let var = kind.env_names().0[0];
+        return Err(config_err(format!(
+            "Zero {} provider requires an API key (set {var})",
+            kind.name()
+        )));
+    }
+    let max_tokens = match (kind, known) {
+        (ProviderKind::Anthropic, Some(m)) => m.max_output.max(8192),
+        (ProviderKind::Anthropic, None) => 4096,
+        (_, Some(m)) => m.max_output,
+        (_, None) => 8192,
+    };
+    Ok(Runtime {
+        kind,
+        model_id: known.map_or(requested, |m| m.id).to_string(),
+        model_label: known.map_or(requested, |m| m.label).to_string(),
+        api_model: known.map_or(requested, |m| m.api_model).to_string(),
+        model: known,
+        profile: None,
+        base_url,
+        api_key: key,
+        effort: None,
+        send_effort: None,
+        max_tokens,
+        script: None,
+        net,
+        warnings: Vec::new(),
+    })
+}
+
+/// Base URL and key for a provider kind: the source's own when it is for that kind (or for
+/// OpenAI-style endpoints when it names no kind), else that kind's environment variables.
+fn endpoint(env: &Env, source: &Source, kind: ProviderKind) -> (Option<String>, Option<String>) {
+    let openai_style = |k: Option<ProviderKind>| {
+        matches!(k, None | Some(ProviderKind::OpenAi | ProviderKind::OpenAiCompatible))
+    };
+    let source_fits = source.origin != Origin::Environment
+        && (source.kind == Some(kind) || (openai_style(source.kind) && openai_style(Some(kind))));
+    if source_fits {
+        return (source.base_url.clone(), source.api_key.clone());
+    }
+    let (keys, base) = kind.env_names();
+    let key = keys.iter().find_map(|k| env.get(k)).map(str::to_string);
+    (env.get(base).map(str::to_string), key)
+}
+
+/// Trims, removes trailing slashes, and checks for `http(s)://host`.
+fn normalize_url(url: &str) -> Option<String> {
+    let url = url.trim().trim_end_matches('/');
+    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"))?;
+    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let valid = !host.is_empty()
+        && !host.contains(char::is_whitespace)
+        && !url.contains(char::is_whitespace);
+    valid.then(|| url.to_string())
+}
+
+fn is_official_openai(url: &str) -> bool {
+    let url = url.trim().trim_end_matches('/');
+    url == "https://api.openai.com/v1" || url == "https://api.openai.com"
+}
+
+/// Validates `--reasoning-effort` for the model and decides what is sent (B 2.7, A7).
+fn apply_effort(runtime: &mut Runtime, value: Option<&str>) -> Result<(), Failure> {
+    let Some(value) = value else { return Ok(()) };
+    let effort = Effort::parse(value).ok_or_else(|| {
+        Failure::Usage(format!(
+            "Invalid reasoning effort \"{}\". Expected none, minimal, low, medium, high, xhigh.",
+            value.trim()
+        ))
+    })?;
+    runtime.effort = Some(effort);
+    match runtime.model {
+        Some(model) if !model.efforts.is_empty() => {
+            if !model.efforts.contains(&effort) {
+                let list: Vec<&str> = model.efforts.iter().map(|e| e.name()).collect();
+                return Err(Failure::Usage(format!(
+                    "Reasoning effort \"{}\" is not supported by {}. Supported efforts: {}.",
+                    effort.name(),
+                    model.label,
+                    list.join(", ")
+                )));
+            }
+            runtime.send_effort = Some(effort);
+        }
+        Some(model) => runtime.warnings.push(format!(
+            "{} does not take a reasoning effort; --reasoning-effort {} is ignored.",
+            model.label,
+            effort.name()
+        )),
+        // Unknown models behind compatible servers get what the user asked for.
+        None => runtime.send_effort = Some(effort),
+    }
+    Ok(())
+}
+
+/// Timeouts and retries from the environment.
+fn net_settings(env: &Env) -> Result<NetSettings, Failure> {
+    let mut net = NetSettings::default();
+    let millis = |name: &str, slot: &mut Duration| -> Result<(), Failure> {
+        if let Some(v) = env.get(name) {
+            let ms = v.parse::<u64>().ok().filter(|ms| *ms > 0).ok_or_else(|| {
+                Failure::Config(format!(
+                    "Invalid {name} \"{v}\": expected milliseconds (a positive integer)"
+                ))
+            })?;
+            *slot = Duration::from_millis(ms);
+        }
+        Ok(())
+    };
+    millis("ZERO_CONNECT_TIMEOUT_MS", &mut net.connect)?;
+    millis("ZERO_HEADERS_TIMEOUT_MS", &mut net.headers)?;
+    millis("ZERO_IDLE_TIMEOUT_MS", &mut net.idle)?;
+    millis("ZERO_TOTAL_TIMEOUT_MS", &mut net.total)?;
+    if let Some(v) = env.get("ZERO_MAX_RETRIES") {
+        net.max_retries = v.parse::<u32>().ok().filter(|n| *n <= 10).ok_or_else(|| {
+            Failure::Config(format!(
+                "Invalid ZERO_MAX_RETRIES \"{v}\": expected an integer from 0 to 10"
+            ))
+        })?;
+    }
+    Ok(net)
+}
+
+/// Max turns: `--max-turns` > `ZERO_MAX_TURNS` > config `maxTurns` > 12 (A8). The flag was
+/// validated by the caller.
+pub fn max_turns(
+    flag: Option<u32>,
+    env: &Env,
+    config: Option<&UserConfig>,
+) -> Result<u32, Failure> {
+    if let Some(n) = flag {
+        return Ok(n);
+    }
+    if let Some(v) = env.get("ZERO_MAX_TURNS") {
+        return v.parse::<u32>().map_err(|_| {
+            Failure::Config(format!(
+                "Invalid ZERO_MAX_TURNS \"{v}\": expected a non-negative integer"
+            ))
+        });
+    }
+    Ok(config.and_then(|c| c.max_turns).unwrap_or(12))
+}
+
+/// Runs `ZERO_PROVIDER_COMMAND` (B 2.1): `/bin/sh -c`, 5 s, one JSON object on stdout.
+fn provider_command(command: &str) -> Result<Source, Failure> {
+    let fail = |m: String| Failure::Config(m);
+    let mut child = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|err| fail(format!("ZERO_PROVIDER_COMMAND failed: cannot run /bin/sh: {err}")))?;
+    let mut stdout = child.stdout.take();
+    let mut stderr = child.stderr.take();
+    let out = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(s) = stdout.as_mut() {
+            let _ = s.take(1024 * 1024).read_to_end(&mut buf);
+        }
+        buf
+    });
+    let err = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(s) = stderr.as_mut() {
+            let _ = s.take(64 * 1024).read_to_end(&mut buf);
+        }
+        buf
+    });
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(fail("ZERO_PROVIDER_COMMAND timed out after 5 seconds".to_string()));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => return Err(fail(format!("ZERO_PROVIDER_COMMAND failed: {e}"))),
+        }
+    };
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    if !status.success() {
+        let detail = crate::http::summarize(&String::from_utf8_lossy(&stderr));
+        let code = status.code().map_or("a signal".to_string(), |c| format!("exit code {c}"));
+        let detail = if detail.is_empty() { String::new() } else { format!(": {detail}") };
+        return Err(fail(format!("ZERO_PROVIDER_COMMAND failed with {code} ({command}){detail}")));
+    }
+    let invalid = |m: String| fail(format!("ZERO_PROVIDER_COMMAND returned invalid JSON: {m}"));
+    let text = String::from_utf8(stdout).map_err(|_| invalid("output is not UTF-8".to_string()))?;
+    let value: Value = serde_json::from_str(text.strip_suffix('\n').unwrap_or(&text))
+        .map_err(|err| invalid(err.to_string()))?;
+    let map = value.as_object().ok_or_else(|| invalid("expected a JSON object".to_string()))?;
+    let field = |name: &str| -> Result<Option<String>, Failure> {
+        match map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.trim().to_string())),
+            Some(_) => Err(invalid(format!("{name} must be a string"))),
+        }
+    };
+    let kind = match field("provider")?.or(field("provider_kind")?) {
+        None => None,
+        Some(v) => Some(
+            ProviderKind::parse(&v)
+                .filter(|k| *k != ProviderKind::Scripted)
+                .ok_or_else(|| fail(format!("Unknown Zero provider kind: {v}")))?,
+        ),
+    };
+    let model = field("model")?.or(field("model_id")?).ok_or_else(|| {
+        fail("ZERO_PROVIDER_COMMAND output must include a model or model_id field".to_string())
+    })?;
+    Ok(Source {
+        origin: Origin::Command,
+        kind,
+        base_url: field("base_url")?,
+        api_key: field("api_key")?,
+        model: Some(model),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,268 @@
+use super::*;
+
+fn env(pairs: &[(&str, &str)]) -> Env {
+    Env::from_pairs(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+}
+
+fn choice(model: Option<&str>) -> Choice {
+    Choice { model: model.map(str::to_string), ..Choice::default() }
+}
+
+fn resolve_ok(env: &Env, choice: &Choice) -> Runtime {
+    resolve(env, None, choice).unwrap_or_else(|f| panic!("{f:?}"))
+}
+
+fn resolve_err(env: &Env, choice: &Choice) -> Failure {
+    resolve(env, None, choice).expect_err("should fail")
+}
+
+#[test]
+fn environment_openai_defaults() {
+    let rt = resolve_ok(&env(&[("OPENAI_API_KEY", "sk-test-1")]), &choice(None));
+    assert_eq!(
+        (rt.kind, rt.model_id.as_str(), rt.base_url.as_str()),
+        (ProviderKind::OpenAi, "gpt-4.1", "https://api.openai.com/v1")
+    );
+    assert_eq!(rt.api_key.as_deref(), Some("sk-test-1"));
+    let rt = resolve_ok(
+        &env(&[("OPENAI_API_KEY", "k"), ("OPENAI_BASE_URL", "https://api.openai.com")]),
+        &choice(Some("openai:gpt-4.1")),
+    );
+    assert_eq!((rt.kind, rt.model_id.as_str()), (ProviderKind::OpenAi, "gpt-4.1"));
+}
+
+#[test]
+fn each_provider_uses_its_own_host_and_key() {
+    // Reference quirk 3 fixed: an Anthropic model is not sent to the OpenAI host.
+    let e = env(&[("OPENAI_API_KEY", "o"), ("ANTHROPIC_API_KEY", "a-key-123")]);
+    let rt = resolve_ok(&e, &choice(Some("sonnet-4.5")));
+    assert_eq!(rt.kind, ProviderKind::Anthropic);
+    assert_eq!(rt.base_url, "https://api.anthropic.com");
+    assert_eq!(rt.api_key.as_deref(), Some("a-key-123"));
+    assert_eq!(rt.max_tokens, 64000);
+    let e = env(&[("GOOGLE_API_KEY", "g"), ("GEMINI_BASE_URL", "http://127.0.0.1:9/")]);
+    let rt = resolve_ok(&e, &choice(Some("gemini-flash")));
+    assert_eq!(
+        (rt.kind, rt.base_url.as_str(), rt.max_tokens),
+        (ProviderKind::Google, "http://127.0.0.1:9", 65536)
+    );
+    // Only an Anthropic key: the default model is Anthropic's.
+    let rt = resolve_ok(&env(&[("ANTHROPIC_API_KEY", "a")]), &choice(None));
+    assert_eq!(rt.model_id, "claude-sonnet-4.5");
+}
+
+#[test]
+fn compatible_gateways_accept_any_model() {
+    let e = env(&[("OPENAI_BASE_URL", "http://localhost:11434/v1/")]);
+    let rt = resolve_ok(&e, &choice(Some("qwen2.5-coder:7b")));
+    assert_eq!(rt.kind, ProviderKind::OpenAiCompatible);
+    assert_eq!(
+        (rt.base_url.as_str(), rt.api_model.as_str(), rt.model),
+        ("http://localhost:11434/v1", "qwen2.5-coder:7b", None)
+    );
+    assert_eq!(rt.api_key, None, "no key is needed for a local server");
+    // A registry OpenAI model behind a gateway is compatible too, with its prices known.
+    let rt = resolve_ok(&e, &choice(Some("gpt-4.1-mini")));
+    assert_eq!((rt.kind, rt.model_id.as_str()), (ProviderKind::OpenAiCompatible, "gpt-4.1-mini"));
+    assert!(rt.model.is_some());
+}
+
+#[test]
+fn resolution_errors() {
+    let key = env(&[("OPENAI_API_KEY", "k")]);
+    let err = resolve_err(&key, &choice(Some("local-coder")));
+    assert!(
+        matches!(&err, Failure::Config(m) if m.starts_with("Unknown Zero model \"local-coder\" for environment provider runtime")),
+        "{err:?}"
+    );
+    let official = env(&[("OPENAI_API_KEY", "k"), ("ZERO_PROVIDER", "openai")]);
+    let err = resolve_err(&official, &choice(Some("local-coder")));
+    assert!(
+        matches!(&err, Failure::Config(m) if m.contains("official openai provider runtime")),
+        "{err:?}"
+    );
+    let err = resolve_err(
+        &env(&[("OPENAI_API_KEY", "k"), ("ZERO_PROVIDER", "openai-compatible")]),
+        &choice(Some("x")),
+    );
+    assert!(
+        matches!(&err, Failure::Config(m) if m.contains("requires an explicit non-official baseURL")),
+        "{err:?}"
+    );
+    let err = resolve_err(&env(&[("ZERO_PROVIDER", "anthropic")]), &choice(Some("gpt-4.1")));
+    assert_eq!(err, Failure::Config("Zero model gpt-4.1 belongs to openai, not anthropic".into()));
+    let err = resolve_err(&env(&[("OPENAI_MODEL", "gpt-4.1")]), &choice(None));
+    assert_eq!(
+        err,
+        Failure::Config("Zero openai provider requires an API key (set OPENAI_API_KEY)".into())
+    );
+    let err = resolve_err(&env(&[("OPENAI_API_KEY", "k")]), &choice(Some("claude-haiku-4.5")));
+    assert_eq!(
+        err,
+        Failure::Config(
+            "Zero anthropic provider requires an API key (set ANTHROPIC_API_KEY)".into()
+        )
+    );
+    let err = resolve_err(&env(&[]), &choice(None));
+    assert!(
+        matches!(&err, Failure::Config(m) if m.starts_with("No LLM provider configured.")),
+        "{err:?}"
+    );
+    let err = resolve_err(&env(&[("OPENAI_BASE_URL", "not a url")]), &choice(Some("m")));
+    assert_eq!(err, Failure::Config("Invalid Zero provider baseURL: not a url".into()));
+    let err = resolve_err(&env(&[("ZERO_PROVIDER", "mystery")]), &choice(None));
+    assert_eq!(err, Failure::Config("Unknown Zero provider kind: mystery".into()));
+}
+
+#[test]
+fn profiles_resolve_among_configured_providers() {
+    let openai = env(&[("OPENAI_API_KEY", "k")]);
+    let deep = Choice { profile: Some(" DEEP ".into()), ..Choice::default() };
+    let rt = resolve_ok(&openai, &deep);
+    assert_eq!((rt.model_id.as_str(), rt.profile), ("gpt-4.1", Some(Profile::Deep)));
+    let rt = resolve_ok(&env(&[("ANTHROPIC_API_KEY", "a")]), &deep);
+    assert_eq!(rt.model_id, "claude-sonnet-4.5");
+    let rt = resolve_ok(&openai, &choice(Some("fast")));
+    assert_eq!(rt.model_id, "gpt-4.1-mini");
+    let bogus = Choice { profile: Some("bogus".into()), ..Choice::default() };
+    assert_eq!(resolve_err(&openai, &bogus), Failure::Usage("Unknown model profile: bogus".into()));
+    // With no provider at all, the configuration error comes first (B 1.3 step 7 order).
+    assert!(matches!(resolve_err(&env(&[]), &bogus), Failure::Config(_)));
+}
+
+#[test]
+fn reasoning_effort_is_validated_and_sent_where_taken() {
+    let e = env(&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "o")]);
+    let with = |model: &str, effort: &str| Choice {
+        model: Some(model.into()),
+        effort: Some(effort.into()),
+        ..Choice::default()
+    };
+    let rt = resolve_ok(&e, &with("sonnet-4.5", "HIGH"));
+    assert_eq!((rt.effort, rt.send_effort), (Some(Effort::High), Some(Effort::High)));
+    for bad in ["off", "xhigh"] {
+        let err = resolve_err(&e, &with("sonnet-4.5", bad));
+        assert!(
+            matches!(&err, Failure::Usage(m) if m.ends_with("is not supported by Claude Sonnet 4.5. Supported efforts: low, medium, high.")),
+            "{err:?}"
+        );
+    }
+    let err = resolve_err(&e, &with("sonnet-4.5", "warp"));
+    assert_eq!(
+        err,
+        Failure::Usage(
+            "Invalid reasoning effort \"warp\". Expected none, minimal, low, medium, high, xhigh."
+                .into()
+        )
+    );
+    let rt = resolve_ok(&e, &with("gpt-4.1", "low"));
+    assert_eq!((rt.effort, rt.send_effort), (Some(Effort::Low), None));
+    assert_eq!(
+        rt.warnings,
+        ["GPT-4.1 does not take a reasoning effort; --reasoning-effort low is ignored."]
+    );
+    let rt = resolve_ok(&e, &with("gpt-5", "minimal"));
+    assert_eq!(rt.send_effort, Some(Effort::Minimal));
+}
+
+#[test]
+fn config_file_profiles_and_errors() {
+    let dir = std::env::temp_dir().join(format!("zero-config-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("zero")).unwrap();
+    let e = env(&[("XDG_CONFIG_HOME", dir.to_str().unwrap())]);
+    assert_eq!(load_user_config(&e).unwrap(), None, "a missing file is no config");
+    let path = dir.join("zero/config.json");
+    std::fs::write(&path, r#"{"activeProvider":"work","maxTurns":7,"providers":[{"name":"work","provider":"anthropic","baseURL":"https://proxy.example.com/","apiKey":"cfg-key-123","model":"haiku-4.5"}]}"#).unwrap();
+    let config = load_user_config(&e).unwrap().unwrap();
+    assert_eq!(config.max_turns, Some(7));
+    let rt = resolve(&e, Some(&config), &Choice::default()).unwrap();
+    assert_eq!(
+        (rt.kind, rt.base_url.as_str(), rt.api_key.as_deref()),
+        (ProviderKind::Anthropic, "https://proxy.example.com", Some("cfg-key-123"))
+    );
+    assert_eq!(max_turns(None, &e, Some(&config)).unwrap(), 7);
+    assert_eq!(max_turns(None, &env(&[("ZERO_MAX_TURNS", "3")]), Some(&config)).unwrap(), 3);
+    assert_eq!(max_turns(Some(1), &env(&[("ZERO_MAX_TURNS", "3")]), Some(&config)).unwrap(), 1);
+    std::fs::write(&path, "{\n  \"maxTurns\": 5,\n}").unwrap();
+    let err = load_user_config(&e).unwrap_err();
+    assert!(
+        matches!(&err, Failure::Config(m) if m.starts_with(&format!("Invalid config {}: line 3, column 1", path.display()))),
+        "{err:?}"
+    );
+    std::fs::write(&path, r#"{"providers":[{"name":"x","baseURL":"ftp://x","model":"m"}]}"#)
+        .unwrap();
+    let err = load_user_config(&e).unwrap_err();
+    assert!(
+        matches!(&err, Failure::Config(m) if m.ends_with("providers[0].baseURL must be an http(s) URL")),
+        "{err:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn provider_command_source() {
+    let e = env(&[(
+        "ZERO_PROVIDER_COMMAND",
+        r#"printf '{"provider":"openai-compatible","base_url":"http://127.0.0.1:1/v1","model":"local-coder","api_key":"cmd-key-1234"}\n'"#,
+    )]);
+    let rt = resolve_ok(&e, &Choice::default());
+    assert_eq!(
+        (rt.kind, rt.model_id.as_str(), rt.api_key.as_deref()),
+        (ProviderKind::OpenAiCompatible, "local-coder", Some("cmd-key-1234"))
+    );
+    let fails = env(&[("ZERO_PROVIDER_COMMAND", "echo oops >&2; exit 3")]);
+    assert_eq!(
+        resolve_err(&fails, &Choice::default()),
+        Failure::Config(
+            "ZERO_PROVIDER_COMMAND failed with exit code 3 (echo oops >&2; exit 3): oops".into()
+        )
+    );
+    let no_model = env(&[("ZERO_PROVIDER_COMMAND", "echo '{}'")]);
+    assert_eq!(
+        resolve_err(&no_model, &Choice::default()),
+        Failure::Config(
+            "ZERO_PROVIDER_COMMAND output must include a model or model_id field".into()
+        )
+    );
+    let bad = env(&[("ZERO_PROVIDER_COMMAND", "echo '{\"model\": 5}'")]);
+    assert_eq!(
+        resolve_err(&bad, &Choice::default()),
+        Failure::Config(
+            "ZERO_PROVIDER_COMMAND returned invalid JSON: model must be a string".into()
+        )
+    );
+}
+
+#[test]
+fn scripted_and_network_settings() {
+    let scripted = Choice { provider: Some("scripted".into()), ..Choice::default() };
+    assert_eq!(
+        resolve_err(&env(&[]), &scripted),
+        Failure::Usage("--provider scripted needs --script FILE".into())
+    );
+    let with_script = Choice {
+        script: Some("s.json".into()),
+        model: Some("gpt-4.1".into()),
+        ..Choice::default()
+    };
+    let rt = resolve_ok(&env(&[]), &with_script);
+    assert_eq!((rt.kind, rt.model_id.as_str()), (ProviderKind::Scripted, "gpt-4.1"));
+    let e =
+        env(&[("OPENAI_API_KEY", "k"), ("ZERO_IDLE_TIMEOUT_MS", "250"), ("ZERO_MAX_RETRIES", "0")]);
+    let rt = resolve_ok(&e, &Choice::default());
+    assert_eq!((rt.net.idle, rt.net.max_retries), (Duration::from_millis(250), 0));
+    let err = resolve_err(
+        &env(&[("OPENAI_API_KEY", "k"), ("ZERO_CONNECT_TIMEOUT_MS", "soon")]),
+        &Choice::default(),
+    );
+    assert_eq!(
+        err,
+        Failure::Config(
+            "Invalid ZERO_CONNECT_TIMEOUT_MS \"soon\": expected milliseconds (a positive integer)"
+                .into()
+        )
+    );
+    let bad_kind = Choice { provider: Some("mistral".into()), ..Choice::default() };
+    assert!(matches!(resolve_err(&env(&[]), &bad_kind), Failure::Usage(_)));
+}

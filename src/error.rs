@@ -1,0 +1,142 @@
+//! How a run ends when it does not succeed, and the one place where that becomes an exit code
+//! and an `error.code` string (SPEC A1, A2).
+//!
+//! Each module has its own error type at its boundary (`input::InputError`,
+//! `config::ConfigError`, `provider::ProviderError`, ...); they all convert into [`Failure`]
+//! here, so the mapping to exit codes cannot drift between call sites.
+
+use std::fmt;
+
+/// A failure that ends a run with an `error` event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// Flags, prompt or stream-json input, tool filters, profile or effort, session selection.
+    Usage(String),
+    /// The configuration: no provider, an invalid config file, an unknown model, a missing key.
+    Config(String),
+    /// The provider: unreachable host, HTTP error, broken or stalled stream.
+    Provider(String),
+    /// The turn limit was reached, or the model ended without an answer.
+    MaxTurns(String),
+    /// SIGINT or SIGTERM.
+    Interrupted,
+    /// A bug: a panic, or something that should not have been possible.
+    Crash(String),
+}
+
+impl Failure {
+    /// The process exit code (A1).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Failure::Usage(_) => 2,
+            Failure::Config(_) | Failure::Provider(_) => 3,
+            Failure::MaxTurns(_) => 4,
+            Failure::Interrupted => 130,
+            Failure::Crash(_) => 1,
+        }
+    }
+
+    /// The `code` field of the `error` event (A2).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Failure::Usage(_) => "usage_error",
+            Failure::Config(_) => "config_error",
+            Failure::Provider(_) => "provider_error",
+            Failure::MaxTurns(_) => "max_turns",
+            Failure::Interrupted => "interrupted",
+            Failure::Crash(_) => "crash",
+        }
+    }
+
+    /// Whether running again (with a fixed input, or later, or resumed) can succeed.
+    pub fn recoverable(&self) -> bool {
+        match self {
+            Failure::Usage(_) | Failure::MaxTurns(_) | Failure::Interrupted => true,
+            Failure::Config(_) | Failure::Provider(_) | Failure::Crash(_) => false,
+        }
+    }
+
+    /// The one-line message (not yet redacted).
+    pub fn message(&self) -> String {
+        let text = match self {
+            Failure::Usage(m)
+            | Failure::Config(m)
+            | Failure::Provider(m)
+            | Failure::MaxTurns(m)
+            | Failure::Crash(m) => m.as_str(),
+            Failure::Interrupted => "Interrupted.",
+        };
+        one_line(text)
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+/// Why a run stopped before its normal end.
+#[derive(Debug)]
+pub enum Stop {
+    /// Report this failure, then end.
+    Failed(Failure),
+    /// Standard output is gone (the reader closed it): end quietly with exit 1 (A4).
+    OutputClosed,
+}
+
+impl From<Failure> for Stop {
+    fn from(failure: Failure) -> Stop {
+        Stop::Failed(failure)
+    }
+}
+
+/// Standard output could not be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputClosed;
+
+impl From<OutputClosed> for Stop {
+    fn from(_: OutputClosed) -> Stop {
+        Stop::OutputClosed
+    }
+}
+
+/// Collapses line breaks and runs of whitespace so a message is one line.
+pub fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_and_error_codes_follow_a1_a2() {
+        let cases = [
+            (Failure::Usage("u".into()), 2, "usage_error", true),
+            (Failure::Config("c".into()), 3, "config_error", false),
+            (Failure::Provider("p".into()), 3, "provider_error", false),
+            (Failure::MaxTurns("m".into()), 4, "max_turns", true),
+            (Failure::Interrupted, 130, "interrupted", true),
+            (Failure::Crash("x".into()), 1, "crash", false),
+        ];
+        for (failure, exit, code, recoverable) in cases {
+            assert_eq!(failure.exit_code(), exit);
+            assert_eq!(failure.code(), code);
+            assert_eq!(failure.recoverable(), recoverable);
+        }
+    }
+
+    #[test]
+    fn messages_are_one_line() {
+        let f = Failure::Config("No LLM provider configured.\n\nSet  OPENAI_API_KEY.".into());
+        assert_eq!(f.message(), "No LLM provider configured. Set OPENAI_API_KEY.");
+    }
+}

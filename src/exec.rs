@@ -1,0 +1,536 @@
+//! `zero exec`: one run from arguments to exit code, in the order of SPEC B 1.3, with every
+//! error reported in the requested output format once that format is known (A3).
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::agent::{Agent, Journal, SYSTEM_PROMPT};
+use crate::cli::{ExecArgs, Resume};
+use crate::config::{self, Choice, Env, ProviderKind, Runtime};
+use crate::error::{Failure, Stop};
+use crate::http::Http;
+use crate::input::{self, InputFormat};
+use crate::models::{self, Model, Usage};
+use crate::output::{lock, Emitter, Format, RunInfo, Shared, ToolRow};
+use crate::provider::{self, Message, Provider, ToolCall};
+use crate::redact::{is_sensitive_key, Redactor};
+use crate::session::{self, NewSession, Session, Store};
+use crate::tools::{self, Mode, Outcome, Toolbox, Workspace};
+
+/// The session of the running exec, for the interrupt and panic handlers.
+static ACTIVE_SESSION: Mutex<Option<Arc<Mutex<Session>>>> = Mutex::new(None);
+
+/// What `run` needs from the process, so tests could supply their own.
+pub struct Process {
+    pub env: Env,
+    pub stdout: Box<dyn std::io::Write + Send>,
+    pub stderr: Box<dyn std::io::Write + Send>,
+}
+
+/// The secrets known before anything runs: values of sensitive environment variables (A6).
+fn startup_redactor(env: &Env) -> Redactor {
+    Redactor::new(
+        env.iter().filter(|(name, _)| is_sensitive_key(name)).map(|(_, value)| value.to_string()),
+    )
+}
+
+/// Runs `zero exec` and returns the exit code. `on_start` receives the shared emitter as soon
+/// as it exists (for the interrupt and panic handlers).
+pub fn run(args: ExecArgs, mut process: Process, on_start: impl FnOnce(&Shared)) -> u8 {
+    // 1. The output format, before anything else can fail (B 1.3 step 1).
+    let format = match args.output_format.as_deref().map(|v| (v, Format::parse(v))) {
+        None => Format::Text,
+        Some((_, Some(format))) => format,
+        Some((value, None)) => {
+            let _ = writeln!(
+                process.stderr,
+                "[zero] Invalid output format \"{}\". Expected \"text\", \"json\", or \"stream-json\".",
+                value.trim()
+            );
+            return 2;
+        }
+    };
+    let redactor = startup_redactor(&process.env);
+    let emitter =
+        Emitter::new(format, crate::clock::new_run_id(), process.stdout, process.stderr, redactor);
+    let shared: Shared = Arc::new(Mutex::new(emitter));
+    on_start(&shared);
+    let env = process.env;
+    let result = run_exec(&args, &env, &shared);
+    finish(&shared, result)
+}
+
+/// Ends the run: the failure is reported (unless the output is gone) and mapped to its code.
+fn finish(shared: &Shared, result: Result<(), Stop>) -> u8 {
+    match result {
+        Ok(()) => 0,
+        Err(Stop::OutputClosed) => {
+            crate::signals::kill_running_group();
+            1
+        }
+        Err(Stop::Failed(failure)) => {
+            let code = failure.exit_code();
+            record_failure(&failure);
+            match lock(shared).failure(&failure) {
+                Ok(()) => code,
+                Err(_) => 1,
+            }
+        }
+    }
+}
+
+/// Records a failure in the active session and flushes it (also called from the interrupt
+/// and panic handlers, so it never waits long for a lock).
+pub fn record_failure(failure: &Failure) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(50);
+    let session = loop {
+        match ACTIVE_SESSION.try_lock() {
+            Ok(active) => break active.clone(),
+            Err(std::sync::TryLockError::Poisoned(p)) => break p.into_inner().clone(),
+            Err(std::sync::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(1))
+            }
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        }
+    };
+    let Some(session) = session else { return };
+    loop {
+        match session.try_lock() {
+            Ok(mut s) => {
+                s.record(
+                    "error",
+                    serde_json::json!({"code": failure.code(), "message": failure.message()}),
+                );
+                s.sync();
+                return;
+            }
+            Err(std::sync::TryLockError::Poisoned(p)) => {
+                let mut s = p.into_inner();
+                s.record(
+                    "error",
+                    serde_json::json!({"code": failure.code(), "message": failure.message()}),
+                );
+                s.sync();
+                return;
+            }
+            Err(std::sync::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(1))
+            }
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        }
+    }
+}
+
+fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
+    if let Some(error) = &args.error {
+        return Err(Failure::Usage(format!("{error} (see zero exec --help)")).into());
+    }
+    // 2. Input format.
+    let input_format = match args.input_format.as_deref() {
+        None => InputFormat::Text,
+        Some(v) => InputFormat::parse(v).ok_or_else(|| {
+            Failure::Usage(format!(
+                "Invalid input format \"{}\". Expected \"text\" or \"stream-json\".",
+                v.trim()
+            ))
+        })?,
+    };
+    let max_turns_flag = match args.max_turns.as_deref() {
+        None => None,
+        Some(v) => {
+            let t = v.trim();
+            let valid = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+            let parsed = t.parse::<u32>().ok().filter(|_| valid);
+            Some(parsed.ok_or_else(|| {
+                Failure::Usage(format!(
+                    "Invalid --max-turns value \"{t}\". Expected a non-negative integer."
+                ))
+            })?)
+        }
+    };
+    // 4. Session flags conflict before any provider or config work.
+    if args.resume.is_some() && args.fork.is_some() {
+        return Err(Failure::Usage("Use either --resume or --fork, not both.".to_string()).into());
+    }
+    // 5. The workspace.
+    let cwd = change_directory(args.cwd.as_deref())?;
+    // Which session to continue is decided before the prompt, since `--resume WORD` may
+    // turn out to be a prompt word (A11). Nothing is opened yet.
+    let store = Store::locate(env);
+    let (selection, prompt_words) = select_session(args, store.as_ref().ok())?;
+    // 6. The prompt (stdin is consumed here, before provider setup).
+    let prompt =
+        if args.list_tools { None } else { Some(read_prompt(args, &prompt_words, input_format)?) };
+    // 7. Run context: autonomy, permissions, filters, config, model, runtime, effort.
+    let autonomy = tools::parse_autonomy(args.auto.as_deref())?;
+    let mode =
+        if args.skip_permissions_unsafe || autonomy == "high" { Mode::Unsafe } else { Mode::Auto };
+    let enabled = tools::parse_filter(&args.enabled_tools, "enabled")?;
+    let disabled = tools::parse_filter(&args.disabled_tools, "disabled")?;
+    tools::check_overlap(&enabled, &disabled)?;
+    let user_config = config::load_user_config(env)?;
+    let choice = Choice {
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        profile: args.profile.clone(),
+        effort: args.reasoning_effort.clone(),
+        script: args.script.clone(),
+    };
+    let runtime = config::resolve(env, user_config.as_ref(), &choice)?;
+    let max_turns = config::max_turns(max_turns_flag, env, user_config.as_ref())?;
+    let mut warnings = runtime.warnings.clone();
+    {
+        let mut out = lock(shared);
+        out.add_secrets(runtime.api_key.clone());
+        for name in &args.redact_env {
+            match env.get(name) {
+                Some(value) if value.len() >= 4 => out.add_secret_min(value, 4),
+                Some(_) => warnings.push(format!(
+                    "--redact-env {name}: values shorter than 4 characters are not redacted."
+                )),
+                None => warnings.push(format!("--redact-env {name}: the variable is not set.")),
+            }
+        }
+    }
+    let workspace = Workspace::new(&cwd).map_err(|err| {
+        Failure::Usage(format!("Working directory not found: {} ({err})", cwd.display()))
+    })?;
+    let mut toolbox = Toolbox::new(workspace, mode, enabled.clone(), disabled.clone());
+    let info = run_info(&runtime, &cwd, autonomy, mode, &enabled, &disabled, None);
+    // 8. --list-tools.
+    if args.list_tools {
+        let rows: Vec<ToolRow> = toolbox
+            .visible()
+            .into_iter()
+            .map(|t| ToolRow {
+                name: t.name,
+                side_effect: t.side_effect.name(),
+                permission: t.permission.name(),
+                reason: t.reason,
+            })
+            .collect();
+        lock(shared).tool_list(mode.name(), &rows, &info)?;
+        return Ok(());
+    }
+    let prompt = prompt.unwrap_or_default();
+    let mut provider = build_provider(&runtime)?;
+    // 9. The session: created, resumed or forked, with the earlier conversation.
+    let redactor = lock(shared).redactor().clone();
+    let new = NewSession {
+        title: session::title_of(&prompt),
+        cwd: cwd.display().to_string(),
+        model_id: runtime.model_id.clone(),
+        provider: runtime.kind.name().to_string(),
+    };
+    let (session, history) = open_session(store, selection, &new, &redactor, &mut warnings)?;
+    let session = session.map(|s| Arc::new(Mutex::new(s)));
+    *ACTIVE_SESSION.lock().unwrap_or_else(|p| p.into_inner()) = session.clone();
+    let info =
+        RunInfo { session_id: session.as_ref().map(|s| session_lock(s).id().to_string()), ..info };
+    // 10-11. run_start first, then the unsafe warning (A3).
+    {
+        let mut out = lock(shared);
+        out.run_start(&info)?;
+        if mode == Mode::Unsafe {
+            out.warning("Unsafe permissions are active for this run.")?;
+        }
+        for warning in &warnings {
+            out.warning(warning)?;
+        }
+    }
+    // 12. The user's prompt is the session's next event.
+    if let Some(s) = &session {
+        session_lock(s).record(
+            "message",
+            serde_json::json!({"role": "user", "content": prompt, "source": "exec"}),
+        );
+    }
+    // 13. The agent loop, with the earlier conversation trimmed to the model's context.
+    let budget = runtime.model.map_or(128_000, |m| m.context_window.min(1_000_000)) / 2;
+    let mut messages = vec![Message::system(SYSTEM_PROMPT)];
+    messages.extend(session::trim_to_budget(history, budget));
+    messages.push(Message::user(prompt));
+    let mut journal =
+        SessionJournal { session: session.clone(), out: shared.clone(), model: runtime.model };
+    let mut agent = Agent {
+        provider: &mut provider,
+        tools: &mut toolbox,
+        out: shared,
+        journal: &mut journal,
+        max_turns,
+        model: runtime.model,
+    };
+    let answer = agent.run(&mut messages)?;
+    // 15. Completion: the session is on disk before the last line is written.
+    if let Some(s) = &session {
+        session_lock(s).sync();
+    }
+    lock(shared).success(&answer)?;
+    Ok(())
+}
+
+fn session_lock(session: &Arc<Mutex<Session>>) -> std::sync::MutexGuard<'_, Session> {
+    session.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Which session the run continues.
+enum Selection {
+    New,
+    Resume(String),
+    Fork(String),
+}
+
+/// Decides `--resume` / `--fork` (A11) and returns the prompt words without a resume id.
+fn select_session(
+    args: &ExecArgs,
+    store: Option<&Store>,
+) -> Result<(Selection, Vec<String>), Failure> {
+    let mut words = args.prompt_words.clone();
+    let need_store = || {
+        store.ok_or_else(|| {
+            Failure::Usage(
+                "Sessions are unavailable: neither XDG_DATA_HOME nor HOME is set.".to_string(),
+            )
+        })
+    };
+    let existing = |id: &str| -> Result<String, Failure> {
+        let id = id.trim();
+        if !session::valid_id(id) {
+            return Err(Failure::Usage(format!("Invalid Zero session id: {id}")));
+        }
+        if !need_store()?.exists(id) {
+            return Err(Failure::Usage(format!("Zero session not found: {id}")));
+        }
+        Ok(id.to_string())
+    };
+    let latest = || -> Result<String, Failure> {
+        let list = need_store()?.list().map_err(Failure::from)?;
+        list.first()
+            .map(|m| m.session_id.clone())
+            .ok_or_else(|| Failure::Usage("No Zero sessions available to resume.".to_string()))
+    };
+    if args.list_tools {
+        return Ok((Selection::New, words));
+    }
+    let selection = match (&args.resume, &args.fork) {
+        (None, None) => Selection::New,
+        (_, Some(id)) => Selection::Fork(existing(id)?),
+        (Some(Resume::Latest), None) => Selection::Resume(latest()?),
+        (Some(Resume::Id(id)), None) => Selection::Resume(existing(id)?),
+        (Some(Resume::Candidate { word, index }), None) => {
+            let named = store.is_some_and(|s| s.exists(word));
+            if named || session::looks_generated(word) {
+                if *index < words.len() {
+                    words.remove(*index);
+                }
+                Selection::Resume(existing(word)?)
+            } else {
+                Selection::Resume(latest()?)
+            }
+        }
+    };
+    Ok((selection, words))
+}
+
+/// Opens the selected session and returns it with its conversation so far. A new session
+/// that cannot be created is a warning, not a failure: the run itself can still succeed.
+fn open_session(
+    store: Result<Store, session::SessionError>,
+    selection: Selection,
+    new: &NewSession,
+    redactor: &Redactor,
+    warnings: &mut Vec<String>,
+) -> Result<(Option<Session>, Vec<Message>), Failure> {
+    let store = match (store, &selection) {
+        (Ok(store), _) => store,
+        (Err(err), Selection::New) => {
+            let (session::SessionError::Io(m) | session::SessionError::Usage(m)) = err;
+            warnings.push(format!("This run is not recorded as a session: {m}"));
+            return Ok((None, Vec::new()));
+        }
+        (Err(err), _) => return Err(err.into()),
+    };
+    match selection {
+        Selection::New => match store.create(new, redactor) {
+            Ok(s) => Ok((Some(s), Vec::new())),
+            Err(session::SessionError::Usage(m) | session::SessionError::Io(m)) => {
+                warnings.push(format!("This run is not recorded as a session: {m}"));
+                Ok((None, Vec::new()))
+            }
+        },
+        Selection::Resume(id) => {
+            let session = store.open(&id, redactor)?;
+            let (events, found) = store.events(&id)?;
+            warnings.extend(found);
+            Ok((Some(session), session::conversation(&events)))
+        }
+        Selection::Fork(parent) => {
+            let (session, events) = store.fork(&parent, new, redactor)?;
+            Ok((Some(session), session::conversation(&events)))
+        }
+    }
+}
+
+/// Records the run in its session as it happens.
+struct SessionJournal {
+    session: Option<Arc<Mutex<Session>>>,
+    out: Shared,
+    model: Option<&'static Model>,
+}
+
+impl SessionJournal {
+    fn record(&mut self, kind: &str, payload: serde_json::Value) {
+        let Some(session) = &self.session else { return };
+        let failure = {
+            let mut s = session_lock(session);
+            s.record(kind, payload);
+            s.take_failure()
+        };
+        if let Some(message) = failure {
+            // The run goes on; the wrapper learns that history is incomplete.
+            let _ = lock(&self.out).warning(&format!("Session recording stopped: {message}"));
+        }
+    }
+}
+
+impl Journal for SessionJournal {
+    fn tool_call(&mut self, call: &ToolCall) {
+        self.record(
+            "tool_call",
+            session::tool_call_payload(call, tools::side_effect_of(&call.name)),
+        );
+    }
+
+    fn assistant(&mut self, text: &str, calls: &[ToolCall]) {
+        self.record("message", session::assistant_payload(text, calls));
+    }
+
+    fn tool_result(&mut self, call: &ToolCall, outcome: &Outcome) {
+        self.record(
+            "tool_result",
+            session::tool_result_payload(&call.id, outcome.ok, &outcome.output),
+        );
+    }
+
+    fn usage(&mut self, usage: &Usage) {
+        let cost = self.model.map(|m| models::cost(m, usage));
+        self.record("provider_usage", session::usage_payload(usage, cost));
+    }
+}
+
+/// `-C`: the directory must exist; it becomes the process's and the workspace's directory.
+fn change_directory(dir: Option<&Path>) -> Result<PathBuf, Failure> {
+    let current = std::env::current_dir()
+        .map_err(|err| Failure::Usage(format!("Cannot read the current directory: {err}")))?;
+    let Some(dir) = dir else { return Ok(current) };
+    let target = current.join(dir);
+    match std::fs::metadata(&target) {
+        Err(_) => Err(Failure::Usage(format!("Working directory not found: {}", target.display()))),
+        Ok(meta) if !meta.is_dir() => Err(Failure::Usage(format!(
+            "Working directory is not a directory: {}",
+            target.display()
+        ))),
+        Ok(_) => {
+            std::env::set_current_dir(&target).map_err(|err| {
+                Failure::Usage(format!(
+                    "Cannot enter working directory {}: {err}",
+                    target.display()
+                ))
+            })?;
+            Ok(std::env::current_dir().unwrap_or(target))
+        }
+    }
+}
+
+fn read_prompt(args: &ExecArgs, words: &[String], format: InputFormat) -> Result<String, Failure> {
+    let file = args
+        .file
+        .as_deref()
+        .map(|f| std::env::current_dir().map(|d| d.join(f)).unwrap_or_else(|_| f.to_path_buf()));
+    let prompt = match format {
+        InputFormat::Text => input::text_prompt(words, file.as_deref())?,
+        InputFormat::StreamJson => {
+            let stdin = std::io::stdin();
+            let mut lock;
+            let source: Option<&mut dyn std::io::Read> = if file.is_none() && !stdin.is_terminal() {
+                lock = stdin.lock();
+                Some(&mut lock)
+            } else {
+                None
+            };
+            input::stream_json_prompt(words, file.as_deref(), source)?
+        }
+    };
+    Ok(prompt)
+}
+
+fn run_info(
+    runtime: &Runtime,
+    cwd: &Path,
+    autonomy: &str,
+    mode: Mode,
+    enabled: &[String],
+    disabled: &[String],
+    session_id: Option<String>,
+) -> RunInfo {
+    RunInfo {
+        session_id,
+        cwd: cwd.display().to_string(),
+        provider: runtime.kind.name().to_string(),
+        model: runtime.model_id.clone(),
+        api_model: runtime.api_model.clone(),
+        model_label: runtime.model_label.clone(),
+        model_profile: runtime.profile.map(|p| p.name().to_string()),
+        autonomy: autonomy.to_string(),
+        permission_mode: mode.name().to_string(),
+        reasoning_effort: runtime.effort.map(|e| e.name().to_string()),
+        enabled_tools: enabled.to_vec(),
+        disabled_tools: disabled.to_vec(),
+    }
+}
+
+/// The provider for a resolved runtime.
+fn build_provider(runtime: &Runtime) -> Result<Provider, Failure> {
+    let http = || Http::new(runtime.net);
+    Ok(match runtime.kind {
+        ProviderKind::Scripted => {
+            let path = runtime.script.clone().unwrap_or_default();
+            let scripted = provider::scripted::Scripted::load(&path).map_err(|err| {
+                if path.exists() {
+                    Failure::Config(err.0)
+                } else {
+                    Failure::Usage(format!("Script file not found: {}", path.display()))
+                }
+            })?;
+            Provider::Scripted(scripted)
+        }
+        ProviderKind::OpenAi | ProviderKind::OpenAiCompatible => {
+            Provider::OpenAi(provider::openai::OpenAi {
+                http: http(),
+                url: format!("{}/chat/completions", runtime.base_url),
+                api_key: runtime.api_key.clone(),
+                api_model: runtime.api_model.clone(),
+                effort: runtime.send_effort,
+            })
+        }
+        ProviderKind::Anthropic => Provider::Anthropic(provider::anthropic::Anthropic {
+            http: http(),
+            url: format!("{}/v1/messages", runtime.base_url),
+            api_key: runtime.api_key.clone().unwrap_or_default(),
+            api_model: runtime.api_model.clone(),
+            max_tokens: runtime.max_tokens,
+            effort: runtime.send_effort,
+        }),
+        ProviderKind::Google => Provider::Gemini(provider::gemini::Gemini {
+            http: http(),
+            base_url: runtime.base_url.clone(),
+            api_key: runtime.api_key.clone().unwrap_or_default(),
+            api_model: runtime.api_model.clone(),
+            max_tokens: runtime.max_tokens,
+            effort: runtime.send_effort,
+        }),
+    })
+}
+
+use std::io::Write;

@@ -1,0 +1,355 @@
+//! The one HTTP client of the process (ureq, blocking, streaming reads) and how its failures
+//! become one-line provider errors (A7).
+//!
+//! Statuses are checked here, not by ureq, so a provider's error body (which holds its own
+//! explanation) is read, capped, and quoted. Timeouts are per phase: connect, response headers,
+//! a per-read stall detector, and a total budget per call; each has an environment override.
+
+use std::io::Read;
+use std::time::Duration;
+
+use ureq::Timeout;
+
+use crate::provider::{error_message, ProviderError};
+use crate::sse::SseError;
+
+/// Error bodies are read up to this size.
+const ERROR_BODY_CAP: u64 = 64 * 1024;
+/// A server's `retry-after` is honoured up to this long.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// Whether and when a failed call may be tried again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    No,
+    /// Retry, after the server's hint if it gave one, else after the usual backoff.
+    After(Option<Duration>),
+}
+
+/// Network limits, from the environment (documented in the README).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NetSettings {
+    pub connect: Duration,
+    pub headers: Duration,
+    pub idle: Duration,
+    pub total: Duration,
+    pub max_retries: u32,
+}
+
+impl Default for NetSettings {
+    fn default() -> NetSettings {
+        NetSettings {
+            connect: Duration::from_secs(30),
+            headers: Duration::from_secs(300),
+            idle: Duration::from_secs(300),
+            total: Duration::from_secs(3600),
+            max_retries: 2,
+        }
+    }
+}
+
+/// The process's HTTP client.
+pub struct Http {
+    agent: ureq::Agent,
+    settings: NetSettings,
+}
+
+impl Http {
+    pub fn new(settings: NetSettings) -> Http {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(settings.connect))
+            .timeout_recv_response(Some(settings.headers))
+            .timeout_per_read(Some(settings.idle))
+            .timeout_global(Some(settings.total))
+            .user_agent(concat!("zero/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .new_agent();
+        Http { agent, settings }
+    }
+
+    pub fn max_retries(&self) -> u32 {
+        self.settings.max_retries
+    }
+
+    /// How long to wait before retry number `attempt + 1`: the server's hint (capped), else
+    /// 0.5 s doubling up to 8 s, plus up to 25 % jitter so clients do not retry in step.
+    pub fn backoff(&self, attempt: u32, hint: Option<Duration>) -> Duration {
+        if let Some(hint) = hint {
+            return hint.min(MAX_RETRY_AFTER);
+        }
+        let base = Duration::from_millis(500).saturating_mul(1 << attempt.min(4));
+        let base = base.min(Duration::from_secs(8));
+        let jitter = crate::clock::random_u64() % (base.as_millis() as u64 / 4 + 1);
+        base + Duration::from_millis(jitter)
+    }
+
+    /// POSTs a JSON body and returns the response body reader, or the provider's error.
+    pub fn post_stream(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &[u8],
+    ) -> Result<ureq::BodyReader<'static>, ProviderError> {
+        let mut request = self.agent.post(url).header("accept", "text/event-stream");
+        for (name, value) in headers {
+            request = request.header(*name, value.as_str());
+        }
+        let response = request
+            .content_type("application/json")
+            .send(body)
+            .map_err(|err| self.send_error(err, url))?;
+        let status = response.status().as_u16();
+        if status < 400 {
+            return Ok(response.into_body().into_reader());
+        }
+        let hint = retry_after(response.headers());
+        let reason = response.status().canonical_reason().unwrap_or("error").to_string();
+        let mut text = String::new();
+        // A body that cannot be read in full still says something; what was read is used.
+        let _ = response.into_body().into_reader().take(ERROR_BODY_CAP).read_to_string(&mut text);
+        Err(status_error(status, &reason, &text, hint))
+    }
+
+    /// A failure before the response headers arrived.
+    fn send_error(&self, err: ureq::Error, url: &str) -> ProviderError {
+        let host = host_of(url);
+        let retry = Retry::After(None);
+        match err {
+            ureq::Error::Timeout(Timeout::Connect | Timeout::Resolve) => ProviderError {
+                message: format!(
+                    "Provider unreachable: connecting to {host} timed out after {} (ZERO_CONNECT_TIMEOUT_MS)",
+                    human(self.settings.connect)
+                ),
+                retry,
+            },
+            ureq::Error::Timeout(Timeout::Global | Timeout::PerCall) => self.total_timeout(),
+            ureq::Error::Timeout(_) => ProviderError::fatal(format!(
+                "Provider did not answer: no response from {host} within {} (ZERO_HEADERS_TIMEOUT_MS)",
+                human(self.settings.headers)
+            )),
+            ureq::Error::HostNotFound => {
+                ProviderError::fatal(format!("Provider unreachable: host not found: {host}"))
+            }
+            ureq::Error::ConnectionFailed => ProviderError {
+                message: format!("Provider unreachable: could not connect to {host}"),
+                retry,
+            },
+            ureq::Error::Io(io) => ProviderError {
+                message: format!("Provider unreachable: {host}: {}", io_text(&io)),
+                retry,
+            },
+            ureq::Error::BadUri(uri) => {
+                ProviderError::fatal(format!("Invalid provider URL: {uri}"))
+            }
+            other => ProviderError::fatal(format!("Provider request to {host} failed: {other}")),
+        }
+    }
+
+    /// A failure while reading the streamed body.
+    pub fn stream_error(&self, err: SseError) -> ProviderError {
+        match err {
+            SseError::Io(io) => match ureq::Error::from(io) {
+                ureq::Error::Timeout(Timeout::Global | Timeout::PerCall) => self.total_timeout(),
+                ureq::Error::Timeout(_) => ProviderError::fatal(format!(
+                    "Provider stream stalled: no data for {} (ZERO_IDLE_TIMEOUT_MS)",
+                    human(self.settings.idle)
+                )),
+                ureq::Error::Io(io) => ProviderError {
+                    message: format!("Provider stream failed: {}", io_text(&io)),
+                    retry: Retry::After(None),
+                },
+                other => ProviderError {
+                    message: format!("Provider stream failed: {other}"),
+                    retry: Retry::After(None),
+                },
+            },
+            SseError::TooLong | SseError::NotUtf8 => {
+                ProviderError::fatal(format!("Provider stream is malformed: {err}"))
+            }
+        }
+    }
+
+    fn total_timeout(&self) -> ProviderError {
+        ProviderError::fatal(format!(
+            "Provider call exceeded {} in total (ZERO_TOTAL_TIMEOUT_MS)",
+            human(self.settings.total)
+        ))
+    }
+}
+
+/// The one-line error for an HTTP status, quoting the provider's own message.
+pub(crate) fn status_error(
+    status: u16,
+    reason: &str,
+    body: &str,
+    hint: Option<Duration>,
+) -> ProviderError {
+    let detail = body_detail(body).unwrap_or_else(|| reason.to_string());
+    let (what, retry) = match status {
+        401 | 403 => (
+            format!("Provider authentication error (HTTP {status}, check your API key)"),
+            Retry::No,
+        ),
+        429 => (format!("Provider rate limit error (HTTP {status})"), Retry::After(hint)),
+        529 => (format!("Provider overloaded (HTTP {status})"), Retry::After(hint)),
+        408 | 409 | 500..=599 => {
+            (format!("Provider returned error (HTTP {status})"), Retry::After(hint))
+        }
+        _ => (format!("Provider returned error (HTTP {status})"), Retry::No),
+    };
+    ProviderError { message: format!("{what}: {detail}"), retry }
+}
+
+/// What an error body says, in one line: the JSON error message, an HTML page's title, or the
+/// start of the text.
+pub(crate) fn body_detail(body: &str) -> Option<String> {
+    let trimmed = body.trim();
+    if trimmed.is_empty() {
+        return None;
+    }
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(trimmed) {
+        return Some(
+            error_message(&value).map(|m| summarize(&m)).unwrap_or_else(|| summarize(trimmed)),
+        );
+    }
+    let lower = trimmed.to_ascii_lowercase();
+    if lower.starts_with("<!doctype") || lower.starts_with("<html") || lower.contains("<body") {
+        let title = between(trimmed, &lower, "<title>", "</title>")
+            .or_else(|| between(trimmed, &lower, "<h1>", "</h1>"));
+        return Some(match title {
+            Some(title) => format!("an HTML error page ({})", summarize(title)),
+            None => "an HTML error page".to_string(),
+        });
+    }
+    Some(summarize(trimmed))
+}
+
+fn between<'a>(text: &'a str, lower: &str, open: &str, close: &str) -> Option<&'a str> {
+    let start = lower.find(open)? + open.len();
+    let end = start + lower[start..].find(close)?;
+    text.get(start..end).map(str::trim).filter(|t| !t.is_empty())
+}
+
+/// One line of at most 300 characters.
+pub fn summarize(text: &str) -> String {
+    let line = crate::error::one_line(text);
+    if line.chars().count() <= 300 {
+        return line;
+    }
+    let cut: String = line.chars().take(300).collect();
+    format!("{cut}...")
+}
+
+/// `retry-after-ms` (milliseconds) or `retry-after` (seconds).
+fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        if ms.is_finite() && ms >= 0.0 {
+            return Some(Duration::from_secs_f64(ms / 1000.0).min(MAX_RETRY_AFTER));
+        }
+    }
+    let secs = get("retry-after")?.parse::<f64>().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs).min(MAX_RETRY_AFTER))
+}
+
+fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let host = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    // Never name userinfo.
+    host.rsplit_once('@').map_or(host, |(_, host)| host)
+}
+
+fn io_text(io: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    match io.kind() {
+        ErrorKind::ConnectionRefused => "connection refused".to_string(),
+        ErrorKind::ConnectionReset => "connection reset by the provider".to_string(),
+        ErrorKind::ConnectionAborted => "connection aborted".to_string(),
+        ErrorKind::UnexpectedEof => "connection closed mid-response".to_string(),
+        ErrorKind::BrokenPipe => "connection closed by the provider".to_string(),
+        _ => io.to_string(),
+    }
+}
+
+/// `1.5 s`, `500 ms`.
+fn human(d: Duration) -> String {
+    if d.as_millis() < 1000 {
+        format!("{} ms", d.as_millis())
+    } else if d.as_millis().is_multiple_of(1000) {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_errors_quote_the_provider_and_classify() {
+        let body =
+            r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#;
+        let err = status_error(401, "Unauthorized", body, None);
+        assert_eq!(
+            err.message,
+            "Provider authentication error (HTTP 401, check your API key): Incorrect API key provided"
+        );
+        assert_eq!(err.retry, Retry::No);
+        let err = status_error(429, "Too Many Requests", "", Some(Duration::from_secs(1)));
+        assert_eq!(err.message, "Provider rate limit error (HTTP 429): Too Many Requests");
+        assert_eq!(err.retry, Retry::After(Some(Duration::from_secs(1))));
+        let err = status_error(404, "Not Found", r#"{"message":"model x not found"}"#, None);
+        assert_eq!(err.message, "Provider returned error (HTTP 404): model x not found");
+        assert_eq!(err.retry, Retry::No);
+        assert_eq!(status_error(503, "Service Unavailable", "", None).retry, Retry::After(None));
+        assert_eq!(status_error(529, "", "{}", None).retry, Retry::After(None));
+    }
+
+    #[test]
+    fn html_pages_are_summarised() {
+        let page = "<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>\n<h1>502</h1>\nlots of markup\n</body></html>";
+        assert_eq!(body_detail(page).as_deref(), Some("an HTML error page (502 Bad Gateway)"));
+        assert_eq!(
+            body_detail("<html><body>oops</body></html>").as_deref(),
+            Some("an HTML error page")
+        );
+    }
+
+    #[test]
+    fn gemini_error_arrays_and_openrouter_metadata() {
+        let gemini = r#"[{"error":{"code":400,"message":"API key not valid.","status":"INVALID_ARGUMENT"}}]"#;
+        assert_eq!(body_detail(gemini).as_deref(), Some("API key not valid."));
+        let openrouter = r#"{"error":{"code":429,"message":"Provider returned error","metadata":{"raw":"upstream rate-limited"}}}"#;
+        assert_eq!(
+            body_detail(openrouter).as_deref(),
+            Some("Provider returned error (upstream rate-limited)")
+        );
+    }
+
+    #[test]
+    fn long_bodies_are_cut_to_one_line() {
+        let long = "word\n".repeat(200);
+        let detail = body_detail(&long).unwrap();
+        assert!(!detail.contains('\n'));
+        assert!(detail.ends_with("...") && detail.chars().count() == 303);
+    }
+
+    #[test]
+    fn backoff_honours_hints_and_grows() {
+        let http = Http::new(NetSettings::default());
+        assert_eq!(http.backoff(0, Some(Duration::from_secs(1))), Duration::from_secs(1));
+        assert_eq!(http.backoff(0, Some(Duration::from_secs(600))), MAX_RETRY_AFTER);
+        let first = http.backoff(0, None);
+        assert!(first >= Duration::from_millis(500) && first <= Duration::from_millis(625));
+        let later = http.backoff(6, None);
+        assert!(later >= Duration::from_secs(8) && later <= Duration::from_secs(10));
+    }
+
+    #[test]
+    fn host_never_includes_userinfo() {
+        assert_eq!(host_of("https://u:p@api.example.com/v1/x"), "api.example.com");
+        assert_eq!(host_of("http://127.0.0.1:9/v1"), "127.0.0.1:9");
+    }
+}

@@ -1,0 +1,331 @@
+//! The prompt: text input (words and `--file`) or stream-json events from stdin or `--file`,
+//! validated by hand line by line as they are read (SPEC B 1.4, B 9.2, A5).
+//!
+//! Text input never reads stdin, even from a pipe. Stream-json lines are capped at 8 MiB; a
+//! byte-order mark on line 1 and CRLF line ends are accepted; invalid UTF-8, NUL bytes, and
+//! every schema problem are usage errors naming the 1-based line and the field.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+/// Longest stream-json input line.
+pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
+
+/// A bad prompt or input: always a usage error (exit 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError(pub String);
+
+impl From<InputError> for crate::error::Failure {
+    fn from(err: InputError) -> Self {
+        crate::error::Failure::Usage(err.0)
+    }
+}
+
+/// How the prompt arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputFormat {
+    Text,
+    StreamJson,
+}
+
+impl InputFormat {
+    /// `text` or `stream-json`, trimmed, any case.
+    pub fn parse(value: &str) -> Option<InputFormat> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "text" => Some(InputFormat::Text),
+            "stream-json" => Some(InputFormat::StreamJson),
+            _ => None,
+        }
+    }
+}
+
+/// The text prompt: inline words first, then the file, joined by a blank line (B 1.4).
+pub fn text_prompt(words: &[String], file: Option<&Path>) -> Result<String, InputError> {
+    let inline = words.join(" ").trim().to_string();
+    let from_file = match file {
+        Some(path) => {
+            let text = read_file(path, "Prompt file")?;
+            let text = text.trim();
+            if text.is_empty() {
+                return Err(InputError(format!("Prompt file is empty: {}", path.display())));
+            }
+            Some(text.to_string())
+        }
+        None => None,
+    };
+    let prompt = match (inline.is_empty(), from_file) {
+        (false, Some(file)) => format!("{inline}\n\n{file}"),
+        (true, Some(file)) => file,
+        (false, None) => inline,
+        (true, None) => {
+            return Err(InputError(
+                "Prompt required. Use `zero exec \"prompt\"` or `zero exec --file prompt.txt`."
+                    .to_string(),
+            ))
+        }
+    };
+    Ok(prompt)
+}
+
+/// The stream-json prompt from `--file`, or from stdin when it is not a terminal.
+pub fn stream_json_prompt(
+    words: &[String],
+    file: Option<&Path>,
+    stdin: Option<&mut dyn Read>,
+) -> Result<String, InputError> {
+    if !words.is_empty() {
+        return Err(InputError(
+            "Stream-json input does not accept positional prompt text. Pipe JSONL or use --file."
+                .to_string(),
+        ));
+    }
+    match (file, stdin) {
+        (Some(path), _) => {
+            let file = open_file(path, "Stream-json input file")?;
+            read_events(BufReader::new(file))
+        }
+        (None, Some(stdin)) => read_events(BufReader::new(stdin)),
+        (None, None) => {
+            Err(InputError("Stream-json input required. Pipe JSONL or use --file.".to_string()))
+        }
+    }
+}
+
+fn open_file(path: &Path, what: &str) -> Result<std::fs::File, InputError> {
+    let shown = path.display();
+    match std::fs::metadata(path) {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Err(InputError(format!("{what} not found: {shown}")))
+        }
+        Ok(meta) if meta.is_dir() => {
+            return Err(InputError(format!("{what} is a directory: {shown}")))
+        }
+        _ => {}
+    }
+    std::fs::File::open(path)
+        .map_err(|err| InputError(format!("Cannot read {} {shown}: {err}", what.to_lowercase())))
+}
+
+fn read_file(path: &Path, what: &str) -> Result<String, InputError> {
+    let mut bytes = Vec::new();
+    open_file(path, what)?.read_to_end(&mut bytes).map_err(|err| {
+        InputError(format!("Cannot read {} {}: {err}", what.to_lowercase(), path.display()))
+    })?;
+    String::from_utf8(bytes)
+        .map_err(|_| InputError(format!("{what} is not valid UTF-8: {}", path.display())))
+}
+
+/// Reads and validates JSONL events, joining their content with blank lines.
+pub fn read_events(mut reader: impl BufRead) -> Result<String, InputError> {
+    let mut parts: Vec<String> = Vec::new();
+    let mut saw_line = false;
+    let mut buf = Vec::new();
+    let mut number = 0usize;
+    loop {
+        buf.clear();
+        number += 1;
+        let read =
+            (&mut reader).take(MAX_LINE_BYTES as u64 + 1).read_until(b'\n', &mut buf).map_err(
+                |err| InputError(format!("Cannot read stream-json input at line {number}: {err}")),
+            )?;
+        if read == 0 {
+            break;
+        }
+        let at = |detail: &str| {
+            InputError(format!("Invalid stream-json input at line {number}: {detail}"))
+        };
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        } else if buf.len() > MAX_LINE_BYTES {
+            return Err(at(&format!("line is longer than {} MiB", MAX_LINE_BYTES / (1024 * 1024))));
+        }
+        if buf.last() == Some(&b'\r') {
+            buf.pop();
+        }
+        let mut line = std::str::from_utf8(&buf).map_err(|_| at("not valid UTF-8"))?;
+        if number == 1 {
+            line = line.strip_prefix('\u{feff}').unwrap_or(line);
+        }
+        if line.contains('\0') {
+            return Err(at("contains a NUL byte"));
+        }
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        saw_line = true;
+        let value: Value = serde_json::from_str(line).map_err(|_| at("expected a JSON object."))?;
+        let Value::Object(event) = value else { return Err(at("expected a JSON object.")) };
+        let content = validate_event(&event).map_err(|detail| at(&detail))?;
+        let content = content.trim();
+        if !content.is_empty() {
+            parts.push(content.to_string());
+        }
+    }
+    if !saw_line {
+        return Err(InputError(
+            "Stream-json input required. Pipe JSONL or use --file.".to_string(),
+        ));
+    }
+    if parts.is_empty() {
+        return Err(InputError(
+            "Stream-json input must include at least one prompt or user message event.".to_string(),
+        ));
+    }
+    Ok(parts.join("\n\n"))
+}
+
+/// Checks one input event against the strict schema (B 9.2); returns its content.
+fn validate_event(event: &Map<String, Value>) -> Result<&str, String> {
+    match event.get("schemaVersion") {
+        None => return Err("schemaVersion: required (expected 1)".to_string()),
+        Some(Value::Number(n)) if n.as_u64() == Some(1) && !n.is_f64() => {}
+        Some(other) => return Err(format!("schemaVersion: expected 1, got {}", describe(other))),
+    }
+    let kind = match event.get("type") {
+        None => return Err("type: required (expected \"prompt\" or \"message\")".to_string()),
+        Some(Value::String(t)) if t == "prompt" || t == "message" => t.as_str(),
+        Some(other) => {
+            return Err(format!(
+                "type: expected \"prompt\" or \"message\", got {}",
+                describe(other)
+            ))
+        }
+    };
+    if kind == "message" {
+        match event.get("role") {
+            None => return Err("role: required (expected \"user\")".to_string()),
+            Some(Value::String(r)) if r == "user" => {}
+            Some(other) => return Err(format!("role: expected \"user\", got {}", describe(other))),
+        }
+    }
+    let content = match event.get("content") {
+        None => return Err("content: required (a non-empty string)".to_string()),
+        Some(Value::String(c)) if !c.is_empty() => c.as_str(),
+        Some(Value::String(_)) => return Err("content: must not be empty".to_string()),
+        Some(other) => return Err(format!("content: expected a string, got {}", describe(other))),
+    };
+    let allowed: &[&str] = if kind == "message" {
+        &["schemaVersion", "type", "role", "content"]
+    } else {
+        &["schemaVersion", "type", "content"]
+    };
+    if let Some(key) = event.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(format!("{key}: unknown field for a \"{kind}\" event"));
+    }
+    Ok(content)
+}
+
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => format!("the string {}", Value::String(crate::http::summarize(s))),
+        Value::Array(_) => "an array".to_string(),
+        Value::Object(_) => "an object".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(text: &str) -> Result<String, String> {
+        read_events(text.as_bytes()).map_err(|e| e.0)
+    }
+
+    #[test]
+    fn joins_messages_and_prompts_with_blank_lines() {
+        let input = "{\"schemaVersion\":1,\"type\":\"message\",\"role\":\"user\",\"content\":\"Review the changed files.\"}\n\n{\"schemaVersion\":1,\"type\":\"prompt\",\"content\":\"  Return only blockers. \"}\n\n";
+        assert_eq!(events(input).unwrap(), "Review the changed files.\n\nReturn only blockers.");
+    }
+
+    #[test]
+    fn accepts_crlf_and_a_bom_on_line_one() {
+        let input = "\u{feff}{\"schemaVersion\":1,\"type\":\"prompt\",\"content\":\"a\"}\r\n{\"schemaVersion\":1,\"type\":\"prompt\",\"content\":\"b\"}\r\n";
+        assert_eq!(events(input).unwrap(), "a\n\nb");
+    }
+
+    #[test]
+    fn every_schema_problem_names_line_and_field() {
+        let ok = "{\"schemaVersion\":1,\"type\":\"prompt\",\"content\":\"x\"}\n";
+        let cases = [
+            ("not json", "Invalid stream-json input at line 2: expected a JSON object."),
+            ("[1,2]", "Invalid stream-json input at line 2: expected a JSON object."),
+            ("{\"schemaVersion\":0,\"type\":\"prompt\",\"content\":\"x\"}", "line 2: schemaVersion: expected 1, got 0"),
+            ("{\"schemaVersion\":2,\"type\":\"prompt\",\"content\":\"x\"}", "line 2: schemaVersion: expected 1, got 2"),
+            ("{\"schemaVersion\":\"1\",\"type\":\"prompt\",\"content\":\"x\"}", "line 2: schemaVersion: expected 1, got the string \"1\""),
+            ("{\"schemaVersion\":1.0,\"type\":\"prompt\",\"content\":\"x\"}", "line 2: schemaVersion: expected 1, got 1.0"),
+            ("{\"type\":\"prompt\",\"content\":\"x\"}", "line 2: schemaVersion: required (expected 1)"),
+            ("{\"schemaVersion\":1,\"type\":\"ask\",\"content\":\"x\"}", "line 2: type: expected \"prompt\" or \"message\", got the string \"ask\""),
+            ("{\"schemaVersion\":1,\"type\":\"message\",\"role\":\"assistant\",\"content\":\"x\"}", "line 2: role: expected \"user\", got the string \"assistant\""),
+            ("{\"schemaVersion\":1,\"type\":\"message\",\"content\":\"x\"}", "line 2: role: required (expected \"user\")"),
+            ("{\"schemaVersion\":1,\"type\":\"prompt\",\"content\":\"\"}", "line 2: content: must not be empty"),
+            ("{\"schemaVersion\":1,\"type\":\"prompt\",\"content\":5}", "line 2: content: expected a string, got 5"),
+            ("{\"schemaVersion\":1,\"type\":\"prompt\",\"content\":\"x\",\"extra\":true}", "line 2: extra: unknown field for a \"prompt\" event"),
+            ("{\"schemaVersion\":1,\"type\":\"prompt\",\"role\":\"user\",\"content\":\"x\"}", "line 2: role: unknown field for a \"prompt\" event"),
+            ("{\"schemaVersion\":1,\"type\":\"prompt\",\"content\":\"a\u{0}b\"}", "line 2: contains a NUL byte"),
+        ];
+        for (line, expected) in cases {
+            let err = events(&format!("{ok}{line}\n")).unwrap_err();
+            assert!(
+                err.ends_with(expected) && err.starts_with("Invalid stream-json input at line 2"),
+                "{line}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_empty_input_and_long_lines() {
+        let err = read_events(&b"{\"a\":\xff}\n"[..]).unwrap_err().0;
+        assert_eq!(err, "Invalid stream-json input at line 1: not valid UTF-8");
+        assert_eq!(
+            events("\n  \n").unwrap_err(),
+            "Stream-json input required. Pipe JSONL or use --file."
+        );
+        assert_eq!(
+            events("{\"schemaVersion\":1,\"type\":\"prompt\",\"content\":\"   \"}").unwrap_err(),
+            "Stream-json input must include at least one prompt or user message event."
+        );
+        let long = format!("{}\n", "x".repeat(MAX_LINE_BYTES + 1));
+        assert_eq!(
+            events(&long).unwrap_err(),
+            "Invalid stream-json input at line 1: line is longer than 8 MiB"
+        );
+    }
+
+    #[test]
+    fn text_prompt_joins_inline_and_file() {
+        let dir = std::env::temp_dir().join(format!("zero-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("p.txt");
+        std::fs::write(&file, "from file\n").unwrap();
+        let words = vec!["from".to_string(), "cli".to_string()];
+        assert_eq!(text_prompt(&words, Some(&file)).unwrap(), "from cli\n\nfrom file");
+        std::fs::write(&file, "  \n").unwrap();
+        assert!(text_prompt(&words, Some(&file))
+            .unwrap_err()
+            .0
+            .starts_with("Prompt file is empty: "));
+        assert!(text_prompt(&[], Some(&dir))
+            .unwrap_err()
+            .0
+            .starts_with("Prompt file is a directory: "));
+        assert!(text_prompt(&[], Some(&dir.join("nope")))
+            .unwrap_err()
+            .0
+            .starts_with("Prompt file not found: "));
+        assert!(text_prompt(&[], None).unwrap_err().0.starts_with("Prompt required."));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn formats_parse_case_insensitively() {
+        assert_eq!(InputFormat::parse(" STREAM-JSON "), Some(InputFormat::StreamJson));
+        assert_eq!(InputFormat::parse("text"), Some(InputFormat::Text));
+        assert_eq!(InputFormat::parse("yaml"), None);
+    }
+}

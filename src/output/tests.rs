@@ -1,0 +1,301 @@
+use super::*;
+use std::sync::{Arc, Mutex};
+
+/// A writer the test can read back.
+#[derive(Clone, Default)]
+struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Buffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Buffer {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+/// A writer that is closed.
+struct Closed;
+
+impl Write for Closed {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn emitter(format: Format, redactor: Redactor) -> (Emitter, Buffer, Buffer) {
+    let out = Buffer::default();
+    let err = Buffer::default();
+    let e = Emitter::new(
+        format,
+        "run_1".into(),
+        Box::new(out.clone()),
+        Box::new(err.clone()),
+        redactor,
+    );
+    (e, out, err)
+}
+
+fn info() -> RunInfo {
+    RunInfo {
+        session_id: Some("zero_20261201000000_abcd1234".into()),
+        cwd: "/repo".into(),
+        provider: "openai".into(),
+        model: "gpt-4.1".into(),
+        api_model: "gpt-4.1".into(),
+        model_label: "GPT-4.1".into(),
+        autonomy: "low".into(),
+        permission_mode: "auto".into(),
+        ..RunInfo::default()
+    }
+}
+
+fn usage() -> Usage {
+    Usage { prompt_tokens: 12, completion_tokens: 8, cached_tokens: 0 }
+}
+
+#[test]
+fn stream_json_lines_are_exact() {
+    let (mut e, out, err) = emitter(Format::StreamJson, Redactor::default());
+    e.run_start(&info()).unwrap();
+    e.text("Hel").unwrap();
+    e.text("lo").unwrap();
+    e.tool_call("call_1", "read_file", r#"{"path":"README.md"}"#, "read").unwrap();
+    e.usage(&usage(), Some(0.000088)).unwrap();
+    e.tool_result("call_1", true, "ok").unwrap();
+    e.success("Hello").unwrap();
+    let expected = [
+        r#"{"schemaVersion":1,"type":"run_start","runId":"run_1","sessionId":"zero_20261201000000_abcd1234","cwd":"/repo","provider":"openai","model":"gpt-4.1","apiModel":"gpt-4.1"}"#,
+        r#"{"schemaVersion":1,"type":"text","runId":"run_1","delta":"Hel"}"#,
+        r#"{"schemaVersion":1,"type":"text","runId":"run_1","delta":"lo"}"#,
+        r#"{"schemaVersion":1,"type":"tool_call","runId":"run_1","id":"call_1","name":"read_file","args":{"path":"README.md"},"sideEffect":"read"}"#,
+        r#"{"schemaVersion":1,"type":"usage","runId":"run_1","promptTokens":12,"completionTokens":8,"totalTokens":20,"costUsd":0.000088}"#,
+        r#"{"schemaVersion":1,"type":"tool_result","runId":"run_1","id":"call_1","status":"ok","output":"ok","truncated":false}"#,
+        r#"{"schemaVersion":1,"type":"final","runId":"run_1","text":"Hello"}"#,
+        r#"{"schemaVersion":1,"type":"run_end","runId":"run_1","status":"success","exitCode":0}"#,
+    ];
+    assert_eq!(out.text().lines().collect::<Vec<_>>(), expected);
+    assert_eq!(err.text(), "");
+}
+
+#[test]
+fn legacy_json_lines_follow_b_1_5() {
+    let (mut e, out, _) = emitter(Format::Json, Redactor::default());
+    let mut i = info();
+    i.reasoning_effort = Some("high".into());
+    e.run_start(&i).unwrap();
+    e.text("Hi").unwrap();
+    e.tool_call("c1", "grep", r#"{"pattern":"x"}"#, "read").unwrap();
+    e.tool_result("c1", false, "Error: bad").unwrap();
+    e.usage(&usage(), None).unwrap();
+    e.success("Hi").unwrap();
+    let lines: Vec<serde_json::Value> =
+        out.text().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(
+        lines,
+        vec![
+            serde_json::json!({"type":"run_start","cwd":"/repo","provider":"openai","model":"gpt-4.1","model_label":"GPT-4.1","api_model":"gpt-4.1","autonomy":"low","permission_mode":"auto","reasoning_effort":"high","output_format":"json","session_id":"zero_20261201000000_abcd1234"}),
+            serde_json::json!({"type":"text","delta":"Hi"}),
+            serde_json::json!({"type":"tool_call","id":"c1","name":"grep","arguments":"{\"pattern\":\"x\"}"}),
+            serde_json::json!({"type":"tool_result","tool_call_id":"c1","status":"error","result":"Error: bad","truncated":false}),
+            serde_json::json!({"type":"usage","prompt_tokens":12,"completion_tokens":8,"total_tokens":20}),
+            serde_json::json!({"type":"final","text":"Hi"}),
+            serde_json::json!({"type":"done","exit_code":0}),
+        ]
+    );
+}
+
+#[test]
+fn text_mode_answer_on_stdout_rows_on_stderr() {
+    let (mut e, out, err) = emitter(Format::Text, Redactor::default());
+    e.run_start(&info()).unwrap();
+    e.text("Looking.").unwrap();
+    e.tool_call("c1", "read_file", "{}", "read").unwrap();
+    e.end_turn().unwrap();
+    e.tool_result("c1", true, "File: a\n\n1 | x").unwrap();
+    e.warning("careful").unwrap();
+    e.text("Done").unwrap();
+    e.success("Done").unwrap();
+    assert_eq!(out.text(), "Looking.\nDone\n");
+    assert_eq!(err.text(), "[tool] read_file\n[result] File: a 1 | x\n[zero] WARNING: careful\n");
+}
+
+#[test]
+fn text_mode_writes_the_final_answer_when_nothing_streamed() {
+    let (mut e, out, _) = emitter(Format::Text, Redactor::default());
+    e.success("answer").unwrap();
+    assert_eq!(out.text(), "answer\n");
+}
+
+#[test]
+fn failures_in_every_format() {
+    let failure = Failure::Provider("Provider returned error (HTTP 500): boom".into());
+    let (mut e, out, err) = emitter(Format::StreamJson, Redactor::default());
+    e.failure(&failure).unwrap();
+    assert_eq!(
+        out.text(),
+        "{\"schemaVersion\":1,\"type\":\"error\",\"runId\":\"run_1\",\"code\":\"provider_error\",\"message\":\"Provider returned error (HTTP 500): boom\",\"recoverable\":false}\n{\"schemaVersion\":1,\"type\":\"run_end\",\"runId\":\"run_1\",\"status\":\"error\",\"exitCode\":3}\n"
+    );
+    assert_eq!(err.text(), "");
+    // Once ended, nothing more is written.
+    e.text("late").unwrap();
+    e.failure(&Failure::Interrupted).unwrap();
+    assert_eq!(out.text().lines().count(), 2);
+
+    let (mut e, out, _) = emitter(Format::Json, Redactor::default());
+    e.failure(&Failure::Usage("Prompt required.".into())).unwrap();
+    assert_eq!(
+        out.text(),
+        "{\"type\":\"error\",\"code\":\"usage_error\",\"message\":\"Prompt required.\"}\n"
+    );
+
+    let (mut e, out, err) = emitter(Format::Text, Redactor::default());
+    e.text("partial").unwrap();
+    e.failure(&Failure::MaxTurns("Reached the limit.".into())).unwrap();
+    assert_eq!(out.text(), "partial\n");
+    assert_eq!(err.text(), "[zero] Reached the limit.\n");
+}
+
+#[test]
+fn every_string_is_redacted_and_the_key_in_use_too() {
+    let key = "sk-proj-abcdefghijklmnopqrstuvwxyz012345";
+    let (mut e, out, err) =
+        emitter(Format::StreamJson, Redactor::new(["my-configured-key-1".to_string()]));
+    e.warning(&format!("echo {key}")).unwrap();
+    e.tool_call("c1", "bash", r#"{"command":"curl -H 'x-api-key: zzz'","token":"abc"}"#, "shell")
+        .unwrap();
+    e.tool_result("c1", true, "key=my-configured-key-1").unwrap();
+    e.failure(&Failure::Provider(format!(
+        "Provider authentication error (HTTP 401): bad key {key}"
+    )))
+    .unwrap();
+    let text = out.text();
+    assert!(
+        !text.contains(key)
+            && !text.contains("my-configured-key-1")
+            && !text.contains("zzz")
+            && !text.contains("\"abc\""),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            r#""args":{"command":"curl -H 'x-api-key: [REDACTED]","token":"[REDACTED]"}"#
+        ),
+        "{text}"
+    );
+    assert_eq!(err.text(), "");
+    let (mut e, _, err) = emitter(Format::Text, Redactor::default());
+    e.failure(&Failure::Config(format!("ZERO_PROVIDER_COMMAND failed ({key})"))).unwrap();
+    assert_eq!(err.text(), "[zero] ZERO_PROVIDER_COMMAND failed ([REDACTED])\n");
+}
+
+#[test]
+fn a_secret_split_across_deltas_never_appears() {
+    let key = "sk-ant-api03-ZZZZ0123456789abcdefghij";
+    for format in [Format::StreamJson, Format::Json, Format::Text] {
+        for cut in 1..key.len() {
+            let (mut e, out, _) = emitter(format, Redactor::default());
+            e.text("key: ").unwrap();
+            e.text(&key[..cut]).unwrap();
+            e.text(&key[cut..]).unwrap();
+            e.text(" done").unwrap();
+            e.success(&format!("key: {key} done")).unwrap();
+            let text = out.text();
+            assert!(
+                !text.contains("sk-ant") && !text.contains("ZZZZ"),
+                "{format:?} cut {cut}: {text}"
+            );
+            let streamed: String = match format {
+                Format::Text => text.trim_end().to_string(),
+                _ => text
+                    .lines()
+                    .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                    .filter_map(|v| v["delta"].as_str().map(str::to_string))
+                    .collect(),
+            };
+            assert_eq!(streamed, "key: [REDACTED] done", "{format:?} cut {cut}");
+        }
+    }
+}
+
+#[test]
+fn tool_output_is_capped_on_a_character_boundary() {
+    let (mut e, out, _) = emitter(Format::StreamJson, Redactor::default());
+    let big = "é".repeat(TOOL_OUTPUT_EVENT_CAP);
+    e.tool_result("c1", true, &big).unwrap();
+    let line: serde_json::Value = serde_json::from_str(out.text().trim()).unwrap();
+    let output = line["output"].as_str().unwrap();
+    assert!(output.len() <= TOOL_OUTPUT_EVENT_CAP && output.len() >= TOOL_OUTPUT_EVENT_CAP - 1);
+    assert_eq!(line["truncated"], true);
+}
+
+#[test]
+fn a_closed_stdout_is_reported_once_as_output_closed() {
+    let mut e = Emitter::new(
+        Format::StreamJson,
+        "run_1".into(),
+        Box::new(Closed),
+        Box::new(Closed),
+        Redactor::default(),
+    );
+    assert_eq!(e.run_start(&info()), Err(OutputClosed));
+    // stderr failures are ignored.
+    let mut t = Emitter::new(
+        Format::Text,
+        "run_1".into(),
+        Box::new(Buffer::default()),
+        Box::new(Closed),
+        Redactor::default(),
+    );
+    assert_eq!(t.warning("x"), Ok(()));
+}
+
+#[test]
+fn list_tools_in_every_format() {
+    let rows = vec![ToolRow {
+        name: "read_file",
+        side_effect: "read",
+        permission: "allow",
+        reason: "Reads.",
+    }];
+    let (mut e, out, _) = emitter(Format::Text, Redactor::default());
+    e.tool_list("auto", &rows, &info()).unwrap();
+    assert_eq!(
+        out.text(),
+        "Tools visible to model (auto):\n  read_file      read             allow - Reads.\n"
+    );
+    let (mut e, out, _) = emitter(Format::StreamJson, Redactor::default());
+    let mut i = info();
+    i.session_id = None;
+    e.tool_list("auto", &rows, &i).unwrap();
+    let kinds: Vec<String> = out
+        .text()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(kinds, ["run_start", "final", "run_end"]);
+    assert!(!out.text().contains("sessionId"));
+    let (mut e, out, _) = emitter(Format::Json, Redactor::default());
+    e.tool_list("auto", &rows, &info()).unwrap();
+    assert!(out
+        .text()
+        .starts_with("{\"type\":\"tool_list\",\"permission_mode\":\"auto\",\"tools\":[{"));
+    assert!(out.text().ends_with("{\"type\":\"done\",\"exit_code\":0}\n"));
+}

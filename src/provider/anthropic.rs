@@ -1,0 +1,374 @@
+//! Anthropic Messages streaming: `POST {base}/v1/messages` (SPEC B 3.3, A7).
+//!
+//! Text deltas become answer text; thinking deltas never do (they are kept, with their
+//! signature, to be sent back while a tool loop runs, as the API requires). A tool_use block's
+//! input arrives as `input_json_delta` fragments and the call is complete at its
+//! `content_block_stop`. A non-empty initial `input` is used only when no fragment follows, so
+//! the two are never concatenated into invalid JSON (reference quirk 17).
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use super::{
+    error_message, parse_payload, stream_call, Decoder, Message, ProviderError, Request, Role,
+    Sink, StreamEvent, ToolCall,
+};
+use crate::error::Stop;
+use crate::http::{body_detail, Http, Retry};
+use crate::models::{Effort, Usage};
+use crate::sse::Frame;
+
+pub const API_VERSION: &str = "2023-06-01";
+
+pub struct Anthropic {
+    pub http: Http,
+    /// `{base}/v1/messages`.
+    pub url: String,
+    pub api_key: String,
+    pub api_model: String,
+    pub max_tokens: u64,
+    pub effort: Option<Effort>,
+}
+
+impl Anthropic {
+    pub fn stream(&mut self, request: &Request<'_>, sink: &mut Sink<'_>) -> Result<(), Stop> {
+        let body = request_body(&self.api_model, self.max_tokens, self.effort, request)
+            .map_err(|e| Stop::from(crate::error::Failure::Provider(e.message)))?;
+        let body = serde_json::to_vec(&body).unwrap_or_default();
+        let headers =
+            [("x-api-key", self.api_key.clone()), ("anthropic-version", API_VERSION.to_string())];
+        stream_call(&self.http, &self.url, &headers, &body, AnthropicDecoder::default, sink)
+    }
+}
+
+/// The thinking budget for an effort, kept below `max_tokens` as the API requires.
+fn thinking_budget(effort: Effort, max_tokens: u64) -> Option<u64> {
+    let budget = match effort {
+        Effort::None => return None,
+        Effort::Minimal | Effort::Low => 4_096,
+        Effort::Medium => 16_384,
+        Effort::High | Effort::XHigh => 32_768,
+    };
+    Some(budget.min(max_tokens / 2).max(1_024))
+}
+
+/// The JSON body of one call.
+pub fn request_body(
+    api_model: &str,
+    max_tokens: u64,
+    effort: Option<Effort>,
+    request: &Request<'_>,
+) -> Result<Value, ProviderError> {
+    let mut system: Vec<&str> = Vec::new();
+    let mut messages: Vec<(String, Vec<Value>)> = Vec::new();
+    for m in request.messages {
+        match m.role {
+            Role::System => {
+                if !m.content.trim().is_empty() {
+                    system.push(&m.content);
+                }
+            }
+            Role::User => {
+                if !m.content.is_empty() {
+                    push_user(&mut messages, json!({"type": "text", "text": m.content}));
+                }
+            }
+            Role::Tool => {
+                let id = m.tool_call_id.as_deref().ok_or_else(|| {
+                    ProviderError::fatal(
+                        "Zero Anthropic provider requires toolCallId on tool result messages",
+                    )
+                })?;
+                push_user(
+                    &mut messages,
+                    json!({"type": "tool_result", "tool_use_id": id, "content": m.content}),
+                );
+            }
+            Role::Assistant => messages.push(("assistant".to_string(), assistant_blocks(m)?)),
+        }
+    }
+    if messages.is_empty() {
+        return Err(ProviderError::fatal(
+            "Zero Anthropic provider requires at least one non-system message",
+        ));
+    }
+    let messages: Vec<Value> = messages
+        .into_iter()
+        .map(|(role, blocks)| {
+            // A lone text block goes as a plain string.
+            let content = match blocks.as_slice() {
+                [block] if block["type"] == "text" => block["text"].clone(),
+                _ => Value::Array(blocks),
+            };
+            json!({"role": role, "content": content})
+        })
+        .collect();
+    let mut body = Map::new();
+    body.insert("model".into(), json!(api_model));
+    body.insert("max_tokens".into(), json!(max_tokens));
+    body.insert("messages".into(), Value::Array(messages));
+    body.insert("stream".into(), json!(true));
+    if !system.is_empty() {
+        body.insert("system".into(), json!(system.join("\n\n")));
+    }
+    if !request.tools.is_empty() {
+        let tools = request
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(budget) = effort.and_then(|e| thinking_budget(e, max_tokens)) {
+        body.insert("thinking".into(), json!({"type": "enabled", "budget_tokens": budget}));
+    }
+    Ok(Value::Object(body))
+}
+
+/// User-side items merge into one user message with a block list.
+fn push_user(messages: &mut Vec<(String, Vec<Value>)>, block: Value) {
+    match messages.last_mut() {
+        Some((role, blocks)) if role == "user" => blocks.push(block),
+        _ => messages.push(("user".to_string(), vec![block])),
+    }
+}
+
+fn assistant_blocks(m: &Message) -> Result<Vec<Value>, ProviderError> {
+    let mut blocks: Vec<Value> = m.native.clone();
+    if !m.content.is_empty() {
+        blocks.push(json!({"type": "text", "text": m.content}));
+    }
+    for call in &m.tool_calls {
+        let input = if call.arguments.trim().is_empty() {
+            json!({})
+        } else {
+            match serde_json::from_str::<Value>(&call.arguments) {
+                Ok(value @ Value::Object(_)) => value,
+                Ok(_) => {
+                    return Err(ProviderError::fatal(format!(
+                    "Zero Anthropic provider requires tool arguments for {} to be a JSON object",
+                    call.name
+                )))
+                }
+                // The model wrote broken JSON; the tool already reported it. Send what can be.
+                Err(_) => json!({"_raw": call.arguments}),
+            }
+        };
+        blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}));
+    }
+    Ok(blocks)
+}
+
+/// A content block being streamed.
+#[derive(Debug)]
+enum Block {
+    Tool { id: String, name: String, initial: String, fragments: String, fragmented: bool },
+    Thinking { text: String, signature: String },
+}
+
+/// Messages stream events to zero's events.
+#[derive(Debug, Default)]
+pub struct AnthropicDecoder {
+    blocks: BTreeMap<u64, Block>,
+    usage: Option<Usage>,
+    stopped: bool,
+}
+
+impl Decoder for AnthropicDecoder {
+    fn feed(&mut self, frame: Frame, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        let data = match frame {
+            Frame::Event { data, .. } => data,
+            Frame::Stray(text) => {
+                let detail = body_detail(&text).unwrap_or_default();
+                return Err(ProviderError::fatal(format!(
+                    "Provider returned a response that is not an event stream: {detail}"
+                )));
+            }
+        };
+        if data.trim() == "[DONE]" {
+            return Ok(());
+        }
+        let event = parse_payload("Anthropic", &data)?;
+        let index = event.get("index").and_then(Value::as_u64);
+        match event.get("type").and_then(Value::as_str).unwrap_or_default() {
+            "message_start" => {
+                if let Some(usage) = event.pointer("/message/usage") {
+                    self.usage = Some(input_usage(usage));
+                }
+            }
+            "content_block_start" => {
+                let block = event.get("content_block").cloned().unwrap_or(Value::Null);
+                let Some(index) = index else { return Ok(()) };
+                match block.get("type").and_then(Value::as_str) {
+                    Some("tool_use") => {
+                        let text = |k: &str| {
+                            block.get(k).and_then(Value::as_str).unwrap_or_default().to_string()
+                        };
+                        let initial = match block.get("input") {
+                            Some(Value::Object(map)) if !map.is_empty() => {
+                                Value::Object(map.clone()).to_string()
+                            }
+                            _ => String::new(),
+                        };
+                        self.blocks.insert(
+                            index,
+                            Block::Tool {
+                                id: text("id"),
+                                name: text("name"),
+                                initial,
+                                fragments: String::new(),
+                                fragmented: false,
+                            },
+                        );
+                    }
+                    Some("thinking") => {
+                        let text = block
+                            .get("thinking")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string();
+                        self.blocks
+                            .insert(index, Block::Thinking { text, signature: String::new() });
+                    }
+                    Some("redacted_thinking") => out.push(StreamEvent::Native(block)),
+                    _ => {}
+                }
+            }
+            "content_block_delta" => {
+                let delta = event.get("delta").cloned().unwrap_or(Value::Null);
+                let field = |k: &str| delta.get(k).and_then(Value::as_str).unwrap_or_default();
+                match (
+                    delta.get("type").and_then(Value::as_str),
+                    index.and_then(|i| self.blocks.get_mut(&i)),
+                ) {
+                    (Some("text_delta"), _) if !field("text").is_empty() => {
+                        out.push(StreamEvent::Text(field("text").to_string()))
+                    }
+                    (Some("input_json_delta"), Some(Block::Tool { fragments, fragmented, .. })) => {
+                        fragments.push_str(field("partial_json"));
+                        *fragmented |= !field("partial_json").is_empty();
+                    }
+                    (Some("thinking_delta"), block) => {
+                        let piece = field("thinking");
+                        if let Some(Block::Thinking { text, .. }) = block {
+                            text.push_str(piece);
+                        }
+                        if !piece.is_empty() {
+                            out.push(StreamEvent::Reasoning(piece.to_string()));
+                        }
+                    }
+                    (Some("signature_delta"), Some(Block::Thinking { signature, .. })) => {
+                        signature.push_str(field("signature"))
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                if let Some(block) = index.and_then(|i| self.blocks.remove(&i)) {
+                    finish_block(block, out);
+                }
+            }
+            "message_delta" => {
+                let usage = self.usage.get_or_insert_with(Usage::default);
+                if let Some(n) = event.pointer("/usage/input_tokens").and_then(Value::as_u64) {
+                    usage.prompt_tokens = n + usage.cached_tokens;
+                }
+                if let Some(n) = event.pointer("/usage/output_tokens").and_then(Value::as_u64) {
+                    usage.completion_tokens = n;
+                }
+                match event.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    Some("max_tokens") => out.push(StreamEvent::Warning(
+                        "The model stopped at its output token limit; the answer may be cut short."
+                            .to_string(),
+                    )),
+                    Some("refusal") => {
+                        return Err(ProviderError::fatal(
+                            "Provider stopped the answer: refusal (stop_reason refusal)",
+                        ))
+                    }
+                    _ => {}
+                }
+            }
+            "message_stop" => {
+                self.stopped = true;
+                self.close(out);
+            }
+            "error" => {
+                let detail = error_message(&event).unwrap_or_else(|| {
+                    event
+                        .pointer("/error/type")
+                        .and_then(Value::as_str)
+                        .unwrap_or("Anthropic stream error")
+                        .to_string()
+                });
+                let kind = event.pointer("/error/type").and_then(Value::as_str).unwrap_or_default();
+                let retry = if matches!(kind, "overloaded_error" | "api_error" | "rate_limit_error")
+                {
+                    Retry::After(None)
+                } else {
+                    Retry::No
+                };
+                return Err(ProviderError {
+                    message: format!("Provider returned error during streaming: {detail}"),
+                    retry,
+                });
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        if !self.stopped {
+            self.close(out);
+            return Err(ProviderError {
+                message: "Provider stream ended before the model finished (no message_stop)"
+                    .to_string(),
+                retry: Retry::After(None),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl AnthropicDecoder {
+    /// Completes every open block and reports usage (once).
+    fn close(&mut self, out: &mut Vec<StreamEvent>) {
+        for (_, block) in std::mem::take(&mut self.blocks) {
+            finish_block(block, out);
+        }
+        if let Some(usage) = self.usage.take() {
+            out.push(StreamEvent::Usage(usage));
+        }
+    }
+}
+
+fn finish_block(block: Block, out: &mut Vec<StreamEvent>) {
+    match block {
+        Block::Tool { id, name, initial, fragments, fragmented } => {
+            let arguments = if fragmented { fragments } else { initial };
+            let arguments = if arguments.trim().is_empty() { "{}".to_string() } else { arguments };
+            out.push(StreamEvent::ToolCall(ToolCall { id, name, arguments }));
+        }
+        Block::Thinking { text, signature } => {
+            out.push(StreamEvent::Native(
+                json!({"type": "thinking", "thinking": text, "signature": signature}),
+            ));
+        }
+    }
+}
+
+/// `message_start` usage: cache reads and writes are part of the prompt.
+fn input_usage(usage: &Value) -> Usage {
+    let n = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let cached = n("cache_read_input_tokens");
+    Usage {
+        prompt_tokens: n("input_tokens") + cached + n("cache_creation_input_tokens"),
+        completion_tokens: n("output_tokens"),
+        cached_tokens: cached,
+    }
+}
+
+#[cfg(test)]
+mod tests;

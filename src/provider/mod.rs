@@ -1,0 +1,288 @@
+//! Providers: the conversation types sent to a model, the events that come back, and the
+//! loop that streams one call through a decoder with retries (A7).
+//!
+//! Each wire format has a request builder and a pure decoder (frames in, events out) in its own
+//! file; the decoders are what the replay tests feed recorded streams through.
+
+pub mod anthropic;
+pub mod gemini;
+pub mod openai;
+pub mod scripted;
+
+#[cfg(test)]
+mod replay_tests;
+
+use std::io::BufReader;
+
+use serde_json::Value;
+
+use crate::error::{Failure, Stop};
+use crate::http::{Http, Retry};
+use crate::models::Usage;
+use crate::sse::{Frame, SseReader};
+
+/// Who said something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+/// A complete tool call from the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments as the model wrote them: JSON text, `{}` when it sent none.
+    pub arguments: String,
+}
+
+/// One message of the conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+    /// Calls the assistant made in this message.
+    pub tool_calls: Vec<ToolCall>,
+    /// For a tool result: the call it answers, and that call's tool.
+    pub tool_call_id: Option<String>,
+    pub tool_name: Option<String>,
+    /// Provider-native content of an assistant turn that must be sent back verbatim
+    /// (Anthropic thinking blocks with their signatures, Gemini parts with thought signatures).
+    pub native: Vec<Value>,
+}
+
+impl Message {
+    pub fn system(content: impl Into<String>) -> Message {
+        Message::plain(Role::System, content.into())
+    }
+
+    pub fn user(content: impl Into<String>) -> Message {
+        Message::plain(Role::User, content.into())
+    }
+
+    pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Message {
+        Message { tool_calls, ..Message::plain(Role::Assistant, content.into()) }
+    }
+
+    pub fn tool_result(call: &ToolCall, content: impl Into<String>) -> Message {
+        Message {
+            tool_call_id: Some(call.id.clone()),
+            tool_name: Some(call.name.clone()),
+            ..Message::plain(Role::Tool, content.into())
+        }
+    }
+
+    fn plain(role: Role, content: String) -> Message {
+        Message {
+            role,
+            content,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
+            native: Vec::new(),
+        }
+    }
+}
+
+/// A tool as advertised to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub parameters: Value,
+}
+
+/// What one call sends.
+pub struct Request<'a> {
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolSpec],
+}
+
+/// What a provider reports while it streams.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// Answer text, in order.
+    Text(String),
+    /// Reasoning or thinking text: never part of the answer (A7).
+    Reasoning(String),
+    /// A call whose arguments are complete (A10).
+    ToolCall(ToolCall),
+    /// Token counts of this call.
+    Usage(Usage),
+    /// Something the user should know that does not end the call (a retry, a cut-off answer).
+    Warning(String),
+    /// Provider-native content to keep on the assistant message (see [`Message::native`]).
+    Native(Value),
+}
+
+impl StreamEvent {
+    /// Whether this event is output of the call (after which a retry would repeat output).
+    fn is_output(&self) -> bool {
+        matches!(self, StreamEvent::Text(_) | StreamEvent::Reasoning(_) | StreamEvent::ToolCall(_))
+    }
+}
+
+/// A provider failure, with whether a retry may help.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderError {
+    pub message: String,
+    pub retry: Retry,
+}
+
+impl ProviderError {
+    pub fn fatal(message: impl Into<String>) -> ProviderError {
+        ProviderError { message: message.into(), retry: Retry::No }
+    }
+}
+
+impl From<ProviderError> for Failure {
+    fn from(err: ProviderError) -> Failure {
+        Failure::Provider(err.message)
+    }
+}
+
+/// Turns one wire format's frames into events.
+pub trait Decoder {
+    fn feed(&mut self, frame: Frame, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError>;
+    /// The stream ended without a transport error.
+    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError>;
+}
+
+/// Where streamed events go; an error stops the call.
+pub type Sink<'a> = dyn FnMut(StreamEvent) -> Result<(), Stop> + 'a;
+
+/// A configured provider.
+pub enum Provider {
+    OpenAi(openai::OpenAi),
+    Anthropic(anthropic::Anthropic),
+    Gemini(gemini::Gemini),
+    Scripted(scripted::Scripted),
+}
+
+impl Provider {
+    /// Streams one model call into `sink`.
+    pub fn stream(&mut self, request: &Request<'_>, sink: &mut Sink<'_>) -> Result<(), Stop> {
+        match self {
+            Provider::OpenAi(p) => p.stream(request, sink),
+            Provider::Anthropic(p) => p.stream(request, sink),
+            Provider::Gemini(p) => p.stream(request, sink),
+            Provider::Scripted(p) => p.stream(request, sink),
+        }
+    }
+}
+
+/// What went wrong inside one attempt.
+enum AttemptError {
+    Provider(ProviderError),
+    Sink(Stop),
+}
+
+/// One HTTP streaming call: POST, then frames through a fresh decoder into the sink. Failures
+/// are retried with backoff while nothing of the call has been emitted (A7).
+pub(crate) fn stream_call<D: Decoder>(
+    http: &Http,
+    url: &str,
+    headers: &[(&str, String)],
+    body: &[u8],
+    new_decoder: impl Fn() -> D,
+    sink: &mut Sink<'_>,
+) -> Result<(), Stop> {
+    let mut attempt = 0u32;
+    loop {
+        let mut emitted = false;
+        let result = attempt_call(http, url, headers, body, new_decoder(), sink, &mut emitted);
+        let err = match result {
+            Ok(()) => return Ok(()),
+            Err(AttemptError::Sink(stop)) => return Err(stop),
+            Err(AttemptError::Provider(err)) => err,
+        };
+        let wait = match err.retry {
+            Retry::After(wait) if !emitted && attempt < http.max_retries() => {
+                http.backoff(attempt, wait)
+            }
+            _ => return Err(Failure::from(err).into()),
+        };
+        attempt += 1;
+        let note = format!(
+            "{} Retrying in {:.1} s (attempt {} of {}).",
+            err.message.trim_end_matches('.'),
+            wait.as_secs_f64(),
+            attempt,
+            http.max_retries()
+        );
+        sink(StreamEvent::Warning(note))?;
+        std::thread::sleep(wait);
+    }
+}
+
+fn attempt_call<D: Decoder>(
+    http: &Http,
+    url: &str,
+    headers: &[(&str, String)],
+    body: &[u8],
+    mut decoder: D,
+    sink: &mut Sink<'_>,
+    emitted: &mut bool,
+) -> Result<(), AttemptError> {
+    let reader = http.post_stream(url, headers, body).map_err(AttemptError::Provider)?;
+    let mut sse = SseReader::new(BufReader::with_capacity(16 * 1024, reader));
+    let mut events = Vec::new();
+    let mut forward = |events: &mut Vec<StreamEvent>, emitted: &mut bool| {
+        for event in events.drain(..) {
+            *emitted |= event.is_output();
+            sink(event).map_err(AttemptError::Sink)?;
+        }
+        Ok::<(), AttemptError>(())
+    };
+    loop {
+        let frame = match sse.next_frame() {
+            Ok(Some(frame)) => frame,
+            Ok(None) => break,
+            Err(err) => {
+                // Whatever was decoded before the failure is still shown.
+                forward(&mut events, emitted)?;
+                return Err(AttemptError::Provider(http.stream_error(err)));
+            }
+        };
+        let fed = decoder.feed(frame, &mut events);
+        forward(&mut events, emitted)?;
+        fed.map_err(AttemptError::Provider)?;
+    }
+    let finished = decoder.finish(&mut events);
+    forward(&mut events, emitted)?;
+    finished.map_err(AttemptError::Provider)
+}
+
+/// A JSON payload from a stream, or a decoder error naming the provider.
+pub(crate) fn parse_payload(provider: &str, data: &str) -> Result<Value, ProviderError> {
+    serde_json::from_str(data).map_err(|err| {
+        ProviderError::fatal(format!(
+            "Provider returned error during streaming: invalid {provider} stream payload ({err}): {}",
+            crate::http::summarize(data)
+        ))
+    })
+}
+
+/// The message inside a JSON error object: `error.message`, `message`, `error` as text, ...
+pub(crate) fn error_message(value: &Value) -> Option<String> {
+    let value = match value {
+        Value::Array(items) => items.first()?,
+        other => other,
+    };
+    let error = value.get("error");
+    let text = error
+        .and_then(|e| e.get("message"))
+        .or_else(|| value.get("message"))
+        .or_else(|| error.filter(|e| e.is_string()))
+        .or_else(|| value.get("detail"))
+        .and_then(Value::as_str)?;
+    let mut text = text.trim().to_string();
+    // OpenRouter puts the upstream provider's own words in metadata.raw.
+    if let Some(raw) = error.and_then(|e| e.pointer("/metadata/raw")).and_then(Value::as_str) {
+        text = format!("{text} ({})", raw.trim());
+    }
+    (!text.is_empty()).then_some(text)
+}

@@ -1,0 +1,161 @@
+//! Which names are sensitive: keys of JSON objects, `key=value` assignments, headers, query
+//! parameters and environment variables (SPEC B 7.1, widened by A6).
+//!
+//! A name is normalised first (`apiKey`, `API-KEY` and `api.key` all become `api_key`), then it
+//! is sensitive when it is one of the reference list, or when its last component says so
+//! (`DB_PASSWORD`, `GITLAB_CI_TOKEN`, `stripe_secret`), which is what A6 asks of environment
+//! variable names (`*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`). Plurals and compounds that
+//! merely mention tokens (`input_tokens`, `tokenBudget`) are not.
+
+/// The reference list of SPEC B 7.1, already normalised.
+const EXACT: &[&str] = &[
+    "access_token",
+    "anthropic_api_key",
+    "api_key",
+    "apikey",
+    "auth_token",
+    "authorization",
+    "aws_secret_access_key",
+    "aws_session_token",
+    "bearer",
+    "bearer_token",
+    "client_secret",
+    "cookie",
+    "credential",
+    "credentials",
+    "environment_secret",
+    "gemini_api_key",
+    "github_token",
+    "gitlab_token",
+    "google_api_key",
+    "id_token",
+    "jwt",
+    "npm_token",
+    "oauth_token",
+    "openai_api_key",
+    "passphrase",
+    "password",
+    "private_key",
+    "proxy_authorization",
+    "refresh_token",
+    "secret",
+    "session_ingress_token",
+    "session_token",
+    "set_cookie",
+    "token",
+    "x_api_key",
+    "zero_api_key",
+];
+
+/// Last components (or last two) that make any longer name sensitive: `CI_JOB_TOKEN`,
+/// `stripe_secret_key`, `db_passphrase`.
+const SUFFIXES: &[&str] = &[
+    "_token",
+    "_secret",
+    "_password",
+    "_passwd",
+    "_passphrase",
+    "_api_key",
+    "_apikey",
+    "_secret_key",
+    "_private_key",
+    "_access_key",
+    "_signing_key",
+    "_credentials",
+    "_credential",
+];
+
+/// Normalises a name the way SPEC B 7.1 does: `_` between a lower-case letter or digit and a
+/// following upper-case letter, lower case, every run of other characters to one `_`, no `_` at
+/// either end.
+pub(crate) fn normalize(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    let mut prev_lower_or_digit = false;
+    let mut pending_sep = false;
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            let boundary = c.is_ascii_uppercase() && prev_lower_or_digit;
+            if (pending_sep || boundary) && !out.is_empty() {
+                out.push('_');
+            }
+            pending_sep = false;
+            out.push(c.to_ascii_lowercase());
+            prev_lower_or_digit = c.is_ascii_lowercase() || c.is_ascii_digit();
+        } else {
+            pending_sep = true;
+            prev_lower_or_digit = false;
+        }
+    }
+    out
+}
+
+/// Whether an already normalised name is sensitive.
+pub(crate) fn is_sensitive_normalized(key: &str) -> bool {
+    if key.is_empty() {
+        return false;
+    }
+    EXACT.binary_search(&key).is_ok()
+        || SUFFIXES.iter().any(|s| key.ends_with(s))
+        || key.contains("password")
+        || key.contains("passwd")
+}
+
+/// Whether a raw name (object key, header, variable) is sensitive.
+pub fn is_sensitive_key(name: &str) -> bool {
+    is_sensitive_normalized(&normalize(name))
+}
+
+/// Header names whose value is `<scheme> <credential>`.
+pub(crate) fn is_auth_header(normalized: &str) -> bool {
+    matches!(normalized, "authorization" | "proxy_authorization")
+}
+
+/// Header names whose whole value, to the end of the line, is secret (SPEC B 7.2 rule 6).
+pub(crate) fn is_secret_header(normalized: &str) -> bool {
+    matches!(normalized, "x_api_key" | "api_key" | "cookie" | "set_cookie")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_list_is_sorted_for_binary_search() {
+        let mut sorted = EXACT.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, EXACT);
+    }
+
+    #[test]
+    fn normalisation_follows_the_reference() {
+        assert_eq!(normalize("apiKey"), "api_key");
+        assert_eq!(normalize("x-api-key"), "x_api_key");
+        assert_eq!(normalize("OPENAI_API_KEY"), "openai_api_key");
+        assert_eq!(normalize("tokenBudget"), "token_budget");
+        assert_eq!(normalize("__Secret__"), "secret");
+        assert_eq!(normalize("spring.datasource.password"), "spring_datasource_password");
+        assert_eq!(normalize("APIKey"), "apikey");
+        assert_eq!(normalize("key2Value"), "key2_value");
+    }
+
+    #[test]
+    fn classification_matches_the_reference_tests() {
+        for key in ["apiKey", "x-api-key", "refresh_token", "private_key", "session_ingress_token"]
+        {
+            assert!(is_sensitive_key(key), "{key} should be sensitive");
+        }
+        for key in ["tokenBudget", "input_tokens", "model", "accept", "prompt", "max_tokens"] {
+            assert!(!is_sensitive_key(key), "{key} should not be sensitive");
+        }
+    }
+
+    #[test]
+    fn environment_style_names_are_sensitive() {
+        for key in ["GITLAB_CI_TOKEN", "DB_PASSWORD", "STRIPE_SECRET", "MY_SERVICE_API_KEY"] {
+            assert!(is_sensitive_key(key), "{key} should be sensitive");
+        }
+        for key in ["PATH", "HOME", "TOKENIZERS_PARALLELISM", "PWD", "CARGO_TERM_COLOR"] {
+            assert!(!is_sensitive_key(key), "{key} should not be sensitive");
+        }
+    }
+}

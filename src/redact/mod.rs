@@ -1,0 +1,135 @@
+//! Redaction of every byte zero writes (SPEC B 7, A6).
+//!
+//! Text passes two stages: exact secret values ([`secrets`]), then the rules for keys, headers,
+//! URLs, private keys and token shapes ([`rules`]). Both stages are streaming machines, so a
+//! one-shot [`Redactor::redact_str`] is the stream fed once and finished, and a secret split over
+//! any number of text deltas ([`TextStream`]) is replaced exactly as it would be in one piece.
+//! Both stages read each byte once: linear time whatever the input.
+
+mod keys;
+mod rules;
+mod secrets;
+
+use serde_json::Value;
+
+pub use keys::is_sensitive_key;
+
+/// What replaces a secret.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// Exact secret values shorter than this are not registered (A6): short values would blank out
+/// ordinary words.
+pub const MIN_SECRET_LEN: usize = 8;
+
+/// The redaction rules of one run: the fixed rules plus the exact secret values it knows.
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    values: Vec<String>,
+    set: secrets::SecretSet,
+}
+
+impl Redactor {
+    /// A redactor that knows the given exact secret values (shorter ones are ignored).
+    pub fn new(values: impl IntoIterator<Item = String>) -> Redactor {
+        let mut redactor = Redactor::default();
+        redactor.add_secrets(values);
+        redactor
+    }
+
+    /// Registers more exact secret values. A value that is part of the marker itself is
+    /// skipped, so that redacting twice changes nothing.
+    pub fn add_secrets(&mut self, values: impl IntoIterator<Item = String>) {
+        self.add_secrets_min(values, MIN_SECRET_LEN);
+    }
+
+    /// Registers exact secret values of at least `min` bytes.
+    pub fn add_secrets_min(&mut self, values: impl IntoIterator<Item = String>, min: usize) {
+        let before = self.values.len();
+        for value in values {
+            let value = value.trim().to_string();
+            if value.len() >= min.max(1)
+                && !REDACTED.contains(value.as_str())
+                && !self.values.contains(&value)
+            {
+                self.values.push(value);
+            }
+        }
+        if self.values.len() != before {
+            self.set = secrets::SecretSet::new(&self.values);
+        }
+    }
+
+    /// The text with every secret replaced.
+    pub fn redact_str(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        self.redact_into(text, &mut out);
+        out
+    }
+
+    /// Appends the redacted text to `out`.
+    pub fn redact_into(&self, text: &str, out: &mut String) {
+        let mut stream = TextStream::default();
+        stream.push(self, text, out);
+        stream.finish(self, out);
+    }
+
+    /// A copy of a JSON value with secrets removed: the whole value of a sensitive key,
+    /// whatever its type, and the string rules in every other string.
+    pub fn redact_value(&self, value: &Value) -> Value {
+        match value {
+            Value::String(s) => Value::String(self.redact_str(s)),
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|v| self.redact_value(v)).collect())
+            }
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| {
+                        let v = if is_sensitive_key(k) {
+                            Value::String(REDACTED.to_string())
+                        } else {
+                            self.redact_value(v)
+                        };
+                        (k.clone(), v)
+                    })
+                    .collect(),
+            ),
+            Value::Null | Value::Bool(_) | Value::Number(_) => value.clone(),
+        }
+    }
+}
+
+/// Redaction of a text that arrives in pieces. Only the shortest tail that could still grow
+/// into a secret is held back; [`TextStream::finish`] releases it.
+#[derive(Debug, Clone, Default)]
+pub struct TextStream {
+    secrets: secrets::SecretStream,
+    rules: rules::Scanner,
+    between: String,
+}
+
+impl TextStream {
+    /// Feeds one piece; appends to `out` what is decided.
+    pub fn push(&mut self, redactor: &Redactor, piece: &str, out: &mut String) {
+        if redactor.set.is_empty() {
+            self.rules.push(piece, out);
+            return;
+        }
+        self.between.clear();
+        self.secrets.push(&redactor.set, piece, &mut self.between);
+        self.rules.push(&self.between, out);
+    }
+
+    /// Ends the text: appends everything held back, and starts afresh.
+    pub fn finish(&mut self, redactor: &Redactor, out: &mut String) {
+        if !redactor.set.is_empty() {
+            self.between.clear();
+            self.secrets.finish(&mut self.between);
+            self.rules.push(&self.between, out);
+        }
+        self.rules.finish(out);
+        self.between.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests;

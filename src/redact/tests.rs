@@ -1,0 +1,443 @@
+use super::*;
+use serde_json::json;
+
+fn plain() -> Redactor {
+    Redactor::default()
+}
+
+/// A small deterministic generator, so that random cases are the same on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn stream_in_pieces(redactor: &Redactor, text: &str, cuts: &[usize]) -> String {
+    let mut stream = TextStream::default();
+    let mut out = String::new();
+    let mut at = 0;
+    for &cut in cuts {
+        stream.push(redactor, &text[at..cut], &mut out);
+        at = cut;
+    }
+    stream.push(redactor, &text[at..], &mut out);
+    stream.finish(redactor, &mut out);
+    out
+}
+
+// --- SPEC B 13, tests/zero-redaction.test.ts ------------------------------------------------
+
+#[test]
+fn object_redaction_replaces_sensitive_keys_whatever_the_value() {
+    let input = json!({
+        "authorization": "Bearer abc",
+        "x-api-key": 12345,
+        "cookie": ["a=b"],
+        "environment_secret": {"nested": true},
+        "session_ingress_token": "t",
+        "access_token": null,
+        "model": "gpt-4.1",
+        "tokenBudget": 4000,
+        "accept": "application/json",
+        "prompt": "explain what a token is",
+    });
+    let copy = input.clone();
+    let out = plain().redact_value(&input);
+    assert_eq!(input, copy, "the input is not mutated");
+    assert_eq!(
+        out,
+        json!({
+            "authorization": "[REDACTED]",
+            "x-api-key": "[REDACTED]",
+            "cookie": "[REDACTED]",
+            "environment_secret": "[REDACTED]",
+            "session_ingress_token": "[REDACTED]",
+            "access_token": "[REDACTED]",
+            "model": "gpt-4.1",
+            "tokenBudget": 4000,
+            "accept": "application/json",
+            "prompt": "explain what a token is",
+        })
+    );
+}
+
+#[test]
+fn text_rules_of_the_reference() {
+    let key = "sk-proj-abcdefghijklmnopqrstuvwxyz012345";
+    let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+    let r = plain();
+    assert_eq!(r.redact_str(&format!("OPENAI_API_KEY={key}")), "OPENAI_API_KEY=[REDACTED]");
+    assert_eq!(
+        r.redact_str(&format!("Authorization: Bearer {jwt}")),
+        "Authorization: Bearer [REDACTED]"
+    );
+    assert_eq!(
+        r.redact_str(&format!("https://zero:{key}@example.com/v1?api_key={key}&q=safe")),
+        "https://zero:[REDACTED]@example.com/v1?api_key=[REDACTED]&q=safe"
+    );
+    let pem = "before\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\nabc\n-----END RSA PRIVATE KEY-----\nafter";
+    assert_eq!(r.redact_str(pem), "before\n[REDACTED]\nafter");
+}
+
+#[test]
+fn caller_exact_secret_values_are_redacted() {
+    let r = Redactor::new(["correct-horse-battery".to_string()]);
+    assert_eq!(
+        r.redact_value(&json!({"note": "pw is correct-horse-battery!", "n": 1})),
+        json!({"note": "pw is [REDACTED]!", "n": 1})
+    );
+}
+
+#[test]
+fn short_or_marker_like_values_are_not_registered() {
+    let r = Redactor::new(["short".to_string(), "REDACTED".to_string(), "  ".to_string()]);
+    assert_eq!(r.redact_str("short REDACTED"), "short REDACTED");
+}
+
+// --- Corpus ----------------------------------------------------------------------------------
+
+/// Every token shape at its minimum length and a longer one.
+fn shaped_secrets() -> Vec<String> {
+    let mut out = Vec::new();
+    let body = |n: usize| -> String {
+        "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF".chars().cycle().take(n).collect()
+    };
+    for (prefix, min) in [
+        ("sk-", 20),
+        ("sk-proj-", 20),
+        ("sk-ant-api03-", 20),
+        ("github_pat_", 20),
+        ("ghp_", 20),
+        ("gho_", 20),
+        ("ghs_", 20),
+        ("glpat-", 20),
+        ("AIza", 20),
+        ("xoxb-", 20),
+        ("xoxp-", 20),
+        ("sk_live_", 16),
+        ("npm_", 30),
+        ("hf_", 30),
+    ] {
+        out.push(format!("{prefix}{}", body(min)));
+        out.push(format!("{prefix}{}", body(min + 27)));
+    }
+    out.push("AKIAIOSFODNN7EXAMPLE".to_string());
+    out.push("ASIAY34FZKBOKMUTVV7A".to_string());
+    out.push("eyJhbGciOiJ.eyJzdWIi.c2lnbmF0".to_string());
+    out.push(
+        "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJodHRwczovL2V4YW1wbGUuY29tIiwic3ViIjoiMTIzIn0.c2lnbmF0dXJlLWJ5dGVzLWhlcmUtYW5kLW1vcmU"
+            .to_string(),
+    );
+    out
+}
+
+/// Contexts a secret shows up in; `{}` is the secret.
+const CONTEXTS: &[&str] = &[
+    "{}",
+    "key: {}\n",
+    "{\"data\": {\"value\": \"{}\"}}",
+    "export SOME_VALUE={}\n",
+    "$ curl -s https://api.example.com/v1 -d '{}'\n",
+    "2026-12-01T00:00:00Z INFO request sent with {} (retry 1)",
+    "```bash\necho {}\n```",
+    "- item: [{}]\n",
+    "see <{}>.",
+];
+
+#[test]
+fn corpus_every_shape_in_every_context_is_replaced_and_the_rest_kept() {
+    let r = plain();
+    let mut cases = 0;
+    for secret in shaped_secrets() {
+        for context in CONTEXTS {
+            let text = context.replace("{}", &secret);
+            let expected = context.replace("{}", REDACTED);
+            assert_eq!(r.redact_str(&text), expected, "secret {secret:?} in {context:?}");
+            cases += 1;
+        }
+    }
+    assert!(cases >= 60, "{cases} cases");
+}
+
+#[test]
+fn corpus_keyed_secrets_in_files_dumps_urls_and_yaml() {
+    let cases: &[(&str, &str)] = &[
+        // env files and shell history
+        ("DB_PASSWORD=hunter2hunter2\n", "DB_PASSWORD=[REDACTED]\n"),
+        ("export GITLAB_CI_TOKEN='abc def ghi'\n", "export GITLAB_CI_TOKEN='[REDACTED]'\n"),
+        ("PASSWORD=\"correct horse battery\" make\n", "PASSWORD=\"[REDACTED]\" make\n"),
+        ("$ mysql --password=s3cr3t! -u root", "$ mysql --password=[REDACTED] -u root"),
+        ("stripe_secret = whsec_123 # note", "stripe_secret = [REDACTED] # note"),
+        ("spring.datasource.password=pa55word", "spring.datasource.password=[REDACTED]"),
+        // JSON and Python reprs
+        ("{\"password\": \"p@ss \\\"quoted\\\" w\"}", "{\"password\": \"[REDACTED]\"}"),
+        ("{\"model\":\"x\",\"apiKey\":\"abc123\"}", "{\"model\":\"x\",\"apiKey\":\"[REDACTED]\"}"),
+        ("{'client_secret': 'shh-value'}", "{'client_secret': '[REDACTED]'}"),
+        (
+            "\"body\": \"{\\\"api_key\\\": \\\"k-123456\\\"}\"",
+            "\"body\": \"{\\\"api_key\\\": \\\"[REDACTED]\\\"}\"",
+        ),
+        // HTTP request dumps
+        (
+            "GET /v1 HTTP/1.1\r\nHost: api\r\nAuthorization: Basic dXNlcjpwYXNz\r\nAccept: */*\r\n",
+            "GET /v1 HTTP/1.1\r\nHost: api\r\nAuthorization: Basic [REDACTED]\r\nAccept: */*\r\n",
+        ),
+        ("proxy-authorization: Bearer abc.def", "proxy-authorization: Bearer [REDACTED]"),
+        ("Authorization: opaque-credential-1\n", "Authorization: [REDACTED]\n"),
+        ("x-api-key: abc 123\nnext", "x-api-key: [REDACTED]\nnext"),
+        ("Cookie: session=abc; theme=dark\r\n", "Cookie: [REDACTED]\r\n"),
+        ("set-cookie: id=1; HttpOnly", "set-cookie: [REDACTED]"),
+        ("curl -H \"api-key: 1234\" url", "curl -H \"api-key: [REDACTED]"),
+        // URLs
+        ("postgres://app:s3cret@db:5432/prod", "postgres://app:[REDACTED]@db:5432/prod"),
+        ("mongodb+srv://u:p%40ss@cluster0/x", "mongodb+srv://u:[REDACTED]@cluster0/x"),
+        ("https://h/cb?code=1&access_token=xyz#frag", "https://h/cb?code=1&access_token=[REDACTED]"),
+        ("wss://x/y?token=abc&v=2", "wss://x/y?token=[REDACTED]&v=2"),
+        // YAML
+        ("db:\n  password: hunter2\n  host: x\n", "db:\n  password: [REDACTED]\n  host: x\n"),
+        ("- token: \"abc\"\n", "- token: \"[REDACTED]\"\n"),
+        ("api_key: abc\n", "api_key: [REDACTED]\n"),
+        // logs
+        ("level=info token=abc123 user=bob", "level=info token=[REDACTED] user=bob"),
+        ("INFO auth ok credentials=u:p; next", "INFO auth ok credentials=[REDACTED] next"),
+        // private keys
+        (
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+            "[REDACTED]",
+        ),
+        ("x -----BEGIN PRIVATE KEY-----\nMIIEv truncated", "x [REDACTED]"),
+    ];
+    let r = plain();
+    for (input, expected) in cases {
+        assert_eq!(&r.redact_str(input), expected, "input {input:?}");
+    }
+}
+
+#[test]
+fn corpus_near_misses_stay_unchanged() {
+    let cases = [
+        "input_tokens: 120, output_tokens: 40",
+        "{\"tokenBudget\": 4000, \"max_tokens\": 256}",
+        "the key is sk-0123456789 here",
+        "sk-short",
+        "Please enter your password to continue.",
+        "Your password: keep it safe and never share it.",
+        "A token is a unit of text; tokens are counted.",
+        "base64: SGVsbG8gd29ybGQhIFRoaXMgaXMgbm90IGEgSldU",
+        "eyJub3QiOiJhIGp3dCJ9 alone",
+        "sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "commit 5b01fbb49e0123456789abcdef0123456789abcd",
+        "task-management-and-risk-scoring-framework",
+        "AKIAIOSFODNN7EXAMPLEX is too long",
+        "AKIA1234 is too short",
+        "ghp_tooshort",
+        "https://example.com/path?q=token&page=2",
+        "https://user@example.com/no/password",
+        "http://localhost:8080/v1/chat",
+        "git@github.com:owner/repo.git",
+        "let tokens = count_tokens(text);",
+        "if (passwordField.length < 8) return;",
+        "The cookie jar is empty.",
+        "model=gpt-4.1 temperature=0.2",
+        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+        "--- a/file\n+++ b/file\n@@ -1 +1 @@",
+        "xoxb-short",
+        "email me at someone@example.com",
+        "AIzaShort",
+        "password",
+        "{\"secret_name\": \"prod-db\"}",
+        "s3cr3t is not a keyword here",
+        "énorme mot de passe: ceci est du texte",
+    ];
+    let r = plain();
+    for case in cases {
+        assert_eq!(r.redact_str(case), case, "near miss changed");
+    }
+    assert!(cases.len() >= 30);
+}
+
+// --- Streams ---------------------------------------------------------------------------------
+
+#[test]
+fn a_key_split_at_every_offset_into_two_and_three_pieces_is_redacted() {
+    let key = "sk-proj-Zx81mQ2wLk9vBn4cRt7yUi0oPa3sDf6g";
+    let r = Redactor::new([key.to_string()]);
+    let text = format!("Your key is {key}. Keep it safe.");
+    let expected = "Your key is [REDACTED]. Keep it safe.";
+    for a in 0..=text.len() {
+        assert_eq!(stream_in_pieces(&r, &text, &[a]), expected, "cut at {a}");
+        for b in a..=text.len() {
+            assert_eq!(stream_in_pieces(&r, &text, &[a, b]), expected, "cuts {a} {b}");
+        }
+    }
+    // Without the exact value the shape rule alone must hold the same line.
+    for a in 0..=text.len() {
+        assert_eq!(stream_in_pieces(&plain(), &text, &[a]), expected, "shape only, cut at {a}");
+    }
+}
+
+#[test]
+fn random_splits_give_the_one_shot_result() {
+    let mut rng = Rng(0x5eed);
+    let samples = [
+        "export DB_PASSWORD=\"a b c\"\nAuthorization: Bearer eyJhbGciOi.eyJzdWIiOi.c2lnbmF0dXJl\n",
+        "{\"password\": \"x\\\"y\", \"model\": \"m\"} https://u:p@h/?token=t&a=b",
+        "-----BEGIN EC PRIVATE KEY-----\nabc\n-----END EC PRIVATE KEY----- tail ghp_aaaaaaaaaaaaaaaaaaaaaaaaa",
+        "key: sk-ant-api03-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n  password: hunter2\nx-api-key: k\n",
+        "AKIAIOSFODNN7EXAMPLE AKIAIOSFODNN7EXAMPL é ü 中文 token=值",
+    ];
+    for sample in samples {
+        let r = Redactor::new(["hunter2-long-value".to_string()]);
+        let whole = r.redact_str(sample);
+        let boundaries: Vec<usize> =
+            (0..=sample.len()).filter(|&i| sample.is_char_boundary(i)).collect();
+        for _ in 0..300 {
+            let mut cuts: Vec<usize> =
+                (0..rng.below(8)).map(|_| boundaries[rng.below(boundaries.len())]).collect();
+            cuts.sort_unstable();
+            assert_eq!(stream_in_pieces(&r, sample, &cuts), whole, "cuts {cuts:?} of {sample:?}");
+        }
+        // One character at a time.
+        let all: Vec<usize> = boundaries[1..boundaries.len() - 1].to_vec();
+        assert_eq!(stream_in_pieces(&r, sample, &all), whole);
+    }
+}
+
+#[test]
+fn plain_text_is_released_at_once() {
+    let r = Redactor::new(["Zq9-secret-value".to_string()]);
+    let mut stream = TextStream::default();
+    let mut out = String::new();
+    for piece in ["Hello", " world", ", this is", " fine.\n"] {
+        let before = out.len();
+        stream.push(&r, piece, &mut out);
+        assert_eq!(&out[before..], piece, "piece {piece:?} was held back");
+    }
+}
+
+#[test]
+fn only_a_possible_secret_prefix_is_held_back() {
+    let r = plain();
+    let mut stream = TextStream::default();
+    let mut out = String::new();
+    stream.push(&r, "use sk", &mut out);
+    assert_eq!(out, "use ");
+    stream.push(&r, "-proj-", &mut out);
+    assert_eq!(out, "use ");
+    stream.push(&r, "aaaaaaaaaaaaaaaaaaaaaaaa", &mut out);
+    assert_eq!(out, "use [REDACTED]");
+    stream.push(&r, "aaaa and more", &mut out);
+    assert_eq!(out, "use [REDACTED] and more");
+    stream.push(&r, " sk-x", &mut out);
+    stream.finish(&r, &mut out);
+    assert_eq!(out, "use [REDACTED] and more sk-x");
+}
+
+// --- Properties --------------------------------------------------------------------------------
+
+#[test]
+fn redaction_is_idempotent_over_the_corpus() {
+    let r = Redactor::new(["exact-secret-value".to_string()]);
+    let mut texts: Vec<String> = Vec::new();
+    for secret in shaped_secrets() {
+        for context in CONTEXTS {
+            texts.push(context.replace("{}", &secret));
+        }
+    }
+    texts.push("password=\"\" token='' \"secret\": \"\" \\\"jwt\\\": \\\"\\\"".to_string());
+    texts.push("Authorization: Bearer [REDACTED] https://a:[REDACTED]@h".to_string());
+    for text in texts {
+        let once = r.redact_str(&text);
+        assert_eq!(r.redact_str(&once), once, "not idempotent on {text:?}");
+    }
+}
+
+#[test]
+fn redaction_is_idempotent_and_split_invariant_on_random_text() {
+    let alphabet: Vec<&str> = vec![
+        "a",
+        "Z",
+        "0",
+        "_",
+        "-",
+        ".",
+        " ",
+        "\n",
+        "\t",
+        "=",
+        ":",
+        "/",
+        "@",
+        "?",
+        "&",
+        "\"",
+        "'",
+        "\\",
+        "sk-",
+        "ghp_",
+        "AKIA",
+        "eyJ",
+        "password",
+        "token",
+        "Authorization",
+        "Bearer",
+        "https://",
+        "x-api-key",
+        "-----BEGIN ",
+        "PRIVATE KEY-----",
+        "-----END ",
+        "AAAAAAAAAAAA",
+        "é",
+        "[REDACTED]",
+    ];
+    let r = Redactor::new(["exact-secret-value".to_string()]);
+    let mut rng = Rng(42);
+    for _ in 0..3000 {
+        let mut text = String::new();
+        for _ in 0..rng.below(40) {
+            text.push_str(alphabet[rng.below(alphabet.len())]);
+        }
+        let once = r.redact_str(&text);
+        assert_eq!(r.redact_str(&once), once, "not idempotent on {text:?}");
+        let boundaries: Vec<usize> =
+            (0..=text.len()).filter(|&i| text.is_char_boundary(i)).collect();
+        let mut cuts: Vec<usize> =
+            (0..rng.below(6)).map(|_| boundaries[rng.below(boundaries.len())]).collect();
+        cuts.sort_unstable();
+        assert_eq!(stream_in_pieces(&r, &text, &cuts), once, "split {cuts:?} of {text:?}");
+    }
+}
+
+#[test]
+fn adversarial_inputs_finish_in_linear_time() {
+    // Each of these would be quadratic for a naive rescanning matcher; the test only checks they
+    // finish and keep their size bounded, the benchmark measures the speed.
+    let r = Redactor::new(["sk-sk-sk-sk-sk-sk-X".to_string()]);
+    let cases = [
+        "sk-".repeat(300_000),
+        "\"a\":\"".repeat(200_000),
+        "-----BEGIN ".repeat(100_000),
+        format!("eyJ{}", "a".repeat(1_000_000)),
+        "https://".repeat(100_000),
+        "a=".repeat(300_000),
+        "\\\"".repeat(300_000),
+    ];
+    for case in cases {
+        let out = r.redact_str(&case);
+        assert!(
+            out.len() <= case.len() + REDACTED.len(),
+            "grew from {} to {}",
+            case.len(),
+            out.len()
+        );
+    }
+}

@@ -1,0 +1,656 @@
+//! A small regular-expression engine for the grep tool, matching in linear time.
+//!
+//! Patterns compile to a Thompson NFA that is simulated breadth-first (a Pike VM without
+//! captures), so matching costs O(pattern × text) whatever the pattern: `(a*)*b` on a long run
+//! of `a`s is as cheap as `ab`. Supported: literals, `.`, classes with ranges and negation,
+//! `\d \w \s` (and negations), `\b \B`, `^ $`, alternation, groups (`(...)`, `(?:...)`, named),
+//! `* + ? {m} {m,} {m,n}` (lazy forms match the same lines), and case-insensitive matching.
+//! Backreferences and lookaround are not supported: they cannot be matched in linear time.
+
+use std::fmt;
+
+/// The largest compiled program accepted (after counted repetitions are expanded).
+const MAX_PROGRAM: usize = 100_000;
+
+/// A pattern that could not be compiled: what is wrong and where (1-based character position).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegexError {
+    pub position: usize,
+    pub message: String,
+}
+
+impl fmt::Display for RegexError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at position {}", self.message, self.position)
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Node {
+    Empty,
+    Char(char),
+    Any,
+    Class(Class),
+    Look(Look),
+    Concat(Vec<Node>),
+    Alt(Vec<Node>),
+    Repeat { node: Box<Node>, min: u32, max: Option<u32> },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Look {
+    Start,
+    End,
+    WordBoundary,
+    NotWordBoundary,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Class {
+    ranges: Vec<(char, char)>,
+    negated: bool,
+}
+
+impl Class {
+    fn contains(&self, c: char, fold: bool) -> bool {
+        let hit = |c: char| self.ranges.iter().any(|&(lo, hi)| lo <= c && c <= hi);
+        let found = hit(c)
+            || (fold && {
+                let lower = simple_lower(c);
+                let upper = simple_upper(c);
+                hit(lower) || hit(upper)
+            });
+        found != self.negated
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Inst {
+    Char(char),
+    Any,
+    Class(Class),
+    Look(Look),
+    Split(usize, usize),
+    Jmp(usize),
+    Match,
+}
+
+/// A compiled pattern.
+#[derive(Debug, Clone)]
+pub struct Regex {
+    program: Vec<Inst>,
+    fold: bool,
+    /// The pattern is plain text: matched with a substring search.
+    literal: Option<String>,
+}
+
+impl Regex {
+    /// Compiles `pattern`; `ignore_case` matches letters of either case.
+    pub fn new(pattern: &str, ignore_case: bool) -> Result<Regex, RegexError> {
+        let mut parser = Parser { chars: pattern.chars().collect(), at: 0, fold: ignore_case };
+        let node = parser.parse()?;
+        let fold = parser.fold;
+        let literal = literal_of(&node).map(|s| if fold { s.to_lowercase() } else { s });
+        let mut program = Vec::new();
+        compile(&node, &mut program, fold)?;
+        program.push(Inst::Match);
+        Ok(Regex { program, fold, literal })
+    }
+
+    /// Whether the pattern matches anywhere in `text` (one line, for grep).
+    pub fn is_match(&self, text: &str) -> bool {
+        if let Some(literal) = &self.literal {
+            return if self.fold {
+                text.to_lowercase().contains(literal.as_str())
+            } else {
+                text.contains(literal.as_str())
+            };
+        }
+        let n = self.program.len();
+        let mut current = Threads::new(n);
+        let mut next = Threads::new(n);
+        let mut stack = Vec::new();
+        let mut prev: Option<char> = None;
+        let mut chars = text.chars().peekable();
+        loop {
+            let c = chars.next();
+            let ctx = Context { prev, next: c };
+            // Unanchored search: a new thread starts at every position.
+            if self.add(&mut current, 0, ctx, &mut stack) {
+                return true;
+            }
+            let Some(c) = c else { return false };
+            let ctx_after = Context { prev: Some(c), next: chars.peek().copied() };
+            next.clear();
+            for i in 0..current.len {
+                let pc = current.dense[i];
+                let step = match &self.program[pc] {
+                    Inst::Char(want) => *want == c || (self.fold && *want == simple_lower(c)),
+                    Inst::Any => c != '\n',
+                    Inst::Class(class) => class.contains(c, self.fold),
+                    _ => false,
+                };
+                if step && self.add(&mut next, pc + 1, ctx_after, &mut stack) {
+                    return true;
+                }
+            }
+            std::mem::swap(&mut current, &mut next);
+            prev = Some(c);
+        }
+    }
+
+    /// Adds `pc` and everything reachable without reading a character; true on a match.
+    fn add(&self, threads: &mut Threads, pc: usize, ctx: Context, stack: &mut Vec<usize>) -> bool {
+        stack.clear();
+        stack.push(pc);
+        while let Some(pc) = stack.pop() {
+            if !threads.insert(pc) {
+                continue;
+            }
+            match &self.program[pc] {
+                Inst::Match => return true,
+                Inst::Jmp(to) => stack.push(*to),
+                Inst::Split(a, b) => {
+                    stack.push(*b);
+                    stack.push(*a);
+                }
+                Inst::Look(look) => {
+                    if ctx.holds(*look) {
+                        stack.push(pc + 1);
+                    }
+                }
+                Inst::Char(_) | Inst::Any | Inst::Class(_) => {}
+            }
+        }
+        false
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Context {
+    prev: Option<char>,
+    next: Option<char>,
+}
+
+impl Context {
+    fn holds(self, look: Look) -> bool {
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        match look {
+            Look::Start => self.prev.is_none(),
+            Look::End => self.next.is_none(),
+            Look::WordBoundary => word(self.prev) != word(self.next),
+            Look::NotWordBoundary => word(self.prev) == word(self.next),
+        }
+    }
+}
+
+/// A sparse set of program counters: O(1) insert, clear and membership.
+struct Threads {
+    dense: Vec<usize>,
+    sparse: Vec<usize>,
+    len: usize,
+}
+
+impl Threads {
+    fn new(n: usize) -> Threads {
+        Threads { dense: vec![0; n], sparse: vec![0; n], len: 0 }
+    }
+
+    fn insert(&mut self, pc: usize) -> bool {
+        let i = self.sparse[pc];
+        if i < self.len && self.dense[i] == pc {
+            return false;
+        }
+        self.sparse[pc] = self.len;
+        self.dense[self.len] = pc;
+        self.len += 1;
+        true
+    }
+
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+fn simple_lower(c: char) -> char {
+    let mut lower = c.to_lowercase();
+    match (lower.next(), lower.next()) {
+        (Some(l), None) => l,
+        _ => c,
+    }
+}
+
+fn simple_upper(c: char) -> char {
+    let mut upper = c.to_uppercase();
+    match (upper.next(), upper.next()) {
+        (Some(u), None) => u,
+        _ => c,
+    }
+}
+
+/// The pattern as plain text, when it has no operators at all.
+fn literal_of(node: &Node) -> Option<String> {
+    match node {
+        Node::Char(c) => Some(c.to_string()),
+        Node::Concat(nodes) => {
+            nodes.iter().map(|n| if let Node::Char(c) = n { Some(*c) } else { None }).collect()
+        }
+        _ => None,
+    }
+}
+
+struct Parser {
+    chars: Vec<char>,
+    at: usize,
+    fold: bool,
+}
+
+impl Parser {
+    fn error(&self, message: &str) -> RegexError {
+        RegexError { position: self.at + 1, message: message.to_string() }
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.at).copied()
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        if self.peek() == Some(c) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn parse(&mut self) -> Result<Node, RegexError> {
+        // A leading `(?i)` turns on case-insensitive matching.
+        if self.chars[self.at..].starts_with(&['(', '?', 'i', ')']) {
+            self.at += 4;
+            self.fold = true;
+        }
+        let node = self.alternation(0)?;
+        if self.at < self.chars.len() {
+            return Err(self.error("unmatched closing parenthesis"));
+        }
+        Ok(node)
+    }
+
+    fn alternation(&mut self, depth: usize) -> Result<Node, RegexError> {
+        if depth > 200 {
+            return Err(self.error("groups nested too deeply"));
+        }
+        let mut branches = vec![self.concat(depth)?];
+        while self.eat('|') {
+            branches.push(self.concat(depth)?);
+        }
+        Ok(if branches.len() == 1 { branches.remove(0) } else { Node::Alt(branches) })
+    }
+
+    fn concat(&mut self, depth: usize) -> Result<Node, RegexError> {
+        let mut items = Vec::new();
+        while let Some(c) = self.peek() {
+            if c == '|' || c == ')' {
+                break;
+            }
+            let atom = self.atom(depth)?;
+            let atom = self.quantified(atom)?;
+            items.push(atom);
+        }
+        Ok(match items.len() {
+            0 => Node::Empty,
+            1 => items.remove(0),
+            _ => Node::Concat(items),
+        })
+    }
+
+    fn atom(&mut self, depth: usize) -> Result<Node, RegexError> {
+        let start = self.at;
+        let Some(c) = self.peek() else { return Err(self.error("unexpected end of pattern")) };
+        self.at += 1;
+        Ok(match c {
+            '.' => Node::Any,
+            '^' => Node::Look(Look::Start),
+            '$' => Node::Look(Look::End),
+            '[' => Node::Class(self.class()?),
+            '(' => {
+                if self.eat('?') {
+                    if self.eat(':') {
+                    } else if (self.eat('P') && self.eat('<')) || self.eat('<') {
+                        while let Some(c) = self.peek() {
+                            self.at += 1;
+                            if c == '>' {
+                                break;
+                            }
+                        }
+                    } else {
+                        return Err(self.error("unsupported group syntax (lookaround and flags other than a leading (?i) are not supported)"));
+                    }
+                }
+                let inner = self.alternation(depth + 1)?;
+                if !self.eat(')') {
+                    self.at = start;
+                    return Err(self.error("unclosed group"));
+                }
+                inner
+            }
+            '*' | '+' | '?' => {
+                self.at = start;
+                return Err(self.error("quantifier without anything to repeat"));
+            }
+            '\\' => self.escape(false)?,
+            c => Node::Char(if self.fold { simple_lower(c) } else { c }),
+        })
+    }
+
+    /// After `\`: a class, an assertion or a literal.
+    fn escape(&mut self, in_class: bool) -> Result<Node, RegexError> {
+        let Some(c) = self.peek() else { return Err(self.error("pattern ends with a backslash")) };
+        self.at += 1;
+        let class = |ranges: &[(char, char)], negated: bool| {
+            Node::Class(Class { ranges: ranges.to_vec(), negated })
+        };
+        const DIGIT: &[(char, char)] = &[('0', '9')];
+        const WORD: &[(char, char)] = &[('0', '9'), ('A', 'Z'), ('_', '_'), ('a', 'z')];
+        const SPACE: &[(char, char)] = &[('\t', '\r'), (' ', ' '), ('\u{a0}', '\u{a0}')];
+        Ok(match c {
+            'd' => class(DIGIT, false),
+            'D' => class(DIGIT, true),
+            'w' => class(WORD, false),
+            'W' => class(WORD, true),
+            's' => class(SPACE, false),
+            'S' => class(SPACE, true),
+            'b' if !in_class => Node::Look(Look::WordBoundary),
+            'B' if !in_class => Node::Look(Look::NotWordBoundary),
+            'n' => Node::Char('\n'),
+            't' => Node::Char('\t'),
+            'r' => Node::Char('\r'),
+            'f' => Node::Char('\u{c}'),
+            'v' => Node::Char('\u{b}'),
+            '0' => Node::Char('\0'),
+            'x' => {
+                let hex: String = self.chars.iter().skip(self.at).take(2).collect();
+                let value = u32::from_str_radix(&hex, 16).ok().filter(|_| hex.len() == 2);
+                let value = value.ok_or_else(|| self.error("\\x needs two hex digits"))?;
+                self.at += 2;
+                Node::Char(char::from_u32(value).unwrap_or('\u{fffd}'))
+            }
+            c if c.is_ascii_alphanumeric() => {
+                self.at -= 1;
+                return Err(self.error(&format!("unsupported escape \\{c}")));
+            }
+            c => Node::Char(if self.fold { simple_lower(c) } else { c }),
+        })
+    }
+
+    /// After `[`.
+    fn class(&mut self) -> Result<Class, RegexError> {
+        let open = self.at - 1;
+        let negated = self.eat('^');
+        let mut ranges = Vec::new();
+        let mut first = true;
+        loop {
+            let Some(c) = self.peek() else {
+                self.at = open;
+                return Err(self.error("unclosed character class"));
+            };
+            if c == ']' && !first {
+                self.at += 1;
+                break;
+            }
+            first = false;
+            self.at += 1;
+            let lo = if c == '\\' {
+                match self.escape(true)? {
+                    Node::Char(c) => c,
+                    Node::Class(inner) if !inner.negated => {
+                        ranges.extend(inner.ranges);
+                        continue;
+                    }
+                    _ => {
+                        return Err(
+                            self.error("negated shorthand classes cannot appear inside [...]")
+                        )
+                    }
+                }
+            } else {
+                c
+            };
+            if self.peek() == Some('-') && self.chars.get(self.at + 1).is_some_and(|&n| n != ']') {
+                self.at += 1;
+                let hi = match self.peek() {
+                    Some('\\') => {
+                        self.at += 1;
+                        match self.escape(true)? {
+                            Node::Char(c) => c,
+                            _ => return Err(self.error("invalid range end")),
+                        }
+                    }
+                    Some(c) => {
+                        self.at += 1;
+                        c
+                    }
+                    None => return Err(self.error("unclosed character class")),
+                };
+                if hi < lo {
+                    // Point at the end of the range.
+                    return Err(RegexError {
+                        position: self.at,
+                        message: "range out of order".to_string(),
+                    });
+                }
+                ranges.push((lo, hi));
+            } else {
+                ranges.push((lo, lo));
+            }
+        }
+        Ok(Class { ranges, negated })
+    }
+
+    fn quantified(&mut self, atom: Node) -> Result<Node, RegexError> {
+        let mut node = atom;
+        loop {
+            let start = self.at;
+            let (min, max) = match self.peek() {
+                Some('*') => (0, None),
+                Some('+') => (1, None),
+                Some('?') => (0, Some(1)),
+                // `counted` consumes the braces itself.
+                Some('{') => match self.counted()? {
+                    Some(bounds) => bounds,
+                    None => return Ok(node),
+                },
+                _ => return Ok(node),
+            };
+            if self.at == start {
+                self.at += 1;
+            }
+            if matches!(node, Node::Look(_)) {
+                self.at = start;
+                return Err(self.error("quantifier after an assertion"));
+            }
+            // Lazy and possessive forms match the same set of lines.
+            if !self.eat('?') {
+                self.eat('+');
+            }
+            node = Node::Repeat { node: Box::new(node), min, max };
+        }
+    }
+
+    /// `{m}`, `{m,}`, `{m,n}`; `None` (and nothing consumed) when the brace is a literal.
+    fn counted(&mut self) -> Result<Option<(u32, Option<u32>)>, RegexError> {
+        let start = self.at;
+        let rest: String = self.chars[self.at..].iter().take_while(|&&c| c != '}').collect();
+        if self.chars.get(self.at + rest.len()) != Some(&'}') {
+            return Ok(None);
+        }
+        let inner = &rest[1..];
+        let number = |s: &str| s.parse::<u32>().ok().filter(|n| *n <= 1000);
+        let bounds = match inner.split_once(',') {
+            None => number(inner).map(|n| (n, Some(n))),
+            Some((lo, "")) => number(lo).map(|n| (n, None)),
+            Some((lo, hi)) => number(lo).zip(number(hi)).map(|(lo, hi)| (lo, Some(hi))),
+        };
+        let digits_only =
+            !inner.is_empty() && inner.chars().all(|c| c.is_ascii_digit() || c == ',');
+        match bounds {
+            Some((lo, Some(hi))) if hi < lo => Err(self.error("repetition range out of order")),
+            Some(bounds) => {
+                self.at = start + rest.chars().count() + 1;
+                Ok(Some(bounds))
+            }
+            None if digits_only => Err(self.error("repetition count above 1000 or malformed")),
+            None => Ok(None),
+        }
+    }
+}
+
+fn compile(node: &Node, program: &mut Vec<Inst>, fold: bool) -> Result<(), RegexError> {
+    if program.len() > MAX_PROGRAM {
+        return Err(RegexError { position: 1, message: "pattern too large".to_string() });
+    }
+    match node {
+        Node::Empty => {}
+        Node::Char(c) => program.push(Inst::Char(if fold { simple_lower(*c) } else { *c })),
+        Node::Any => program.push(Inst::Any),
+        Node::Class(class) => program.push(Inst::Class(class.clone())),
+        Node::Look(look) => program.push(Inst::Look(*look)),
+        Node::Concat(nodes) => {
+            for n in nodes {
+                compile(n, program, fold)?;
+            }
+        }
+        Node::Alt(branches) => {
+            let mut jumps = Vec::new();
+            for (i, branch) in branches.iter().enumerate() {
+                if i + 1 < branches.len() {
+                    let split = program.len();
+                    program.push(Inst::Split(split + 1, 0));
+                    compile(branch, program, fold)?;
+                    jumps.push(program.len());
+                    program.push(Inst::Jmp(0));
+                    let next = program.len();
+                    program[split] = Inst::Split(split + 1, next);
+                } else {
+                    compile(branch, program, fold)?;
+                }
+            }
+            let end = program.len();
+            for j in jumps {
+                program[j] = Inst::Jmp(end);
+            }
+        }
+        Node::Repeat { node, min, max } => {
+            for _ in 0..*min {
+                compile(node, program, fold)?;
+            }
+            match max {
+                None => {
+                    // x*: L: split body, out; body; jmp L
+                    let split = program.len();
+                    program.push(Inst::Split(split + 1, 0));
+                    compile(node, program, fold)?;
+                    program.push(Inst::Jmp(split));
+                    let out = program.len();
+                    program[split] = Inst::Split(split + 1, out);
+                }
+                Some(max) => {
+                    let mut splits = Vec::new();
+                    for _ in *min..*max {
+                        splits.push(program.len());
+                        program.push(Inst::Split(program.len() + 1, 0));
+                        compile(node, program, fold)?;
+                    }
+                    let out = program.len();
+                    for s in splits {
+                        program[s] = Inst::Split(s + 1, out);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(pattern: &str, text: &str) -> bool {
+        Regex::new(pattern, false).unwrap().is_match(text)
+    }
+
+    #[test]
+    fn literals_classes_and_anchors() {
+        assert!(m("fn main", "pub fn main() {"));
+        assert!(!m("fn main", "fn  main"));
+        assert!(m("^use ", "use std::io;"));
+        assert!(!m("^use ", " use std::io;"));
+        assert!(m(";$", "let x = 1;"));
+        assert!(m("[a-c]x[^0-9]", "bx!"));
+        assert!(!m("[a-c]x[^0-9]", "bx1"));
+        assert!(m(r"\d{3}-\d{4}", "call 555-1234 now"));
+        assert!(m(r"\bword\b", "a word here"));
+        assert!(!m(r"\bword\b", "swordfish"));
+        assert!(m(r"\Bord", "sword"));
+        assert!(m(r"\s+\w+\s*=", "  let x = 3"));
+        assert!(m("a.c", "abc") && !m("a.c", "a\nc"));
+        assert!(m(r"[\d.]+", "v1.2"));
+        assert!(m(r"\.", "a.b") && !m(r"\.", "ab"));
+        assert!(m("[]a]", "]") && m("[a-]", "-"));
+    }
+
+    #[test]
+    fn alternation_groups_and_repetition() {
+        assert!(m("cat|dog", "hotdog"));
+        assert!(m("(?:ab)+c", "xababcx"));
+        assert!(!m("^(ab)+$", "aba"));
+        assert!(m("^a{2,3}$", "aaa") && !m("^a{2,3}$", "aaaa") && !m("^a{2,3}$", "a"));
+        assert!(m("^a{2}$", "aa") && m("^a{2,}$", "aaaaa"));
+        assert!(m("^a{2}b$", "aab") && !m("^a{2}b$", "aaab"));
+        assert!(m("colou?r", "color") && m("colou?r", "colour"));
+        assert!(m("x{y", "x{y"), "a brace that is not a count is literal");
+        assert!(m("(?P<name>ab)c", "abc") && m("(?<n>a)", "a"));
+        assert!(m("a*?b", "aab"));
+        assert!(m("", "anything"));
+    }
+
+    #[test]
+    fn case_insensitive() {
+        let r = Regex::new("hello WORLD", true).unwrap();
+        assert!(r.is_match("Hello world"));
+        let r = Regex::new("[a-z]+ ÉTÉ", true).unwrap();
+        assert!(r.is_match("BEL été"));
+        assert!(Regex::new("(?i)todo", false).unwrap().is_match("TODO: x"));
+    }
+
+    #[test]
+    fn invalid_patterns_name_the_position() {
+        let cases = [
+            ("(ab", 1, "unclosed group"),
+            ("ab)", 3, "unmatched closing parenthesis"),
+            ("[ab", 1, "unclosed character class"),
+            ("*a", 1, "quantifier without anything to repeat"),
+            ("a{5,2}", 2, "repetition range out of order"),
+            ("a{2000}", 2, "repetition count above 1000 or malformed"),
+            (r"\q", 2, r"unsupported escape \q"),
+            ("[z-a]", 4, "range out of order"),
+            ("(?=x)", 3, "unsupported group syntax (lookaround and flags other than a leading (?i) are not supported)"),
+            ("a\\", 3, "pattern ends with a backslash"),
+        ];
+        for (pattern, position, message) in cases {
+            let err = Regex::new(pattern, false).unwrap_err();
+            assert_eq!((err.position, err.message.as_str()), (position, message), "{pattern}");
+        }
+    }
+
+    #[test]
+    fn pathological_patterns_stay_linear() {
+        let text = "a".repeat(100_000);
+        for pattern in ["(a*)*b", "(a|a)*c", "(a+)+$x", "(a|aa)*b", "^(a?){50}a{50}$x"] {
+            let r = Regex::new(pattern, false).unwrap();
+            assert!(!r.is_match(&text), "{pattern}");
+        }
+        assert!(Regex::new("(a*)*b", false).unwrap().is_match(&format!("{text}b")));
+    }
+}

@@ -1,0 +1,729 @@
+//! Sessions: every run's history on disk, so a later run can resume or fork it with the real
+//! conversation (SPEC B 8, A11).
+//!
+//! Layout: `<root>/<id>/metadata.json` (pretty JSON, replaced atomically by temp file and
+//! rename) and `<root>/<id>/events.jsonl` (one compact JSON event per line, each appended with
+//! a single write). A `lock` file holding the writer's pid keeps two runs from appending to
+//! one session at once; a lock left by a dead process is taken over. A torn last line (a run
+//! killed mid-write) is skipped with a warning. Everything stored passes the redactor (A6).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::clock::{random_base36, Utc};
+use crate::config::Env;
+use crate::error::Failure;
+use crate::models::Usage;
+use crate::provider::{Message, Role, ToolCall};
+use crate::redact::Redactor;
+
+/// How long a run waits for another run's lock on the same session.
+const LOCK_WAIT: Duration = Duration::from_secs(2);
+/// Tool output kept in a session event.
+const STORED_OUTPUT_CAP: usize = 64 * 1024;
+
+/// A session store problem; selection problems are usage errors (A1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionError {
+    Usage(String),
+    Io(String),
+}
+
+impl From<SessionError> for Failure {
+    fn from(err: SessionError) -> Failure {
+        match err {
+            SessionError::Usage(m) => Failure::Usage(m),
+            SessionError::Io(m) => Failure::Crash(m),
+        }
+    }
+}
+
+fn io(context: &str, err: std::io::Error) -> SessionError {
+    SessionError::Io(format!("{context}: {err}"))
+}
+
+/// metadata.json (B 8.2); fields in this order, absent ones omitted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Metadata {
+    pub session_id: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cwd: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub model_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub provider: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub parent_session_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub forked_from_event_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub forked_from_sequence: Option<u64>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub event_count: u64,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub last_event_type: Option<String>,
+}
+
+/// One line of events.jsonl (B 8.3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    pub id: String,
+    pub session_id: String,
+    pub sequence: u64,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub payload: Option<Value>,
+}
+
+/// What a new session is about.
+#[derive(Debug, Clone, Default)]
+pub struct NewSession {
+    pub title: String,
+    pub cwd: String,
+    pub model_id: String,
+    pub provider: String,
+}
+
+/// `^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`
+pub fn valid_id(id: &str) -> bool {
+    let mut chars = id.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && id.len() <= 128
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// The shape of a generated id: `zero_<14 digits>_<suffix>` (A11).
+pub fn looks_generated(id: &str) -> bool {
+    let Some(rest) = id.strip_prefix("zero_") else { return false };
+    let Some((stamp, suffix)) = rest.split_once('_') else { return false };
+    stamp.len() == 14
+        && stamp.bytes().all(|b| b.is_ascii_digit())
+        && !suffix.is_empty()
+        && suffix.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+/// Session title: whitespace collapsed, at most 80 characters (B 1.4).
+pub fn title_of(prompt: &str) -> String {
+    let collapsed = crate::error::one_line(prompt);
+    let title: String = collapsed.chars().take(80).collect();
+    if title.is_empty() {
+        "Zero exec session".to_string()
+    } else {
+        title
+    }
+}
+
+/// The directory of all sessions.
+pub struct Store {
+    root: PathBuf,
+}
+
+impl Store {
+    /// `$XDG_DATA_HOME/zero/sessions`, else `$HOME/.local/share/zero/sessions` (B 8.1).
+    pub fn locate(env: &Env) -> Result<Store, SessionError> {
+        let root = match (env.get("XDG_DATA_HOME"), env.get("HOME")) {
+            (Some(data), _) => Path::new(data).join("zero").join("sessions"),
+            (None, Some(home)) => Path::new(home).join(".local/share/zero/sessions"),
+            (None, None) => {
+                return Err(SessionError::Io(
+                    "cannot find the session directory: neither XDG_DATA_HOME nor HOME is set"
+                        .to_string(),
+                ))
+            }
+        };
+        Ok(Store { root })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn dir(&self, id: &str) -> PathBuf {
+        self.root.join(id)
+    }
+
+    /// Whether a session with this id exists.
+    pub fn exists(&self, id: &str) -> bool {
+        valid_id(id) && self.dir(id).join("metadata.json").is_file()
+    }
+
+    pub fn metadata(&self, id: &str) -> Result<Metadata, SessionError> {
+        if !valid_id(id) {
+            return Err(SessionError::Usage(format!("Invalid Zero session id: {id}")));
+        }
+        let path = self.dir(id).join("metadata.json");
+        let text = match fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Err(SessionError::Usage(format!("Zero session not found: {id}")))
+            }
+            Err(err) => return Err(io(&format!("cannot read {}", path.display()), err)),
+        };
+        serde_json::from_str(&text).map_err(|err| {
+            SessionError::Usage(format!("Invalid metadata in Zero session {id}: {err}"))
+        })
+    }
+
+    /// Every session, most recently updated first (ties by id).
+    pub fn list(&self) -> Result<Vec<Metadata>, SessionError> {
+        let entries = match fs::read_dir(&self.root) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => return Err(io(&format!("cannot read {}", self.root.display()), err)),
+        };
+        let mut out = Vec::new();
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if valid_id(&name) && entry.path().join("metadata.json").is_file() {
+                // A session whose metadata cannot be read is skipped, not fatal for the list.
+                if let Ok(meta) = self.metadata(&name) {
+                    out.push(meta);
+                }
+            }
+        }
+        out.sort_by(|a, b| {
+            b.updated_at.cmp(&a.updated_at).then_with(|| a.session_id.cmp(&b.session_id))
+        });
+        Ok(out)
+    }
+
+    /// Reads a session's events; a torn last line is skipped and reported in the warnings.
+    pub fn events(&self, id: &str) -> Result<(Vec<Event>, Vec<String>), SessionError> {
+        let path = self.dir(id).join("events.jsonl");
+        let file = match File::open(&path) {
+            Ok(f) => f,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Ok((Vec::new(), Vec::new()))
+            }
+            Err(err) => return Err(io(&format!("cannot read {}", path.display()), err)),
+        };
+        let mut lines: Vec<(usize, Vec<u8>)> = Vec::new();
+        let mut reader = BufReader::new(file);
+        let mut number = 0;
+        loop {
+            let mut buf = Vec::new();
+            match reader.read_until(b'\n', &mut buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(err) => return Err(io(&format!("cannot read {}", path.display()), err)),
+            }
+            number += 1;
+            lines.push((number, buf));
+        }
+        let last = lines.len();
+        let mut events = Vec::with_capacity(last);
+        let mut warnings = Vec::new();
+        for (i, (number, line)) in lines.iter().enumerate() {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match serde_json::from_slice::<Event>(line) {
+                Ok(event) => events.push(event),
+                Err(_) if i + 1 == last && !line.ends_with(b"\n") => warnings.push(format!(
+                    "Zero session {id}: skipped a truncated last event at line {number} (the run that wrote it was stopped mid-write)"
+                )),
+                Err(_) => {
+                    return Err(SessionError::Usage(format!(
+                        "Invalid JSON in Zero session {id} events.jsonl at line {number}"
+                    )))
+                }
+            }
+        }
+        Ok((events, warnings))
+    }
+
+    /// Creates a new session.
+    pub fn create(&self, new: &NewSession, redactor: &Redactor) -> Result<Session, SessionError> {
+        let id = format!("zero_{}_{}", Utc::now().compact(), random_base36(8));
+        self.create_with_id(&id, new, redactor)
+    }
+
+    fn create_with_id(
+        &self,
+        id: &str,
+        new: &NewSession,
+        redactor: &Redactor,
+    ) -> Result<Session, SessionError> {
+        fs::create_dir_all(&self.root)
+            .map_err(|e| io(&format!("cannot create {}", self.root.display()), e))?;
+        let dir = self.dir(id);
+        match fs::create_dir(&dir) {
+            Ok(()) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(SessionError::Usage(format!("Zero session already exists: {id}")))
+            }
+            Err(err) => return Err(io(&format!("cannot create {}", dir.display()), err)),
+        }
+        let now = Utc::now().iso();
+        let text = |s: &str| Some(redactor.redact_str(s)).filter(|s| !s.is_empty());
+        let meta = Metadata {
+            session_id: id.to_string(),
+            title: text(&new.title),
+            cwd: text(&new.cwd),
+            model_id: text(&new.model_id),
+            provider: text(&new.provider),
+            parent_session_id: None,
+            forked_from_event_id: None,
+            forked_from_sequence: None,
+            created_at: now.clone(),
+            updated_at: now,
+            event_count: 0,
+            last_event_type: None,
+        };
+        let lock = Lock::acquire(&dir, id)?;
+        write_metadata(&dir, &meta)?;
+        let events = open_events(&dir)?;
+        Ok(Session {
+            dir,
+            meta,
+            events,
+            redactor: redactor.clone(),
+            _lock: lock,
+            failed: None,
+            reported: false,
+        })
+    }
+
+    /// Opens an existing session to append to it (resume).
+    pub fn open(&self, id: &str, redactor: &Redactor) -> Result<Session, SessionError> {
+        let meta = self.metadata(id)?;
+        let dir = self.dir(id);
+        let lock = Lock::acquire(&dir, id)?;
+        // Counted again from the file: metadata may lag behind a run that was killed.
+        let (events, _) = self.events(id)?;
+        let mut meta = meta;
+        if let Some(last) = events.last() {
+            meta.event_count = meta.event_count.max(last.sequence);
+        }
+        let events = open_events(&dir)?;
+        Ok(Session {
+            dir,
+            meta,
+            events,
+            redactor: redactor.clone(),
+            _lock: lock,
+            failed: None,
+            reported: false,
+        })
+    }
+
+    /// Creates a fork of `parent`: its events copied, then a `session_fork` event (B 8.4).
+    pub fn fork(
+        &self,
+        parent: &str,
+        new: &NewSession,
+        redactor: &Redactor,
+    ) -> Result<(Session, Vec<Event>), SessionError> {
+        let parent_meta = self.metadata(parent)?;
+        let (parent_events, _) = self.events(parent)?;
+        let mut session = self.create(new, redactor)?;
+        let last = parent_events.last();
+        session.meta.parent_session_id = Some(parent.to_string());
+        session.meta.forked_from_event_id = last.map(|e| e.id.clone());
+        session.meta.forked_from_sequence = last.map(|e| e.sequence);
+        for event in &parent_events {
+            session.append(&event.kind, event.payload.clone())?;
+        }
+        session.append(
+            "session_fork",
+            Some(json!({
+                "parentSessionId": parent,
+                "parentEventCount": parent_meta.event_count,
+                "copiedEventCount": parent_events.len(),
+                "forkedFromEventId": last.map(|e| e.id.clone()),
+                "forkedFromSequence": last.map(|e| e.sequence),
+            })),
+        )?;
+        Ok((session, parent_events))
+    }
+}
+
+fn open_events(dir: &Path) -> Result<File, SessionError> {
+    let path = dir.join("events.jsonl");
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| io(&format!("cannot open {}", path.display()), e))
+}
+
+/// Replaces metadata.json atomically: a temp file in the same directory, then rename.
+fn write_metadata(dir: &Path, meta: &Metadata) -> Result<(), SessionError> {
+    let mut text =
+        serde_json::to_string_pretty(meta).map_err(|e| SessionError::Io(e.to_string()))?;
+    text.push('\n');
+    let tmp = dir.join(format!(".metadata.json.{}.tmp", std::process::id()));
+    let target = dir.join("metadata.json");
+    fs::write(&tmp, text)
+        .and_then(|()| fs::rename(&tmp, &target))
+        .map_err(|e| io(&format!("cannot write {}", target.display()), e))
+}
+
+/// The lock file of a session being written.
+struct Lock {
+    path: PathBuf,
+}
+
+impl Lock {
+    fn acquire(dir: &Path, id: &str) -> Result<Lock, SessionError> {
+        let path = dir.join("lock");
+        let deadline = Instant::now() + LOCK_WAIT;
+        loop {
+            match OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut file) => {
+                    let _ = writeln!(file, "{}", std::process::id());
+                    return Ok(Lock { path });
+                }
+                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let holder =
+                        fs::read_to_string(&path).ok().and_then(|s| s.trim().parse::<u32>().ok());
+                    let alive =
+                        holder.is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+                    if !alive {
+                        // Left by a run that was killed (or unreadable): take it over.
+                        let _ = fs::remove_file(&path);
+                        continue;
+                    }
+                    if Instant::now() >= deadline {
+                        return Err(SessionError::Usage(format!(
+                            "Zero session {id} is in use by another zero run (pid {}); try again when it ends",
+                            holder.unwrap_or(0)
+                        )));
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(err) => return Err(io(&format!("cannot lock {}", path.display()), err)),
+            }
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+/// A session open for appending.
+pub struct Session {
+    dir: PathBuf,
+    meta: Metadata,
+    events: File,
+    redactor: Redactor,
+    _lock: Lock,
+    /// The first write failure; later appends are skipped.
+    failed: Option<String>,
+    reported: bool,
+}
+
+impl Session {
+    pub fn id(&self) -> &str {
+        &self.meta.session_id
+    }
+
+    /// Appends one event (redacted) with a single write, then replaces the metadata.
+    pub fn append(&mut self, kind: &str, payload: Option<Value>) -> Result<(), SessionError> {
+        let sequence = self.meta.event_count + 1;
+        let now = Utc::now().iso();
+        let event = Event {
+            id: format!("{}:{sequence}", self.meta.session_id),
+            session_id: self.meta.session_id.clone(),
+            sequence,
+            kind: kind.to_string(),
+            created_at: now.clone(),
+            payload: payload.map(|p| self.redactor.redact_value(&p)),
+        };
+        let mut line = serde_json::to_vec(&event).map_err(|e| SessionError::Io(e.to_string()))?;
+        line.push(b'\n');
+        self.events.write_all(&line).map_err(|e| io("cannot append to the session", e))?;
+        self.meta.event_count = sequence;
+        self.meta.updated_at = now;
+        self.meta.last_event_type = Some(kind.to_string());
+        write_metadata(&self.dir, &self.meta)
+    }
+
+    /// Appends, keeping the first failure for one warning instead of failing the run.
+    pub fn record(&mut self, kind: &str, payload: Value) {
+        if self.failed.is_some() {
+            return;
+        }
+        if let Err(SessionError::Io(m) | SessionError::Usage(m)) = self.append(kind, Some(payload))
+        {
+            self.failed = Some(m);
+        }
+    }
+
+    /// The first write failure, if any, reported once.
+    pub fn take_failure(&mut self) -> Option<String> {
+        if self.reported {
+            return None;
+        }
+        self.reported = self.failed.is_some();
+        self.failed.clone()
+    }
+
+    /// Flushes to disk at the end of a run (A11).
+    pub fn sync(&mut self) {
+        let _ = self.events.sync_all();
+        if let Ok(dir) = File::open(&self.dir) {
+            let _ = dir.sync_all();
+        }
+    }
+}
+
+/// Payload of a `tool_call` event.
+pub fn tool_call_payload(call: &ToolCall, side_effect: &str) -> Value {
+    let args = if call.arguments.trim().is_empty() {
+        json!({})
+    } else {
+        serde_json::from_str(&call.arguments)
+            .unwrap_or_else(|_| Value::String(call.arguments.clone()))
+    };
+    json!({"id": call.id, "name": call.name, "args": args, "sideEffect": side_effect})
+}
+
+/// Payload of an assistant `message` event, with the calls it made.
+pub fn assistant_payload(text: &str, calls: &[ToolCall]) -> Value {
+    let mut payload = json!({"role": "assistant", "content": text, "source": "exec"});
+    if !calls.is_empty() {
+        payload["toolCalls"] = calls
+            .iter()
+            .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
+            .collect();
+    }
+    payload
+}
+
+/// Payload of a `tool_result` event.
+pub fn tool_result_payload(id: &str, ok: bool, output: &str) -> Value {
+    let (kept, truncated) = crate::output::cap_utf8(output, STORED_OUTPUT_CAP);
+    json!({"id": id, "status": if ok { "ok" } else { "error" }, "output": kept, "truncated": truncated})
+}
+
+/// Payload of a `provider_usage` event.
+pub fn usage_payload(usage: &Usage, cost: Option<f64>) -> Value {
+    let mut payload = json!({
+        "promptTokens": usage.prompt_tokens,
+        "completionTokens": usage.completion_tokens,
+        "totalTokens": usage.total(),
+    });
+    if let Some(cost) = cost {
+        payload["costUsd"] = json!((cost * 1e8).round() / 1e8);
+    }
+    payload
+}
+
+/// Rebuilds the conversation of a session as structured messages (A11): user prompts,
+/// assistant turns with their tool calls, and tool results. Calls that never got a result
+/// (the run was stopped) get one saying so, since providers require every call answered.
+pub fn conversation(events: &[Event]) -> Vec<Message> {
+    let mut messages: Vec<Message> = Vec::new();
+    let mut open: Vec<ToolCall> = Vec::new();
+    let close_open = |messages: &mut Vec<Message>, open: &mut Vec<ToolCall>| {
+        for call in open.drain(..) {
+            messages
+                .push(Message::tool_result(&call, "The run ended before this tool call finished."));
+        }
+    };
+    for event in events {
+        let Some(payload) = &event.payload else { continue };
+        let text = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        match event.kind.as_str() {
+            "message" => {
+                close_open(&mut messages, &mut open);
+                match text("role").as_str() {
+                    "user" => messages.push(Message::user(text("content"))),
+                    "assistant" => {
+                        let calls: Vec<ToolCall> = payload
+                            .get("toolCalls")
+                            .and_then(Value::as_array)
+                            .map(|list| {
+                                list.iter()
+                                    .filter_map(|c| {
+                                        Some(ToolCall {
+                                            id: c.get("id")?.as_str()?.to_string(),
+                                            name: c.get("name")?.as_str()?.to_string(),
+                                            arguments: c.get("arguments")?.as_str()?.to_string(),
+                                        })
+                                    })
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        open = calls.clone();
+                        messages.push(Message::assistant(text("content"), calls));
+                    }
+                    _ => {}
+                }
+            }
+            "tool_result" => {
+                let id = text("id");
+                if let Some(at) = open.iter().position(|c| c.id == id) {
+                    let call = open.remove(at);
+                    messages.push(Message::tool_result(&call, text("output")));
+                }
+            }
+            _ => {}
+        }
+    }
+    close_open(&mut messages, &mut open);
+    // A conversation cannot end on an assistant turn that answered nothing: drop empty ones.
+    messages.retain(|m| {
+        !(m.role == Role::Assistant && m.content.is_empty() && m.tool_calls.is_empty())
+    });
+    messages
+}
+
+/// Trims a conversation oldest-first to about `budget` tokens (4 characters a token), in whole
+/// exchanges: a user message with the turns and tool results that followed it, so a call is
+/// never separated from its result.
+pub fn trim_to_budget(messages: Vec<Message>, budget: u64) -> Vec<Message> {
+    let size = |m: &Message| -> u64 {
+        let calls: usize = m.tool_calls.iter().map(|c| c.arguments.len() + c.name.len()).sum();
+        ((m.content.len() + calls) / 4 + 8) as u64
+    };
+    let mut groups: Vec<Vec<Message>> = Vec::new();
+    for message in messages {
+        match groups.last_mut() {
+            Some(group) if message.role != Role::User => group.push(message),
+            _ => groups.push(vec![message]),
+        }
+    }
+    let mut total: u64 = groups.iter().flatten().map(size).sum();
+    let mut start = 0;
+    while total > budget && start + 1 < groups.len() {
+        total -= groups[start].iter().map(size).sum::<u64>();
+        start += 1;
+    }
+    groups.drain(..start);
+    let mut kept: Vec<Message> = groups.into_iter().flatten().collect();
+    if total > budget {
+        // One exchange alone is too big: shorten its tool results.
+        for m in kept.iter_mut().filter(|m| m.role == Role::Tool && m.content.len() > 8192) {
+            let (head, _) = crate::output::cap_utf8(&m.content, 8192);
+            m.content = format!("{head}\n[... shortened to fit the context window]");
+        }
+    }
+    // A trimmed history must start with a user message.
+    while kept.first().is_some_and(|m| m.role != Role::User) {
+        kept.remove(0);
+    }
+    kept
+}
+
+/// `zero sessions list|show`.
+pub fn command(args: &crate::cli::SessionsArgs, env: &Env) -> u8 {
+    use crate::cli::SessionsArgs;
+    let redactor = Redactor::new(
+        env.iter().filter(|(k, _)| crate::redact::is_sensitive_key(k)).map(|(_, v)| v.to_string()),
+    );
+    let mut out = std::io::stdout().lock();
+    let fail = |message: String, code: u8| {
+        let _ = writeln!(std::io::stderr(), "[zero] {}", redactor.redact_str(&message));
+        code
+    };
+    let store = match Store::locate(env) {
+        Ok(store) => store,
+        Err(SessionError::Io(m) | SessionError::Usage(m)) => return fail(m, 1),
+    };
+    let written = match args {
+        SessionsArgs::List { json } => {
+            let list = match store.list() {
+                Ok(list) => list,
+                Err(SessionError::Io(m)) => return fail(m, 1),
+                Err(SessionError::Usage(m)) => return fail(m, 2),
+            };
+            if *json {
+                let value = redactor.redact_value(&json!({"sessions": list}));
+                writeln!(out, "{value}")
+            } else if list.is_empty() {
+                writeln!(out, "No sessions yet ({}).", store.root().display())
+            } else {
+                list.iter().try_for_each(|m| {
+                    let title = redactor.redact_str(m.title.as_deref().unwrap_or(""));
+                    writeln!(
+                        out,
+                        "{}  {}  {:>4} events  {}",
+                        m.session_id, m.updated_at, m.event_count, title
+                    )
+                })
+            }
+        }
+        SessionsArgs::Show { id, json } => {
+            let meta = match store.metadata(id) {
+                Ok(meta) => meta,
+                Err(SessionError::Io(m)) => return fail(m, 1),
+                Err(SessionError::Usage(m)) => return fail(m, 2),
+            };
+            let (events, warnings) = match store.events(id) {
+                Ok(found) => found,
+                Err(SessionError::Io(m)) => return fail(m, 1),
+                Err(SessionError::Usage(m)) => return fail(m, 2),
+            };
+            for warning in &warnings {
+                let _ = writeln!(std::io::stderr(), "[zero] WARNING: {warning}");
+            }
+            if *json {
+                let value = redactor.redact_value(&json!({"metadata": meta, "events": events}));
+                writeln!(out, "{value}")
+            } else {
+                let mut text = format!(
+                    "Session {}\nTitle: {}\nModel: {} ({})\nCreated: {}\nUpdated: {}\nEvents: {}\n",
+                    meta.session_id,
+                    meta.title.as_deref().unwrap_or("-"),
+                    meta.model_id.as_deref().unwrap_or("-"),
+                    meta.provider.as_deref().unwrap_or("-"),
+                    meta.created_at,
+                    meta.updated_at,
+                    meta.event_count
+                );
+                for event in &events {
+                    let summary = event.payload.as_ref().map(summarize).unwrap_or_default();
+                    text.push_str(&format!("#{} {}: {}\n", event.sequence, event.kind, summary));
+                }
+                out.write_all(redactor.redact_str(&text).as_bytes())
+            }
+        }
+    };
+    match written.and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(_) => 1,
+    }
+}
+
+/// The string, number and boolean leaves of a payload, one line, at most 200 characters.
+fn summarize(payload: &Value) -> String {
+    fn leaves(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::String(s) => out.push(s.clone()),
+            Value::Number(n) => out.push(n.to_string()),
+            Value::Bool(b) => out.push(b.to_string()),
+            Value::Array(items) => items.iter().for_each(|v| leaves(v, out)),
+            Value::Object(map) => map.values().for_each(|v| leaves(v, out)),
+            Value::Null => {}
+        }
+    }
+    let mut parts = Vec::new();
+    leaves(payload, &mut parts);
+    let line = crate::error::one_line(&parts.join(" "));
+    let cut: String = line.chars().take(200).collect();
+    if cut.len() < line.len() {
+        format!("{cut}...")
+    } else {
+        cut
+    }
+}
+
+#[cfg(test)]
+mod tests;

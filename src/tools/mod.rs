@@ -1,0 +1,417 @@
+//! The nine tools, what the model is told about them, and the envelope every call goes
+//! through: argument parsing, filters, permission, validation, execution (SPEC B 5, B 6, A9).
+//!
+//! Filters and permissions are enforced when a call runs, not only when tools are advertised:
+//! a model that calls a tool it was not offered gets an error result, and nothing runs.
+
+mod files;
+mod patch;
+mod plan;
+mod search;
+mod shell;
+pub mod workspace;
+
+use serde_json::{json, Map, Value};
+
+use crate::error::Failure;
+use crate::provider::{ToolCall, ToolSpec};
+pub use workspace::Workspace;
+
+/// What a tool can affect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SideEffect {
+    Read,
+    Write,
+    Shell,
+}
+
+impl SideEffect {
+    pub fn name(self) -> &'static str {
+        match self {
+            SideEffect::Read => "read",
+            SideEffect::Write => "write",
+            SideEffect::Shell => "shell",
+        }
+    }
+}
+
+/// Whether a tool may run without the caller's say-so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permission {
+    Allow,
+    Prompt,
+}
+
+impl Permission {
+    pub fn name(self) -> &'static str {
+        match self {
+            Permission::Allow => "allow",
+            Permission::Prompt => "prompt",
+        }
+    }
+}
+
+/// The run's permission mode (B 6): `auto` runs only `allow` tools, `unsafe` runs all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Auto,
+    Unsafe,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::Unsafe => "unsafe",
+        }
+    }
+}
+
+/// `--auto` levels.
+pub fn parse_autonomy(value: Option<&str>) -> Result<&'static str, Failure> {
+    match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+        None | Some("") | Some("low") => Ok("low"),
+        Some("medium") => Ok("medium"),
+        Some("high") => Ok("high"),
+        Some(_) => Err(Failure::Usage(format!(
+            "Invalid autonomy level \"{}\". Expected low, medium, or high.",
+            value.unwrap_or_default().trim()
+        ))),
+    }
+}
+
+/// One tool's metadata.
+pub struct ToolDef {
+    pub name: &'static str,
+    pub side_effect: SideEffect,
+    pub permission: Permission,
+    pub reason: &'static str,
+    pub description: &'static str,
+    schema: fn() -> Value,
+}
+
+/// The registry, in registration order (B 5.1).
+pub static TOOLS: &[ToolDef] = &[
+    ToolDef {
+        name: "read_file",
+        side_effect: SideEffect::Read,
+        permission: Permission::Allow,
+        reason: "Reads file contents without modifying files.",
+        description: "Read a text file from the workspace. Lines are numbered. Use start_line, end_line and max_lines to read part of a large file (at most 2000 lines and 256 KiB are returned unless you ask for a range).",
+        schema: files::read_schema,
+    },
+    ToolDef {
+        name: "write_file",
+        side_effect: SideEffect::Write,
+        permission: Permission::Prompt,
+        reason: "Creates or overwrites files.",
+        description: "Create a file in the workspace with the given content (parent directories are created). Refuses to replace an existing file unless overwrite is true.",
+        schema: files::write_schema,
+    },
+    ToolDef {
+        name: "edit_file",
+        side_effect: SideEffect::Write,
+        permission: Permission::Prompt,
+        reason: "Edits files in place.",
+        description: "Replace an exact string in a file. old_string must match the file byte for byte and be unique, unless replace_all is true. Read the file first.",
+        schema: files::edit_schema,
+    },
+    ToolDef {
+        name: "bash",
+        side_effect: SideEffect::Shell,
+        permission: Permission::Prompt,
+        reason: "Shell commands can read, write, or execute programs.",
+        description: "Run a shell command with /bin/sh in the workspace (stdin is empty). Returns stdout, stderr and the exit code. The command is killed, with everything it started, after timeout_ms (default 120000).",
+        schema: shell::schema,
+    },
+    ToolDef {
+        name: "update_plan",
+        side_effect: SideEffect::Read,
+        permission: Permission::Allow,
+        reason: "Updates in-memory planning state only.",
+        description: "Replace the task plan: a list of steps with id, content and status (pending, in_progress, completed, failed). Keep it current for multi-step work.",
+        schema: plan::schema,
+    },
+    ToolDef {
+        name: "list_directory",
+        side_effect: SideEffect::Read,
+        permission: Permission::Allow,
+        reason: "Lists directory entries without modifying files.",
+        description: "List a directory of the workspace, sorted, optionally recursively (max_depth 1 to 5). Build and dependency directories such as .git and node_modules are skipped.",
+        schema: search::list_schema,
+    },
+    ToolDef {
+        name: "grep",
+        side_effect: SideEffect::Read,
+        permission: Permission::Allow,
+        reason: "Searches file paths and matching lines without modifying files.",
+        description: "Search file contents in the workspace with a regular expression (literals, ., [classes], \\d \\w \\s \\b, ^ $, |, groups, * + ? {m,n}). Skips .git, hidden and binary files. output_mode: content (file:line: text), files_with_matches, or count.",
+        schema: search::grep_schema,
+    },
+    ToolDef {
+        name: "glob",
+        side_effect: SideEffect::Read,
+        permission: Permission::Allow,
+        reason: "Finds matching paths without reading contents or modifying files.",
+        description: "Find files in the workspace by glob pattern: * ? [abc] {a,b} and ** for any number of directories. Results are sorted paths relative to cwd.",
+        schema: search::glob_schema,
+    },
+    ToolDef {
+        name: "apply_patch",
+        side_effect: SideEffect::Write,
+        permission: Permission::Prompt,
+        reason: "Applies patch hunks that can create, edit, or delete files.",
+        description: "Apply a unified diff (--- a/path, +++ b/path, @@ hunks; /dev/null to create or delete) to the workspace. Several files per patch. Nothing is written unless every hunk applies.",
+        schema: patch::schema,
+    },
+];
+
+/// Looks a tool up by name.
+pub fn find(name: &str) -> Option<&'static ToolDef> {
+    TOOLS.iter().find(|t| t.name == name)
+}
+
+/// The stream-json `sideEffect` of a call, from the tool's own metadata.
+pub fn side_effect_of(name: &str) -> &'static str {
+    find(name).map_or("unknown", |t| t.side_effect.name())
+}
+
+/// Parses `--enabled-tools` / `--disabled-tools` values (B 2.9).
+pub fn parse_filter(raw: &[String], which: &str) -> Result<Vec<String>, Failure> {
+    let mut out: Vec<String> = Vec::new();
+    for value in raw {
+        for name in value.split(|c: char| c == ',' || c.is_whitespace()).filter(|n| !n.is_empty()) {
+            if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                return Err(Failure::Usage(format!("Invalid {which} tool \"{name}\".")));
+            }
+            if find(name).is_none() {
+                return Err(Failure::Usage(format!("Unknown tool: {name}")));
+            }
+            if !out.iter().any(|n| n == name) {
+                out.push(name.to_string());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Checks that no tool is both enabled and disabled.
+pub fn check_overlap(enabled: &[String], disabled: &[String]) -> Result<(), Failure> {
+    let both: Vec<&str> =
+        enabled.iter().filter(|n| disabled.contains(n)).map(String::as_str).collect();
+    if both.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Usage(format!(
+            "Tool cannot be both enabled and disabled: {}",
+            both.join(", ")
+        )))
+    }
+}
+
+/// How one call ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub ok: bool,
+    pub output: String,
+}
+
+impl Outcome {
+    pub fn ok(output: impl Into<String>) -> Outcome {
+        Outcome { ok: true, output: output.into() }
+    }
+
+    pub fn error(output: impl Into<String>) -> Outcome {
+        Outcome { ok: false, output: output.into() }
+    }
+}
+
+/// A plan step (update_plan).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanItem {
+    pub id: String,
+    pub content: String,
+    pub status: String,
+    pub notes: Option<String>,
+}
+
+/// The tools of one run: what is visible and allowed, and their state.
+pub struct Toolbox {
+    workspace: Workspace,
+    mode: Mode,
+    enabled: Vec<String>,
+    disabled: Vec<String>,
+    plan: Vec<PlanItem>,
+}
+
+impl Toolbox {
+    pub fn new(
+        workspace: Workspace,
+        mode: Mode,
+        enabled: Vec<String>,
+        disabled: Vec<String>,
+    ) -> Toolbox {
+        Toolbox { workspace, mode, enabled, disabled, plan: Vec::new() }
+    }
+
+    /// Passes the filters (enabled list, then disabled list).
+    fn filtered_in(&self, name: &str) -> bool {
+        (self.enabled.is_empty() || self.enabled.iter().any(|n| n == name))
+            && !self.disabled.iter().any(|n| n == name)
+    }
+
+    fn permitted(&self, tool: &ToolDef) -> bool {
+        self.mode == Mode::Unsafe || tool.permission == Permission::Allow
+    }
+
+    /// Tools the model sees: filters, then permission mode (B 1.7).
+    pub fn visible(&self) -> Vec<&'static ToolDef> {
+        TOOLS.iter().filter(|t| self.filtered_in(t.name) && self.permitted(t)).collect()
+    }
+
+    /// The visible tools as sent to the provider.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.visible()
+            .into_iter()
+            .map(|t| ToolSpec {
+                name: t.name,
+                description: t.description,
+                parameters: (t.schema)(),
+            })
+            .collect()
+    }
+
+    /// Runs one call through the envelope (B 5.4, A9).
+    pub fn run(&mut self, call: &ToolCall) -> Outcome {
+        let name = call.name.as_str();
+        let raw = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
+        let args: Value = match serde_json::from_str(raw) {
+            Ok(value) => value,
+            Err(err) => {
+                return Outcome::error(format!(
+                    "Error: Failed to parse arguments for {name}: {err}"
+                ))
+            }
+        };
+        let Some(tool) = find(name) else {
+            return Outcome::error(format!("Error: Unknown tool \"{name}\"."));
+        };
+        if !self.filtered_in(name) {
+            return Outcome::error(format!(
+                "Error: {name} is not enabled for this run (--enabled-tools/--disabled-tools). The tool was not executed."
+            ));
+        }
+        if !self.permitted(tool) {
+            return Outcome::error(format!(
+                "Error: Permission required for {name}: {} The tool is marked \"{}\" and was not executed. The caller can allow it with --auto high or --skip-permissions-unsafe.",
+                tool.reason,
+                tool.permission.name()
+            ));
+        }
+        let Value::Object(map) = args else {
+            return Outcome::error(format!(
+                "Error: Invalid arguments for {name}: expected a JSON object"
+            ));
+        };
+        let args = Args { map: &map };
+        let result = match name {
+            "read_file" => files::read_file(&self.workspace, &args),
+            "write_file" => files::write_file(&self.workspace, &args),
+            "edit_file" => files::edit_file(&self.workspace, &args),
+            "bash" => shell::bash(&self.workspace, &args),
+            "update_plan" => plan::update_plan(&mut self.plan, &args),
+            "list_directory" => search::list_directory(&self.workspace, &args),
+            "grep" => search::grep(&self.workspace, &args),
+            "glob" => search::glob(&self.workspace, &args),
+            "apply_patch" => patch::apply_patch(&self.workspace, &args),
+            _ => return Outcome::error(format!("Error: Unknown tool \"{name}\".")),
+        };
+        match result {
+            Ok(outcome) => outcome,
+            Err(ArgError(detail)) => {
+                Outcome::error(format!("Error: Invalid arguments for {name}: {detail}"))
+            }
+        }
+    }
+}
+
+/// Arguments that do not fit the tool's schema.
+#[derive(Debug)]
+pub(crate) struct ArgError(String);
+
+/// Typed access to a call's arguments, with schema errors naming the field. Unknown fields are
+/// ignored, as in the reference.
+pub(crate) struct Args<'a> {
+    map: &'a Map<String, Value>,
+}
+
+impl Args<'_> {
+    fn get(&self, key: &str) -> Option<&Value> {
+        self.map.get(key).filter(|v| !v.is_null())
+    }
+
+    pub fn string(&self, key: &str) -> Result<Option<&str>, ArgError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(ArgError(format!("{key}: expected a string"))),
+        }
+    }
+
+    pub fn required(&self, key: &str, non_empty: bool) -> Result<&str, ArgError> {
+        match self.string(key)? {
+            None => Err(ArgError(format!("{key}: required"))),
+            Some("") if non_empty => Err(ArgError(format!("{key}: must not be empty"))),
+            Some(s) => Ok(s),
+        }
+    }
+
+    pub fn flag(&self, key: &str, default: bool) -> Result<bool, ArgError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(ArgError(format!("{key}: expected true or false"))),
+        }
+    }
+
+    pub fn integer(&self, key: &str, min: u64, max: u64) -> Result<Option<u64>, ArgError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(value) => match value.as_u64().or_else(|| {
+                value.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64)
+            }) {
+                Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
+                _ => Err(ArgError(format!("{key}: expected an integer from {min} to {max}"))),
+            },
+        }
+    }
+
+    pub fn value(&self, key: &str) -> Option<&Value> {
+        self.get(key)
+    }
+}
+
+/// An object schema: `additionalProperties: false`, only truly required fields required (A9).
+fn object_schema(properties: Value, required: &[&str]) -> Value {
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+/// Whether the start of a file looks binary: a NUL byte, or bytes that are not UTF-8.
+fn looks_binary(sample: &[u8]) -> bool {
+    if sample.contains(&0) {
+        return true;
+    }
+    match std::str::from_utf8(sample) {
+        Ok(_) => false,
+        // A character cut by the end of the sample is fine.
+        Err(err) => err.error_len().is_some(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,478 @@
+//! apply_patch: a native unified-diff applier (A9; no `git`).
+//!
+//! A patch may touch several files; each file is created (`--- /dev/null`), deleted
+//! (`+++ /dev/null`) or modified. Hunks are matched against the file at their stated line,
+//! else at the nearest place where their context and removed lines match exactly (then
+//! ignoring trailing whitespace). Every file is computed in memory first: nothing is written
+//! unless every hunk of every file applies.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::{object_schema, ArgError, Args, Outcome, Workspace};
+
+pub fn schema() -> Value {
+    object_schema(
+        json!({
+            "patch": {"type": "string", "minLength": 1, "description": "A unified diff."},
+            "cwd": {"type": "string", "description": "Directory the patch paths are relative to (inside the workspace)."},
+        }),
+        &["patch"],
+    )
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Line {
+    Context(String),
+    Remove(String),
+    Add(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Hunk {
+    header: String,
+    old_start: usize,
+    lines: Vec<Line>,
+    /// `\ No newline at end of file` after the old / new side's last line.
+    old_no_newline: bool,
+    new_no_newline: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FilePatch {
+    /// `None` is `/dev/null`.
+    old: Option<String>,
+    new: Option<String>,
+    hunks: Vec<Hunk>,
+}
+
+/// Parses a unified diff (plain or git-style) into per-file patches.
+fn parse(patch: &str) -> Result<Vec<FilePatch>, String> {
+    let lines: Vec<&str> = patch.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+    let mut files: Vec<FilePatch> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if let Some(old) = line.strip_prefix("--- ") {
+            let Some(new) = lines.get(i + 1).and_then(|l| l.strip_prefix("+++ ")) else {
+                return Err(format!(
+                    "line {}: \"--- \" header without a \"+++ \" line after it",
+                    i + 1
+                ));
+            };
+            files.push(FilePatch {
+                old: header_path(old),
+                new: header_path(new),
+                hunks: Vec::new(),
+            });
+            i += 2;
+            continue;
+        }
+        if line.starts_with("@@") {
+            let Some(file) = files.last_mut() else {
+                return Err(format!("line {}: hunk before any ---/+++ file header", i + 1));
+            };
+            let (hunk, next) = parse_hunk(&lines, i)?;
+            file.hunks.push(hunk);
+            i = next;
+            continue;
+        }
+        // Anything else (diff --git, index, mode lines, prose) is skipped.
+        i += 1;
+    }
+    if files.is_empty() {
+        return Err(
+            "no file changes found: expected a unified diff with ---/+++ headers and @@ hunks"
+                .to_string(),
+        );
+    }
+    for file in &files {
+        if file.old.is_none() && file.new.is_none() {
+            return Err("a file header names /dev/null on both sides".to_string());
+        }
+        if file.hunks.is_empty() && file.new.is_some() {
+            return Err(format!("{} has no @@ hunks", file.new.as_deref().unwrap_or_default()));
+        }
+    }
+    Ok(files)
+}
+
+/// `a/src/x.rs\t2024-01-01 ...` to `src/x.rs`; `/dev/null` to `None`.
+fn header_path(raw: &str) -> Option<String> {
+    let path = raw.split('\t').next().unwrap_or(raw).trim();
+    let path = path.trim_matches('"');
+    if path == "/dev/null" {
+        return None;
+    }
+    let path = path.strip_prefix("a/").or_else(|| path.strip_prefix("b/")).unwrap_or(path);
+    Some(path.to_string())
+}
+
+fn parse_hunk(lines: &[&str], at: usize) -> Result<(Hunk, usize), String> {
+    let header = lines[at];
+    let bad = || format!("line {}: malformed hunk header {header:?}", at + 1);
+    let inner = header.strip_prefix("@@ ").and_then(|h| h.split(" @@").next()).ok_or_else(bad)?;
+    let mut ranges = inner.split_whitespace();
+    let range = |s: Option<&str>, sign: char| -> Option<(usize, usize)> {
+        let s = s?.strip_prefix(sign)?;
+        let (start, len) = s.split_once(',').unwrap_or((s, "1"));
+        Some((start.parse().ok()?, len.parse().ok()?))
+    };
+    let (old_start, mut old_left) = range(ranges.next(), '-').ok_or_else(bad)?;
+    let (_, mut new_left) = range(ranges.next(), '+').ok_or_else(bad)?;
+    let mut hunk = Hunk {
+        header: header.to_string(),
+        old_start,
+        lines: Vec::new(),
+        old_no_newline: false,
+        new_no_newline: false,
+    };
+    let mut i = at + 1;
+    while i < lines.len() && (old_left > 0 || new_left > 0) {
+        let line = lines[i];
+        match line.chars().next() {
+            Some(' ') => {
+                hunk.lines.push(Line::Context(line[1..].to_string()));
+                old_left = old_left.saturating_sub(1);
+                new_left = new_left.saturating_sub(1);
+            }
+            // Models often drop the space of an empty context line.
+            None if old_left > 0 && new_left > 0 && i + 1 < lines.len() => {
+                hunk.lines.push(Line::Context(String::new()));
+                old_left -= 1;
+                new_left -= 1;
+            }
+            Some('-') if old_left > 0 => {
+                hunk.lines.push(Line::Remove(line[1..].to_string()));
+                old_left -= 1;
+            }
+            Some('+') if new_left > 0 => {
+                hunk.lines.push(Line::Add(line[1..].to_string()));
+                new_left -= 1;
+            }
+            Some('\\') => {}
+            _ => {
+                return Err(format!(
+                    "line {}: hunk {header:?} ends early: {old_left} old and {new_left} new lines were still expected",
+                    i + 1
+                ))
+            }
+        }
+        i += 1;
+    }
+    if old_left > 0 || new_left > 0 {
+        return Err(format!("hunk {header:?} is cut off before its last line"));
+    }
+    // A "no newline" marker refers to the line just before it.
+    while let Some(line) = lines.get(i).filter(|l| l.starts_with('\\')) {
+        let _ = line;
+        match hunk.lines.last() {
+            Some(Line::Add(_)) => hunk.new_no_newline = true,
+            Some(Line::Remove(_)) => hunk.old_no_newline = true,
+            _ => {
+                hunk.old_no_newline = true;
+                hunk.new_no_newline = true;
+            }
+        }
+        i += 1;
+    }
+    Ok((hunk, i))
+}
+
+/// A file's text as lines, remembering whether it ended with a newline.
+struct Text {
+    lines: Vec<String>,
+    final_newline: bool,
+}
+
+impl Text {
+    fn parse(content: &str) -> Text {
+        if content.is_empty() {
+            return Text { lines: Vec::new(), final_newline: false };
+        }
+        let final_newline = content.ends_with('\n');
+        let body = content.strip_suffix('\n').unwrap_or(content);
+        Text { lines: body.split('\n').map(str::to_string).collect(), final_newline }
+    }
+
+    fn render(&self) -> String {
+        let mut out = self.lines.join("\n");
+        if self.final_newline && !self.lines.is_empty() {
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Applies one file's hunks to its text.
+fn apply_hunks(text: &mut Text, hunks: &[Hunk], shown: &str) -> Result<(), String> {
+    let mut offset: isize = 0;
+    for (n, hunk) in hunks.iter().enumerate() {
+        let old: Vec<&str> = hunk
+            .lines
+            .iter()
+            .filter_map(|l| match l {
+                Line::Context(s) | Line::Remove(s) => Some(s.as_str()),
+                Line::Add(_) => None,
+            })
+            .collect();
+        let new: Vec<String> = hunk
+            .lines
+            .iter()
+            .filter_map(|l| match l {
+                Line::Context(s) | Line::Add(s) => Some(s.clone()),
+                Line::Remove(_) => None,
+            })
+            .collect();
+        let wanted = (hunk.old_start.max(1) - 1) as isize + offset;
+        let wanted = if old.is_empty() && hunk.old_start == 0 { 0 } else { wanted.max(0) as usize };
+        let at = find_block(&text.lines, &old, wanted, |a, b| a == b)
+            .or_else(|| find_block(&text.lines, &old, wanted, |a, b| a.trim_end() == b.trim_end()));
+        let Some(at) = at else {
+            return Err(mismatch(text, &old, wanted, n + 1, hunks.len(), &hunk.header, shown));
+        };
+        text.lines.splice(at..at + old.len(), new.iter().cloned());
+        offset += new.len() as isize - old.len() as isize;
+        if hunk.new_no_newline {
+            text.final_newline = false;
+        } else if hunk.old_no_newline || (at + new.len() == text.lines.len() && !new.is_empty()) {
+            text.final_newline = true;
+        }
+    }
+    Ok(())
+}
+
+/// The position nearest `wanted` where `block` matches.
+fn find_block(
+    lines: &[String],
+    block: &[&str],
+    wanted: usize,
+    eq: impl Fn(&str, &str) -> bool,
+) -> Option<usize> {
+    if block.len() > lines.len() {
+        return None;
+    }
+    let last = lines.len() - block.len();
+    let fits = |at: usize| block.iter().enumerate().all(|(k, b)| eq(&lines[at + k], b));
+    let wanted = wanted.min(last);
+    for distance in 0..=last {
+        let below = wanted.checked_sub(distance);
+        let above = wanted + distance;
+        if below.is_none() && above > last {
+            break;
+        }
+        if let Some(at) = below.filter(|&at| fits(at)) {
+            return Some(at);
+        }
+        if distance > 0 && above <= last && fits(above) {
+            return Some(above);
+        }
+    }
+    None
+}
+
+/// Explains where a hunk stopped matching, at its stated place.
+fn mismatch(
+    text: &Text,
+    old: &[&str],
+    at: usize,
+    n: usize,
+    of: usize,
+    header: &str,
+    shown: &str,
+) -> String {
+    for (k, want) in old.iter().enumerate() {
+        match text.lines.get(at + k) {
+            Some(found) if found == want => continue,
+            Some(found) => {
+                return format!(
+                    "hunk {n} of {of} ({header}) does not apply to {shown}: line {} should be {want:?} but is {found:?}, and the hunk's lines appear nowhere else in the file",
+                    at + k + 1
+                )
+            }
+            None => {
+                return format!(
+                    "hunk {n} of {of} ({header}) does not apply to {shown}: the file has only {} lines",
+                    text.lines.len()
+                )
+            }
+        }
+    }
+    format!("hunk {n} of {of} ({header}) does not apply to {shown}")
+}
+
+/// What one file becomes.
+enum Change {
+    Write { path: PathBuf, content: String, created: bool },
+    Delete { path: PathBuf },
+}
+
+pub(super) fn apply_patch(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError> {
+    let patch = args.required("patch", true)?;
+    let fail = |detail: String| Ok(Outcome::error(format!("Error applying patch: {detail}")));
+    let base = match args.string("cwd")? {
+        None => ws.root().to_path_buf(),
+        Some(cwd) => match ws.resolve(cwd) {
+            Ok(dir) if dir.is_dir() => dir,
+            Ok(_) => return fail(format!("cwd {cwd:?} is not a directory")),
+            Err(_) => {
+                return fail(format!(
+                    "cwd must stay inside the workspace ({})",
+                    ws.root().display()
+                ))
+            }
+        },
+    };
+    let files = match parse(patch) {
+        Ok(files) => files,
+        Err(e) => return fail(e),
+    };
+    let mut changes = Vec::new();
+    let mut summary = Vec::new();
+    for file in &files {
+        let resolve = |p: &str| ws.resolve_from(&base, p);
+        match (&file.old, &file.new) {
+            (None, Some(new)) => {
+                let path = match resolve(new) {
+                    Ok(p) => p,
+                    Err(e) => return fail(e),
+                };
+                if path.exists() {
+                    return fail(format!("cannot create {new}: it already exists"));
+                }
+                let mut text = Text { lines: Vec::new(), final_newline: true };
+                if let Err(e) = apply_hunks(&mut text, &file.hunks, new) {
+                    return fail(e);
+                }
+                summary.push(format!("A {new}"));
+                changes.push(Change::Write { path, content: text.render(), created: true });
+            }
+            (Some(old), None) => {
+                let path = match resolve(old) {
+                    Ok(p) => p,
+                    Err(e) => return fail(e),
+                };
+                let content = match read_text(&path, old) {
+                    Ok(c) => c,
+                    Err(e) => return fail(e),
+                };
+                let mut text = Text::parse(&content);
+                if let Err(e) = apply_hunks(&mut text, &file.hunks, old) {
+                    return fail(e);
+                }
+                if !text.lines.is_empty() {
+                    return fail(format!(
+                        "cannot delete {old}: the patch does not remove all of its lines"
+                    ));
+                }
+                summary.push(format!("D {old}"));
+                changes.push(Change::Delete { path });
+            }
+            (Some(old), Some(new)) => {
+                let (from, to) = match (resolve(old), resolve(new)) {
+                    (Ok(a), Ok(b)) => (a, b),
+                    (Err(e), _) | (_, Err(e)) => return fail(e),
+                };
+                // The same file may appear in several sections: later ones see earlier changes.
+                let pending = changes.iter().rev().find_map(|c| match c {
+                    Change::Write { path, content, .. } if *path == from => Some(content.clone()),
+                    _ => None,
+                });
+                let content = match pending.map(Ok).unwrap_or_else(|| read_text(&from, old)) {
+                    Ok(c) => c,
+                    Err(e) => return fail(e),
+                };
+                let mut text = Text::parse(&content);
+                if let Err(e) = apply_hunks(&mut text, &file.hunks, old) {
+                    return fail(e);
+                }
+                if from != to {
+                    summary.push(format!("R {old} -> {new}"));
+                    changes.push(Change::Delete { path: from });
+                    changes.push(Change::Write { path: to, content: text.render(), created: true });
+                } else {
+                    summary.push(format!("M {new}"));
+                    changes.push(Change::Write {
+                        path: to,
+                        content: text.render(),
+                        created: false,
+                    });
+                }
+            }
+            (None, None) => return fail("a file header names /dev/null on both sides".to_string()),
+        }
+    }
+    for change in &changes {
+        let result = match change {
+            Change::Write { path, content, created } => {
+                let parent = if *created { path.parent() } else { None };
+                parent
+                    .map_or(Ok(()), std::fs::create_dir_all)
+                    .and_then(|()| std::fs::write(path, content))
+            }
+            Change::Delete { path } => std::fs::remove_file(path),
+        };
+        if let Err(err) = result {
+            return fail(format!("writing failed after checking every hunk: {err}"));
+        }
+    }
+    summary.dedup();
+    Ok(Outcome::ok(format!("Patch applied successfully.\n{}", summary.join("\n"))))
+}
+
+fn read_text(path: &Path, shown: &str) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|err| format!("cannot read {shown}: {err}"))?;
+    String::from_utf8(bytes).map_err(|_| format!("{shown} is not a UTF-8 text file"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_git_style_multi_file_patches() {
+        let patch = "diff --git a/x.txt b/x.txt\nindex 1..2 100644\n--- a/x.txt\n+++ b/x.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\n";
+        let files = parse(patch).unwrap();
+        assert_eq!(files.len(), 2);
+        assert_eq!(files[0].old.as_deref(), Some("x.txt"));
+        assert_eq!(
+            files[0].hunks[0].lines,
+            [Line::Context("one".into()), Line::Remove("two".into()), Line::Add("TWO".into())]
+        );
+        assert_eq!(files[1].old, None);
+        assert_eq!(files[1].new.as_deref(), Some("new.txt"));
+    }
+
+    #[test]
+    fn hunks_apply_at_an_offset_and_keep_newline_state() {
+        let mut text = Text::parse("a\nb\nc\nd\ne\n");
+        let hunk = Hunk {
+            header: "@@ -1,2 +1,2 @@".into(),
+            old_start: 1,
+            lines: vec![Line::Context("c".into()), Line::Remove("d".into()), Line::Add("D".into())],
+            old_no_newline: false,
+            new_no_newline: false,
+        };
+        apply_hunks(&mut text, &[hunk], "f").unwrap();
+        assert_eq!(text.render(), "a\nb\nc\nD\ne\n");
+        let mut text = Text::parse("a\nb");
+        let patch =
+            parse("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+B\n")
+                .unwrap();
+        apply_hunks(&mut text, &patch[0].hunks, "f").unwrap();
+        assert_eq!(text.render(), "a\nB\n");
+    }
+
+    #[test]
+    fn malformed_patches_are_explained() {
+        assert!(parse("just prose").unwrap_err().starts_with("no file changes found"));
+        assert!(parse("--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n")
+            .unwrap_err()
+            .contains("were still expected"));
+        assert!(parse("@@ -1 +1 @@\n-a\n+b\n").unwrap_err().contains("hunk before any"));
+        assert!(parse("--- a/x\n+++ b/x\n@@ bogus @@\n")
+            .unwrap_err()
+            .contains("malformed hunk header"));
+    }
+}

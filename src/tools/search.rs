@@ -1,0 +1,394 @@
+//! list_directory, glob and grep: read-only views of the workspace (SPEC B 5.3, A9).
+//!
+//! All three walk directories in sorted order (so results are stable), never follow a
+//! symbolic link into a directory (so they cannot leave the workspace), and stop after a
+//! bounded number of entries.
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::{looks_binary, object_schema, ArgError, Args, Outcome, Workspace};
+use crate::glob::Glob;
+use crate::regex::Regex;
+
+/// Directories list_directory skips (B 5.3).
+const LIST_SKIP: &[&str] = &[
+    ".git",
+    "node_modules",
+    "dist",
+    "build",
+    ".next",
+    ".turbo",
+    "coverage",
+    ".cache",
+    "tmp",
+    "temp",
+    ".DS_Store",
+];
+/// Directories glob and grep never enter.
+const SEARCH_SKIP: &[&str] = &[".git", "node_modules"];
+/// Entries visited by one walk at most.
+const WALK_LIMIT: usize = 200_000;
+/// Lines of a list_directory answer at most.
+const LIST_LIMIT: usize = 1000;
+/// Files larger than this are not searched by grep.
+const GREP_FILE_LIMIT: u64 = 50 * 1024 * 1024;
+/// A matching line is shown up to this many characters.
+const GREP_LINE_CHARS: usize = 500;
+
+pub fn list_schema() -> Value {
+    object_schema(
+        json!({
+            "path": {"type": "string", "description": "Directory, relative to the workspace root (default: the root)."},
+            "recursive": {"type": "boolean", "description": "List subdirectories too (default false)."},
+            "max_depth": {"type": "integer", "minimum": 1, "maximum": 5, "description": "How deep to recurse (default 2)."},
+        }),
+        &[],
+    )
+}
+
+pub fn grep_schema() -> Value {
+    object_schema(
+        json!({
+            "pattern": {"type": "string", "minLength": 1, "description": "Regular expression to search for."},
+            "path": {"type": "string", "description": "File or directory to search (default: the workspace root)."},
+            "glob": {"type": "string", "description": "Only files matching this glob, e.g. *.rs or src/**/*.ts."},
+            "output_mode": {"type": "string", "enum": ["content", "files_with_matches", "count"], "description": "Default content."},
+            "-i": {"type": "boolean", "description": "Case-insensitive."},
+            "-n": {"type": "boolean", "description": "Show line numbers (default true)."},
+            "head_limit": {"type": "integer", "minimum": 1, "description": "Return at most this many lines (default 50)."},
+        }),
+        &["pattern"],
+    )
+}
+
+pub fn glob_schema() -> Value {
+    object_schema(
+        json!({
+            "pattern": {"type": "string", "minLength": 1, "description": "Glob pattern, e.g. **/*.rs."},
+            "cwd": {"type": "string", "description": "Directory to search from, relative to the workspace root."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "Most paths returned (default 100)."},
+            "include_dirs": {"type": "boolean", "description": "Match directories too (default false)."},
+        }),
+        &["pattern"],
+    )
+}
+
+/// A directory entry met by a walk.
+struct Entry {
+    path: PathBuf,
+    /// Relative to the walk's start, `/`-separated.
+    rel: String,
+    depth: usize,
+    is_dir: bool,
+    is_link: bool,
+}
+
+/// Visits entries under `dir` in sorted order, depth first; `descend` decides whether a
+/// directory is entered; `visit` returns false to stop.
+fn walk(
+    dir: &Path,
+    max_depth: usize,
+    descend: &dyn Fn(&Entry) -> bool,
+    visit: &mut dyn FnMut(&Entry) -> bool,
+) {
+    let mut budget = WALK_LIMIT;
+    walk_into(dir, "", 0, max_depth, descend, visit, &mut budget);
+}
+
+fn walk_into(
+    dir: &Path,
+    prefix: &str,
+    depth: usize,
+    max_depth: usize,
+    descend: &dyn Fn(&Entry) -> bool,
+    visit: &mut dyn FnMut(&Entry) -> bool,
+    budget: &mut usize,
+) -> bool {
+    let Ok(read) = fs::read_dir(dir) else { return true };
+    let mut entries: Vec<(String, PathBuf, bool, bool)> = read
+        .filter_map(Result::ok)
+        .map(|e| {
+            // A symlink is listed but never entered, even if it points at a directory.
+            let kind = e.file_type().ok();
+            let is_dir = kind.is_some_and(|t| t.is_dir());
+            let is_link = kind.is_some_and(|t| t.is_symlink());
+            (e.file_name().to_string_lossy().into_owned(), e.path(), is_dir, is_link)
+        })
+        .collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name, path, is_dir, is_link) in entries {
+        if *budget == 0 {
+            return false;
+        }
+        *budget -= 1;
+        let rel = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
+        let entry = Entry { path, rel, depth, is_dir, is_link };
+        if !visit(&entry) {
+            return false;
+        }
+        if entry.is_dir
+            && depth < max_depth
+            && descend(&entry)
+            && !walk_into(&entry.path, &entry.rel, depth + 1, max_depth, descend, visit, budget)
+        {
+            return false;
+        }
+    }
+    true
+}
+
+fn name_of(entry: &Entry) -> &str {
+    entry.rel.rsplit('/').next().unwrap_or(&entry.rel)
+}
+
+pub(super) fn list_directory(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError> {
+    let path = args.string("path")?.unwrap_or(".");
+    let recursive = args.flag("recursive", false)?;
+    let max_depth = args.integer("max_depth", 1, 5)?.unwrap_or(2) as usize;
+    let dir = match ws.resolve(path) {
+        Ok(dir) => dir,
+        Err(e) => return Ok(Outcome::error(format!("Error listing {path}: {e}"))),
+    };
+    match fs::metadata(&dir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return Ok(Outcome::error(format!("Error listing {path}: it is a file; use read_file")))
+        }
+        Err(err) => return Ok(Outcome::error(format!("Error listing {path}: {err}"))),
+    }
+    let depth = if recursive { max_depth } else { 0 };
+    let skip = |entry: &Entry| LIST_SKIP.contains(&name_of(entry));
+    let mut lines = Vec::new();
+    let mut capped = false;
+    walk(&dir, depth, &|e| !skip(e), &mut |entry| {
+        if skip(entry) {
+            return true;
+        }
+        if lines.len() >= LIST_LIMIT {
+            capped = true;
+            return false;
+        }
+        let indent = "  ".repeat(entry.depth);
+        let name = name_of(entry);
+        lines.push(if entry.is_dir {
+            format!("{indent}📁 {name}/")
+        } else {
+            format!("{indent}📄 {name}")
+        });
+        true
+    });
+    if lines.is_empty() {
+        return Ok(Outcome::ok(format!("Directory is empty: {path}")));
+    }
+    let mut out = format!("Contents of {path}:\n\n{}", lines.join("\n"));
+    if capped {
+        out.push_str(&format!("\n... (listing capped at {LIST_LIMIT} entries)"));
+    }
+    Ok(Outcome::ok(out))
+}
+
+pub(super) fn glob(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError> {
+    let pattern = args.required("pattern", true)?;
+    let limit = args.integer("limit", 1, 1000)?.unwrap_or(100) as usize;
+    let include_dirs = args.flag("include_dirs", false)?;
+    let fail =
+        |detail: String| Ok(Outcome::error(format!("Error running glob \"{pattern}\": {detail}")));
+    let root = match args.string("cwd")? {
+        None => ws.root().to_path_buf(),
+        Some(cwd) => match ws.resolve(cwd) {
+            Ok(dir) if dir.is_dir() => dir,
+            Ok(_) => return fail(format!("cwd {cwd:?} is not a directory")),
+            Err(e) => return fail(e),
+        },
+    };
+    if Glob::escapes(pattern) {
+        return fail(
+            "the pattern leaves the search directory; use a pattern relative to it".to_string(),
+        );
+    }
+    let glob = match Glob::new(pattern) {
+        Ok(g) => g,
+        Err(e) => return fail(e),
+    };
+    let base: PathBuf = glob.base().iter().collect();
+    let start = root.join(&base);
+    if ws.resolve_from(&root, &base.to_string_lossy()).is_err() || !start.is_dir() {
+        return Ok(Outcome::ok(format!("No matches found for {pattern}")));
+    }
+    let prefix = base.to_string_lossy().replace('\\', "/");
+    let mut found = Vec::new();
+    let mut more = false;
+    walk(&start, usize::MAX, &|e| !SEARCH_SKIP.contains(&name_of(e)), &mut |entry| {
+        if entry.is_dir && !include_dirs {
+            return true;
+        }
+        let rel =
+            if prefix.is_empty() { entry.rel.clone() } else { format!("{prefix}/{}", entry.rel) };
+        if glob.matches(&rel) {
+            if found.len() == limit {
+                more = true;
+                return false;
+            }
+            found.push(rel);
+        }
+        true
+    });
+    if found.is_empty() {
+        return Ok(Outcome::ok(format!("No matches found for {pattern}")));
+    }
+    let mut out = found.join("\n");
+    if more {
+        out.push_str(&format!("\n... truncated after {limit} matches"));
+    }
+    Ok(Outcome::ok(out))
+}
+
+pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError> {
+    let pattern = args.required("pattern", true)?;
+    let path = args.string("path")?.unwrap_or(".");
+    let filter = args.string("glob")?;
+    let mode = args.string("output_mode")?.unwrap_or("content");
+    if !matches!(mode, "content" | "files_with_matches" | "count") {
+        return Err(ArgError(
+            "output_mode: expected content, files_with_matches or count".to_string(),
+        ));
+    }
+    let ignore_case = args.flag("-i", false)?;
+    let numbers = args.flag("-n", true)?;
+    let head_limit = args.integer("head_limit", 1, u64::MAX)?.unwrap_or(50) as usize;
+    let regex = match Regex::new(pattern, ignore_case) {
+        Ok(r) => r,
+        Err(err) => {
+            return Ok(Outcome::error(format!("Error: invalid regex pattern {pattern:?}: {err}")))
+        }
+    };
+    let filter = match filter.map(Glob::new).transpose() {
+        Ok(f) => f.map(|g| (g, filter.is_some_and(|f| f.contains('/')))),
+        Err(err) => return Ok(Outcome::error(format!("Error: invalid glob filter: {err}"))),
+    };
+    let target = match ws.resolve(path) {
+        Ok(t) => t,
+        Err(e) => return Ok(Outcome::error(format!("Error searching {path}: {e}"))),
+    };
+    let files: Vec<PathBuf> = match fs::metadata(&target) {
+        Ok(meta) if meta.is_file() => vec![target.clone()],
+        Ok(_) => {
+            let mut files = Vec::new();
+            let hidden = |e: &Entry| name_of(e).starts_with('.');
+            walk(
+                &target,
+                usize::MAX,
+                &|e| !hidden(e) && !SEARCH_SKIP.contains(&name_of(e)),
+                &mut |entry| {
+                    if !entry.is_dir && !hidden(entry) {
+                        let wanted = match &filter {
+                            None => true,
+                            Some((glob, true)) => glob.matches(&entry.rel),
+                            Some((glob, false)) => glob.matches_name(name_of(entry)),
+                        };
+                        // A linked file is searched only where it really is inside the workspace.
+                        let inside = !entry.is_link
+                            || ws.resolve(&entry.path.to_string_lossy()).is_ok_and(|p| p.is_file());
+                        if wanted && inside {
+                            files.push(entry.path.clone());
+                        }
+                    }
+                    true
+                },
+            );
+            files
+        }
+        Err(err) => return Ok(Outcome::error(format!("Error searching {path}: {err}"))),
+    };
+    let mut lines: Vec<String> = Vec::new();
+    let mut more = false;
+    let mut total = 0usize;
+    let mut matched_files = 0usize;
+    for file in files {
+        let shown = ws.display(&file);
+        let count = search_file(&file, &regex, |n, text| {
+            if mode == "content" {
+                if lines.len() >= head_limit {
+                    more = true;
+                    return false;
+                }
+                let text = text.trim();
+                let text: String = text.chars().take(GREP_LINE_CHARS).collect();
+                lines.push(if numbers {
+                    format!("{shown}:{n}: {text}")
+                } else {
+                    format!("{shown}: {text}")
+                });
+            }
+            true
+        });
+        if count == 0 {
+            continue;
+        }
+        total += count;
+        matched_files += 1;
+        match mode {
+            "files_with_matches" if lines.len() < head_limit => lines.push(shown),
+            "count" if lines.len() < head_limit => lines.push(format!("{shown}:{count}")),
+            "files_with_matches" | "count" => more = true,
+            _ => {}
+        }
+        if more && mode == "content" {
+            break;
+        }
+    }
+    if lines.is_empty() {
+        return Ok(Outcome::ok("No matches found."));
+    }
+    let mut out = lines.join("\n");
+    if mode == "count" {
+        out.push_str(&format!("\n{total} matches in {matched_files} files"));
+    }
+    if more {
+        out.push_str(&format!(
+            "\n... (limited to the first {head_limit} results; raise head_limit for more)"
+        ));
+    }
+    Ok(Outcome::ok(out))
+}
+
+/// Matches a file line by line; `on_match(line_number, text)` returns false to stop. Binary
+/// and oversized files are skipped. Returns the number of matching lines seen.
+fn search_file(path: &Path, regex: &Regex, mut on_match: impl FnMut(usize, &str) -> bool) -> usize {
+    let Ok(file) = fs::File::open(path) else { return 0 };
+    if file.metadata().map(|m| m.len() > GREP_FILE_LIMIT).unwrap_or(true) {
+        return 0;
+    }
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    match reader.fill_buf() {
+        Ok(sample) if !looks_binary(&sample[..sample.len().min(8192)]) => {}
+        _ => return 0,
+    }
+    let mut count = 0;
+    let mut buf = Vec::new();
+    let mut number = 0;
+    let mut reporting = true;
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        number += 1;
+        while matches!(buf.last(), Some(b'\n' | b'\r')) {
+            buf.pop();
+        }
+        let text = String::from_utf8_lossy(&buf);
+        if regex.is_match(&text) {
+            count += 1;
+            if reporting {
+                reporting = on_match(number, &text);
+            }
+        }
+    }
+    count
+}
