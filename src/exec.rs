@@ -239,6 +239,10 @@ fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
             out.warning(warning)?;
         }
     }
+    // A failpoint for the panic-handling tests; it does not exist in release builds.
+    if cfg!(debug_assertions) && env.get("ZERO_DEBUG_PANIC").is_some() {
+        panic!("ZERO_DEBUG_PANIC is set");
+    }
     // 12. The user's prompt is the session's next event.
     if let Some(s) = &session {
         session_lock(s).record(

@@ -207,7 +207,7 @@ pub(crate) fn stream_call<D: Decoder>(
         };
         attempt += 1;
         let note = format!(
-            "{} Retrying in {:.1} s (attempt {} of {}).",
+            "{}; retrying in {:.1} s (retry {} of {}).",
             err.message.trim_end_matches('.'),
             wait.as_secs_f64(),
             attempt,

@@ -1,0 +1,240 @@
+//! Running the real `zero` binary in an isolated directory: a clean environment (no real keys,
+//! no proxies, HOME and XDG folders inside the test directory), stdin written from a thread,
+//! a time limit, and failures that print everything needed to understand them.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub const ZERO: &str = env!("CARGO_BIN_EXE_zero");
+
+/// How long any one run may take before the test fails.
+const RUN_LIMIT: Duration = Duration::from_secs(60);
+
+/// A fresh directory per test: `work/` (the cwd), `home/`, `data/`, `config/`.
+pub struct TestDir {
+    pub root: PathBuf,
+}
+
+impl TestDir {
+    pub fn new(name: &str) -> TestDir {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let root = std::env::temp_dir().join(format!(
+            "zero-e2e-{name}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&root);
+        for sub in ["work", "home", "data", "config"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        TestDir { root }
+    }
+
+    pub fn work(&self) -> PathBuf {
+        self.root.join("work")
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    pub fn write(&self, rel: &str, content: &str) -> PathBuf {
+        let path = self.root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, content).unwrap();
+        path
+    }
+
+    pub fn sessions(&self) -> PathBuf {
+        self.root.join("data/zero/sessions")
+    }
+
+    /// A command for the binary with only the environment the test gives it.
+    pub fn zero(&self) -> Zero {
+        let mut env = BTreeMap::new();
+        env.insert("PATH".to_string(), "/usr/local/bin:/usr/bin:/bin".to_string());
+        env.insert("HOME".to_string(), self.path("home").display().to_string());
+        env.insert("XDG_DATA_HOME".to_string(), self.path("data").display().to_string());
+        env.insert("XDG_CONFIG_HOME".to_string(), self.path("config").display().to_string());
+        Zero { args: Vec::new(), env, cwd: self.work(), stdin: None }
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.root);
+        }
+    }
+}
+
+/// A run to make.
+pub struct Zero {
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub cwd: PathBuf,
+    pub stdin: Option<Vec<u8>>,
+}
+
+impl Zero {
+    pub fn args(mut self, args: &[&str]) -> Zero {
+        self.args.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: &str) -> Zero {
+        self.env.insert(key.to_string(), value.to_string());
+        self
+    }
+
+    pub fn stdin(mut self, input: impl Into<Vec<u8>>) -> Zero {
+        self.stdin = Some(input.into());
+        self
+    }
+
+    /// Points the OpenAI-compatible provider at a mock.
+    pub fn openai(self, base: &str, model: &str) -> Zero {
+        self.env("OPENAI_BASE_URL", base)
+            .env("OPENAI_API_KEY", "test-key-0123456789")
+            .env("OPENAI_MODEL", model)
+    }
+
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(ZERO);
+        cmd.args(&self.args).env_clear().envs(&self.env).current_dir(&self.cwd);
+        cmd
+    }
+
+    pub fn spawn(&self) -> Child {
+        let mut cmd = self.command();
+        cmd.stdin(if self.stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.spawn().expect("spawn zero")
+    }
+
+    /// Runs to completion (within the time limit).
+    pub fn run(&self) -> Output {
+        let mut child = self.spawn();
+        if let Some(input) = self.stdin.clone() {
+            let mut stdin = child.stdin.take().unwrap();
+            std::thread::spawn(move || {
+                let _ = stdin.write_all(&input);
+            });
+        }
+        let mut stdout = child.stdout.take().unwrap();
+        let mut stderr = child.stderr.take().unwrap();
+        let out = std::thread::spawn(move || {
+            let mut s = Vec::new();
+            let _ = stdout.read_to_end(&mut s);
+            s
+        });
+        let err = std::thread::spawn(move || {
+            let mut s = Vec::new();
+            let _ = stderr.read_to_end(&mut s);
+            s
+        });
+        let started = Instant::now();
+        let pid = child.id();
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(child.wait());
+        });
+        let status = match finished.recv_timeout(RUN_LIMIT) {
+            Ok(status) => status.expect("wait for zero"),
+            Err(_) => {
+                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+                panic!("zero {:?} did not finish within {RUN_LIMIT:?}", self.args);
+            }
+        };
+        Output {
+            code: status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.join().unwrap()).into_owned(),
+            stderr: String::from_utf8_lossy(&err.join().unwrap()).into_owned(),
+            args: self.args.clone(),
+            elapsed: started.elapsed(),
+        }
+    }
+}
+
+/// A finished run.
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub args: Vec<String>,
+    pub elapsed: Duration,
+}
+
+impl std::fmt::Debug for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "\nzero {:?}\nexit: {}\n---- stdout ----\n{}\n---- stderr ----\n{}\n----------------",
+            self.args, self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+impl Output {
+    /// Every stdout line as JSON, each checked against the strict stream-json schema when
+    /// `strict` is set.
+    pub fn events(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|l| {
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}\n{self:?}"))
+            })
+            .collect()
+    }
+
+    /// Stream-json events, validated strictly.
+    pub fn stream(&self) -> Vec<Value> {
+        let events = self.events();
+        for line in self.stdout.lines() {
+            if let Err(err) = crate::schema::check_line(line) {
+                panic!("schema violation: {err}\nline: {line}\n{self:?}");
+            }
+        }
+        crate::schema::check_sequence(&events).unwrap_or_else(|e| panic!("{e}\n{self:?}"));
+        events
+    }
+
+    pub fn types(&self) -> Vec<String> {
+        self.events().iter().map(|e| e["type"].as_str().unwrap_or("?").to_string()).collect()
+    }
+
+    /// Concatenated `text` deltas.
+    pub fn text(&self) -> String {
+        self.events()
+            .iter()
+            .filter(|e| e["type"] == "text")
+            .map(|e| e["delta"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    #[track_caller]
+    pub fn assert_code(&self, code: i32) -> &Output {
+        assert_eq!(self.code, code, "unexpected exit code{self:?}");
+        self
+    }
+}
+
+/// Whether a process is alive (not a zombie).
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next()) != Some("Z")
+        }
+        Err(_) => false,
+    }
+}
+
+pub fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
