@@ -4,8 +4,12 @@ mod mock;
 mod schema;
 mod util;
 
+mod agent;
 mod cli;
 mod faults;
 mod inputs;
+mod providers;
+mod redaction;
+mod sessions;
 mod signals;
 mod stream;

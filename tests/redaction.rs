@@ -1,0 +1,179 @@
+//! Secrets never reach stdout or stderr, however the model splits them across deltas (A6).
+
+use crate::mock::{openai, Mock, Reply};
+use crate::util::{Output, TestDir};
+
+/// The API key in use: it has no token shape, so only the exact-value rule can catch it.
+const API_KEY: &str = "zq-live-4f9a81c2d7e6b5a3f0c9e8d7b6a5";
+/// A shaped key that is not registered anywhere: only the shape rule can catch it.
+const SHAPED: &str = "sk-proj-Zx81mQ2wLk9vBn4cRt7yUi0oPa3sDf6g";
+
+/// An answer that spells `key` many times, each occurrence cut differently: at every single
+/// offset, at every pair of offsets, and into 20 pieces at several places. Returns the deltas
+/// and the answer as it must read after redaction.
+fn split_answer(key: &str) -> (Vec<String>, String) {
+    let n = key.len();
+    let mut deltas = Vec::new();
+    let mut redacted = String::new();
+    let mut occurrence = |label: String, cuts: &[usize], deltas: &mut Vec<String>| {
+        deltas.push(format!("{label}: "));
+        let mut at = 0;
+        for &cut in cuts.iter().chain(std::iter::once(&n)) {
+            deltas.push(key[at..cut].to_string());
+            at = cut;
+        }
+        deltas.push(".\n".to_string());
+        redacted.push_str(&format!("{label}: [REDACTED].\n"));
+    };
+    for a in 1..n {
+        occurrence(format!("two {a}"), &[a], &mut deltas);
+    }
+    for a in 1..n {
+        for b in a + 1..n {
+            occurrence(format!("three {a} {b}"), &[a, b], &mut deltas);
+        }
+    }
+    for shift in 0..n - 19 {
+        let cuts: Vec<usize> = (1..20).map(|i| (i + shift).min(n - 1)).collect();
+        let mut cuts = cuts;
+        cuts.dedup();
+        occurrence(format!("twenty {shift}"), &cuts, &mut deltas);
+    }
+    (deltas, redacted)
+}
+
+fn answer_reply(deltas: &[String]) -> Reply {
+    let mut chunks: Vec<String> = deltas.iter().map(|d| openai::text(d)).collect();
+    chunks.push(openai::finish("stop"));
+    chunks.push(openai::done());
+    Reply::sse(&chunks)
+}
+
+#[track_caller]
+fn assert_no_piece_of(out: &Output, key: &str) {
+    for window in key.as_bytes().windows(12) {
+        let piece = std::str::from_utf8(window).unwrap();
+        assert!(
+            !out.stdout.contains(piece) && !out.stderr.contains(piece),
+            "{piece:?} of the key leaked{out:?}"
+        );
+    }
+}
+
+#[test]
+fn a_key_split_at_every_offset_never_shows_in_any_format() {
+    for key in [API_KEY, SHAPED] {
+        let (deltas, redacted) = split_answer(key);
+        for format in ["stream-json", "json", "text"] {
+            let dir = TestDir::new("split-key");
+            let mock = Mock::start(vec![answer_reply(&deltas)]);
+            let out = dir
+                .zero()
+                .env("OPENAI_BASE_URL", &mock.v1())
+                .env("OPENAI_API_KEY", API_KEY)
+                .env("OPENAI_MODEL", "local-coder")
+                .args(&["exec", "-o", format, "spell it"])
+                .run();
+            out.assert_code(0);
+            assert_no_piece_of(&out, key);
+            match format {
+                "text" => assert_eq!(out.stdout, redacted, "{format}"),
+                _ => {
+                    assert_eq!(
+                        out.text(),
+                        redacted,
+                        "{format}: the deltas are the redacted answer"
+                    );
+                    let events = out.events();
+                    assert_eq!(
+                        events[events.len() - 2]["text"],
+                        redacted.as_str(),
+                        "{format}: final"
+                    );
+                }
+            }
+            if format == "stream-json" {
+                out.stream();
+            }
+        }
+    }
+}
+
+#[test]
+fn a_provider_error_echoing_the_key_is_redacted() {
+    for format in ["stream-json", "json", "text"] {
+        let dir = TestDir::new("error-echo");
+        let body = format!("{{\"error\":{{\"message\":\"Incorrect API key provided: {API_KEY}. You can find your key at https://u:{API_KEY}@example.com\"}}}}");
+        let mock = Mock::start(vec![Reply::status(401, "application/json", &body)]);
+        let out = dir
+            .zero()
+            .env("OPENAI_BASE_URL", &mock.v1())
+            .env("OPENAI_API_KEY", API_KEY)
+            .env("OPENAI_MODEL", "local-coder")
+            .args(&["exec", "-o", format, "hi"])
+            .run();
+        out.assert_code(3);
+        assert_no_piece_of(&out, API_KEY);
+        let all = format!("{}{}", out.stdout, out.stderr);
+        assert!(all.contains("Incorrect API key provided: [REDACTED]."), "{out:?}");
+    }
+}
+
+#[test]
+fn environment_secrets_and_redact_env_values_are_exact_secrets() {
+    let dir = TestDir::new("env-secrets");
+    let answer = "deploy token is tok-AAAA-1111-bbbb and the label is plain-value-42, short abc";
+    let mock = Mock::start(vec![answer_reply(&[answer.to_string()])]);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .env("DEPLOY_SERVICE_TOKEN", "tok-AAAA-1111-bbbb")
+        .env("PLAIN_SETTING", "plain-value-42")
+        .env("SHORT_SECRET", "abc")
+        .args(&["exec", "--redact-env", "PLAIN_SETTING", "what are they?"])
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stdout, "deploy token is [REDACTED] and the label is [REDACTED], short abc\n");
+}
+
+#[test]
+fn tool_output_and_arguments_are_redacted_too() {
+    let dir = TestDir::new("tool-secrets");
+    dir.write("work/.env", &format!("OPENAI_API_KEY={SHAPED}\nDEBUG=1\n"));
+    let mock = Mock::start(vec![
+        Reply::sse(&openai::tool_turn("c1", "read_file", r#"{"path":".env"}"#)),
+        Reply::sse(&openai::tool_turn(
+            "c2",
+            "grep",
+            &format!("{{\"pattern\":\"{SHAPED}\",\"password\":\"hunter2hunter2\"}}"),
+        )),
+        Reply::sse(&openai::answer(&["done"], 1, 1)),
+    ]);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&["exec", "-o", "stream-json", "show env"])
+        .run();
+    out.assert_code(0);
+    assert_no_piece_of(&out, SHAPED);
+    assert!(!out.stdout.contains("hunter2"));
+    let events = out.stream();
+    let result = events.iter().find(|e| e["type"] == "tool_result").unwrap();
+    assert_eq!(
+        result["output"],
+        "File: .env (2 lines)\n\n1 | OPENAI_API_KEY=[REDACTED]\n2 | DEBUG=1\n"
+    );
+    let call = events.iter().filter(|e| e["type"] == "tool_call").nth(1).unwrap();
+    assert_eq!(
+        call["args"],
+        serde_json::json!({"pattern": "[REDACTED]", "password": "[REDACTED]"})
+    );
+    // The session on disk holds no secret either.
+    let session = dir.sessions().join(events[0]["sessionId"].as_str().unwrap());
+    let stored = format!(
+        "{}{}",
+        crate::util::read(&session.join("events.jsonl")),
+        crate::util::read(&session.join("metadata.json"))
+    );
+    assert!(!stored.contains("Zx81mQ2w") && !stored.contains("hunter2"), "{stored}");
+}

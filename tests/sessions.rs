@@ -1,0 +1,253 @@
+//! Sessions end to end: every run recorded, resumed and forked with the real conversation,
+//! and still usable after a run is killed (A11).
+
+use std::io::Write;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::mock::{openai, Mock, Reply};
+use crate::util::{read, TestDir};
+
+/// A first run: read a file, then answer. Returns the session id.
+fn first_run(dir: &TestDir) -> String {
+    dir.write("work/todo.txt", "ship it\n");
+    let mock = Mock::start(vec![
+        Reply::sse(&openai::tool_turn("call_1", "read_file", r#"{"path":"todo.txt"}"#)),
+        Reply::sse(&openai::answer(&["The todo says ship it."], 50, 8)),
+    ]);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&["exec", "-o", "stream-json", "What is in todo.txt?"])
+        .run();
+    out.assert_code(0);
+    out.stream()[0]["sessionId"].as_str().unwrap().to_string()
+}
+
+fn metadata(dir: &TestDir, id: &str) -> Value {
+    serde_json::from_str(&read(&dir.sessions().join(id).join("metadata.json"))).unwrap()
+}
+
+fn events(dir: &TestDir, id: &str) -> Vec<Value> {
+    read(&dir.sessions().join(id).join("events.jsonl"))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The earlier conversation, as the model must receive it on resume (after the system prompt).
+fn earlier_conversation() -> Value {
+    json!([
+        {"role": "user", "content": "What is in todo.txt?"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"todo.txt\"}"}}]},
+        {"role": "tool", "content": "File: todo.txt (1 lines)\n\n1 | ship it\n", "tool_call_id": "call_1"},
+        {"role": "assistant", "content": "The todo says ship it."},
+    ])
+}
+
+#[test]
+fn resume_sends_the_earlier_conversation_as_messages() {
+    let dir = TestDir::new("resume");
+    let id = first_run(&dir);
+    let kinds: Vec<String> =
+        events(&dir, &id).iter().map(|e| e["type"].as_str().unwrap().to_string()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "tool_call",
+            "provider_usage",
+            "message",
+            "tool_result",
+            "provider_usage",
+            "message"
+        ]
+    );
+    let mock = Mock::start(vec![Reply::sse(&openai::answer(&["Done."], 80, 2))]);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&["exec", "-o", "stream-json", "--resume", "Now ship it"])
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stream()[0]["sessionId"], id.as_str(), "appended to the same session");
+    let messages = mock.requests()[0].json()["messages"].as_array().unwrap().clone();
+    assert_eq!(messages[0]["role"], "system");
+    assert_eq!(Value::Array(messages[1..5].to_vec()), earlier_conversation());
+    assert_eq!(messages[5], json!({"role": "user", "content": "Now ship it"}));
+    assert_eq!(messages.len(), 6);
+    let meta = metadata(&dir, &id);
+    assert_eq!(meta["eventCount"], 10);
+    // `--resume=ID` and `--resume ID` name it explicitly.
+    for args in [
+        vec![format!("--resume={id}"), "again".to_string()],
+        vec!["--resume".to_string(), id.clone(), "again".to_string()],
+    ] {
+        let mock = Mock::start(vec![Reply::sse(&openai::answer(&["ok"], 1, 1))]);
+        let mut run =
+            dir.zero().openai(&mock.v1(), "local-coder").args(&["exec", "-o", "stream-json"]);
+        run.args.extend(args);
+        let out = run.run();
+        out.assert_code(0);
+        assert_eq!(out.stream()[0]["sessionId"], id.as_str());
+        let messages = mock.requests()[0].json()["messages"].as_array().unwrap().clone();
+        assert_eq!(messages.last().unwrap(), &json!({"role": "user", "content": "again"}));
+    }
+}
+
+#[test]
+fn a_resume_word_that_is_no_session_stays_in_the_prompt() {
+    let dir = TestDir::new("resume-word");
+    let id = first_run(&dir);
+    let mock = Mock::start(vec![Reply::sse(&openai::answer(&["ok"], 1, 1))]);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&["exec", "-o", "stream-json", "--resume", "fix", "it"])
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stream()[0]["sessionId"], id.as_str(), "the latest session");
+    let messages = mock.requests()[0].json()["messages"].as_array().unwrap().clone();
+    assert_eq!(messages.last().unwrap(), &json!({"role": "user", "content": "fix it"}));
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&["exec", "--resume", "zero_20990101000000_missing1", "x"])
+        .run();
+    out.assert_code(2);
+    assert!(out.stderr.contains("Zero session not found: zero_20990101000000_missing1"), "{out:?}");
+}
+
+#[test]
+fn fork_continues_a_copy_and_leaves_the_parent_untouched() {
+    let dir = TestDir::new("fork");
+    let parent = first_run(&dir);
+    let before_meta = metadata(&dir, &parent);
+    let before_events = read(&dir.sessions().join(&parent).join("events.jsonl"));
+    let mock = Mock::start(vec![Reply::sse(&openai::answer(&["Forked answer."], 1, 1))]);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&["exec", "-o", "stream-json", "--fork", &parent, "Try another way"])
+        .run();
+    out.assert_code(0);
+    let fork = out.stream()[0]["sessionId"].as_str().unwrap().to_string();
+    assert_ne!(fork, parent);
+    assert_eq!(metadata(&dir, &parent), before_meta);
+    assert_eq!(read(&dir.sessions().join(&parent).join("events.jsonl")), before_events);
+    let meta = metadata(&dir, &fork);
+    assert_eq!(meta["parentSessionId"], parent.as_str());
+    assert_eq!(meta["title"], "Try another way");
+    let kinds: Vec<String> =
+        events(&dir, &fork).iter().map(|e| e["type"].as_str().unwrap().to_string()).collect();
+    assert_eq!(
+        &kinds[..8],
+        [
+            "message",
+            "tool_call",
+            "provider_usage",
+            "message",
+            "tool_result",
+            "provider_usage",
+            "message",
+            "session_fork"
+        ]
+    );
+    assert_eq!(&kinds[8..], ["message", "provider_usage", "message"]);
+    let messages = mock.requests()[0].json()["messages"].as_array().unwrap().clone();
+    assert_eq!(Value::Array(messages[1..5].to_vec()), earlier_conversation());
+}
+
+#[test]
+fn a_killed_run_leaves_a_session_that_resumes() {
+    let dir = TestDir::new("killed");
+    let id = first_run(&dir);
+    let mock = Mock::start(vec![Reply::Hang]);
+    let mut child = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&["exec", "-o", "stream-json", "--resume", "then hang"])
+        .spawn();
+    mock.wait_request();
+    assert!(dir.sessions().join(&id).join("lock").exists(), "the running resume holds the lock");
+    // While it runs, a second writer waits, then gives up with a usage error.
+    let blocked = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&["exec", &format!("--resume={id}"), "concurrent"])
+        .run();
+    blocked.assert_code(2);
+    assert!(blocked.stderr.contains("is in use by another zero run"), "{blocked:?}");
+    assert!(Command::new("kill")
+        .args(["-KILL", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    child.wait().unwrap();
+    // The dead run's lock is taken over; its prompt is part of the history.
+    let mock = Mock::start(vec![Reply::sse(&openai::answer(&["back"], 1, 1))]);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&["exec", "-o", "stream-json", "--resume", "continue"])
+        .run();
+    out.assert_code(0);
+    let messages = mock.requests()[0].json()["messages"].as_array().unwrap().clone();
+    let users: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, ["What is in todo.txt?", "then hang", "continue"]);
+}
+
+#[test]
+fn a_truncated_last_line_resumes_with_a_warning() {
+    let dir = TestDir::new("torn");
+    let id = first_run(&dir);
+    let path = dir.sessions().join(&id).join("events.jsonl");
+    let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    file.write_all(b"{\"id\":\"cut\",\"sessionId\":\"x\",\"sequ").unwrap();
+    drop(file);
+    let mock = Mock::start(vec![Reply::sse(&openai::answer(&["fine"], 1, 1))]);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&["exec", "-o", "stream-json", "--resume", "go on"])
+        .run();
+    out.assert_code(0);
+    let events = out.stream();
+    assert_eq!(events[1]["type"], "warning");
+    assert!(
+        events[1]["message"].as_str().unwrap().contains("skipped a truncated last event at line 8"),
+        "{out:?}"
+    );
+    let messages = mock.requests()[0].json()["messages"].as_array().unwrap().len();
+    assert_eq!(messages, 6, "system, the earlier four, the new prompt");
+}
+
+#[test]
+fn sessions_list_and_show() {
+    let dir = TestDir::new("sessions-cmd");
+    let id = first_run(&dir);
+    let out = dir.zero().args(&["sessions", "list"]).run();
+    out.assert_code(0);
+    assert!(out.stdout.starts_with(&id) && out.stdout.contains("What is in todo.txt?"), "{out:?}");
+    let out = dir.zero().args(&["sessions", "list", "--json"]).run();
+    out.assert_code(0);
+    let list: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(list["sessions"][0]["sessionId"], id.as_str());
+    let out = dir.zero().args(&["sessions", "show", &id, "--json"]).run();
+    out.assert_code(0);
+    let shown: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(shown["events"].as_array().unwrap().len(), 7);
+    let out = dir.zero().args(&["sessions", "show", &id]).run();
+    assert!(
+        out.stdout.contains("#5 tool_result: call_1 File: todo.txt (1 lines) 1 | ship it ok false"),
+        "{out:?}"
+    );
+    let out = dir.zero().args(&["sessions", "show", "nope"]).run();
+    out.assert_code(2);
+    assert_eq!(out.stderr, "[zero] Zero session not found: nope\n");
+}
