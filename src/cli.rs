@@ -19,6 +19,7 @@ Usage: zero exec [OPTIONS] [PROMPT...]   run one task (see zero exec --help)
        zero -p <PROMPT> [OPTIONS]        the same, text output
        zero sessions list [--json]       list stored sessions
        zero sessions show <ID> [--json]  print one session's events
+       zero redact [--redact-env NAME]   redact stdin to stdout
        zero --version | --help
 
 Start with: zero exec --help
@@ -80,6 +81,15 @@ Exit codes: 0 success, 1 internal error or closed output, 2 usage,
 130 interrupted.
 ";
 
+pub const REDACT_HELP: &str = "\
+Usage: zero redact [--redact-env NAME]...
+
+Copies stdin to stdout with secrets replaced by [REDACTED], using the same
+rules as every line zero writes: token shapes, sensitive keys and headers,
+URL passwords, private keys, and the values of environment variables with
+sensitive names (and of each --redact-env NAME).
+";
+
 pub const SESSIONS_HELP: &str = "\
 Usage: zero sessions list [--json]
        zero sessions show <ID> [--json]
@@ -96,6 +106,8 @@ pub enum Command {
     Version,
     Exec(Box<ExecArgs>),
     Sessions(SessionsArgs),
+    /// `zero redact`, with the extra variables to treat as secret.
+    Redact(Vec<String>),
     /// A command-line error outside `exec`: print on stderr, exit 2.
     Invalid(String),
 }
@@ -150,6 +162,7 @@ pub fn parse(args: Vec<OsString>) -> Command {
     match args.first().and_then(|a| a.to_str()) {
         Some("exec") => parse_exec(args[1..].to_vec(), false),
         Some("sessions") => parse_sessions(args[1..].to_vec()),
+        Some("redact") => parse_redact(args[1..].to_vec()),
         _ => parse_exec(args, true),
     }
 }
@@ -283,6 +296,30 @@ fn resume_value(parser: &mut lexopt::Parser, out: &mut ExecArgs) -> Result<Resum
     }
 }
 
+fn parse_redact(args: Vec<OsString>) -> Command {
+    let mut parser = lexopt::Parser::from_args(args);
+    let mut names = Vec::new();
+    loop {
+        let arg = match parser.next() {
+            Ok(Some(arg)) => Owned::from(arg),
+            Ok(None) => return Command::Redact(names),
+            Err(err) => return Command::Invalid(err.to_string()),
+        };
+        let result = match arg {
+            Owned::Short('h') => return Command::Help(REDACT_HELP),
+            Owned::Long(l) if l == "help" => return Command::Help(REDACT_HELP),
+            Owned::Long(l) if l == "redact-env" => parser.value().and_then(|v| v.string()),
+            Owned::Short(c) => Err(lexopt::Error::UnexpectedOption(format!("-{c}"))),
+            Owned::Long(l) => Err(lexopt::Error::UnexpectedOption(format!("--{l}"))),
+            Owned::Value(v) => Err(lexopt::Error::UnexpectedArgument(v)),
+        };
+        match result {
+            Ok(name) => names.push(name),
+            Err(err) => return Command::Invalid(err.to_string()),
+        }
+    }
+}
+
 fn parse_sessions(args: Vec<OsString>) -> Command {
     let mut parser = lexopt::Parser::from_args(args);
     let mut words = Vec::new();
@@ -407,11 +444,13 @@ mod tests {
             Command::Sessions(SessionsArgs::Show { id: "abc".into(), json: true })
         );
         assert!(matches!(p(&["sessions"]), Command::Invalid(_)));
+        assert_eq!(p(&["redact", "--redact-env", "A"]), Command::Redact(vec!["A".into()]));
+        assert!(matches!(p(&["redact", "file.txt"]), Command::Invalid(_)));
     }
 
     #[test]
     fn help_lines_fit_79_columns_and_name_every_flag() {
-        for text in [HELP, EXEC_HELP, SESSIONS_HELP] {
+        for text in [HELP, EXEC_HELP, SESSIONS_HELP, REDACT_HELP] {
             for line in text.lines() {
                 assert!(line.chars().count() <= 79, "too long: {line}");
             }

@@ -14,6 +14,8 @@ mod clock;
 mod config;
 mod error;
 mod exec;
+#[cfg(test)]
+mod fuzz;
 mod glob;
 mod http;
 mod input;
@@ -51,6 +53,7 @@ fn main() -> ExitCode {
             2
         }
         Command::Sessions(args) => session::command(&args, &config::Env::from_process()),
+        Command::Redact(names) => redact_stdin(&names, &config::Env::from_process()),
         Command::Exec(args) => {
             let process = exec::Process {
                 env: config::Env::from_process(),
@@ -61,6 +64,32 @@ fn main() -> ExitCode {
         }
     };
     ExitCode::from(code)
+}
+
+/// `zero redact`: stdin to stdout through the redactor, with the environment's secrets.
+fn redact_stdin(names: &[String], env: &config::Env) -> u8 {
+    let sensitive =
+        env.iter().filter(|(k, _)| redact::is_sensitive_key(k)).map(|(_, v)| v.to_string());
+    let mut redactor = redact::Redactor::new(sensitive);
+    for name in names {
+        match env.get(name) {
+            Some(value) => redactor.add_secrets_min([value.to_string()], 4),
+            None => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "[zero] WARNING: --redact-env {name}: the variable is not set."
+                );
+            }
+        }
+    }
+    match redact::filter(std::io::stdin().lock(), std::io::stdout().lock(), &redactor) {
+        Ok(()) => 0,
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => 1,
+        Err(err) => {
+            let _ = writeln!(std::io::stderr(), "[zero] redact failed: {err}");
+            1
+        }
+    }
 }
 
 /// Ends the run from another thread (interrupt) or from a panic: writes the failure through

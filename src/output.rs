@@ -264,7 +264,7 @@ impl Emitter {
                     .unwrap_or_else(|_| Value::String(arguments.to_string()));
                 let args = self.redactor.redact_value(&args);
                 let mut l = self.begin("tool_call");
-                l.str("id", id).str("name", name);
+                l.str("id", &wire_id(id)).str("name", name);
                 l.value("args", &args);
                 l.str("sideEffect", side_effect);
                 self.finish_line()
@@ -297,7 +297,7 @@ impl Emitter {
             }
             Format::StreamJson => {
                 let mut l = self.begin("tool_result");
-                l.str("id", id).raw("status", status).str("output", shown);
+                l.str("id", &wire_id(id)).raw("status", status).str("output", shown);
                 l.bool("truncated", truncated);
                 self.finish_line()
             }
@@ -495,6 +495,30 @@ impl Emitter {
 
 fn write_all(out: &mut Box<dyn Write + Send>, bytes: &[u8]) -> Result<(), OutputClosed> {
     out.write_all(bytes).and_then(|()| out.flush()).map_err(|_| OutputClosed)
+}
+
+/// A tool-call id as the protocol allows it (1 to 128 of `[A-Za-z0-9._:-]`, starting with a
+/// letter or digit). Provider ids nearly always are; any other is mapped, the same way for the
+/// call and its result, so the two still pair up.
+pub fn wire_id(id: &str) -> std::borrow::Cow<'_, str> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-');
+    let valid = (1..=128).contains(&id.len())
+        && id.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && id.chars().all(allowed);
+    if valid {
+        return std::borrow::Cow::Borrowed(id);
+    }
+    let mut out: String = id.chars().map(|c| if allowed(c) { c } else { '_' }).collect();
+    if !out.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        out.insert_str(0, "id");
+    }
+    if out.len() > 128 {
+        // Keep the ids of long, similar ids apart with a checksum of the whole.
+        let sum = id.bytes().fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(b.into()));
+        out.truncate(119);
+        out.push_str(&format!("-{sum:08x}"));
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// A prefix of at most `cap` bytes ending on a character boundary, and whether it was cut.

@@ -8,7 +8,7 @@
 //! killed mid-write) is skipped with a warning. Everything stored passes the redactor (A6).
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -114,6 +114,26 @@ pub fn looks_generated(id: &str) -> bool {
         && suffix.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
+/// The time of a session write: ISO 8601 with milliseconds, strictly increasing within the
+/// process, so that "the latest session" follows the order of writes even within one
+/// millisecond.
+fn stamp() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let mut last = LAST.load(Ordering::Relaxed);
+    let millis = loop {
+        let next = now.max(last + 1);
+        match LAST.compare_exchange(last, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => break next,
+            Err(seen) => last = seen,
+        }
+    };
+    Utc::at(std::time::UNIX_EPOCH + Duration::from_millis(millis)).iso()
+}
+
 /// Session title: whitespace collapsed, at most 80 characters (B 1.4).
 pub fn title_of(prompt: &str) -> String {
     let collapsed = crate::error::one_line(prompt);
@@ -202,46 +222,11 @@ impl Store {
     /// Reads a session's events; a torn last line is skipped and reported in the warnings.
     pub fn events(&self, id: &str) -> Result<(Vec<Event>, Vec<String>), SessionError> {
         let path = self.dir(id).join("events.jsonl");
-        let file = match File::open(&path) {
-            Ok(f) => f,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                return Ok((Vec::new(), Vec::new()))
-            }
-            Err(err) => return Err(io(&format!("cannot read {}", path.display()), err)),
-        };
-        let mut lines: Vec<(usize, Vec<u8>)> = Vec::new();
-        let mut reader = BufReader::new(file);
-        let mut number = 0;
-        loop {
-            let mut buf = Vec::new();
-            match reader.read_until(b'\n', &mut buf) {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(err) => return Err(io(&format!("cannot read {}", path.display()), err)),
-            }
-            number += 1;
-            lines.push((number, buf));
+        match fs::read(&path) {
+            Ok(bytes) => parse_events(id, &bytes),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok((Vec::new(), Vec::new())),
+            Err(err) => Err(io(&format!("cannot read {}", path.display()), err)),
         }
-        let last = lines.len();
-        let mut events = Vec::with_capacity(last);
-        let mut warnings = Vec::new();
-        for (i, (number, line)) in lines.iter().enumerate() {
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            match serde_json::from_slice::<Event>(line) {
-                Ok(event) => events.push(event),
-                Err(_) if i + 1 == last && !line.ends_with(b"\n") => warnings.push(format!(
-                    "Zero session {id}: skipped a truncated last event at line {number} (the run that wrote it was stopped mid-write)"
-                )),
-                Err(_) => {
-                    return Err(SessionError::Usage(format!(
-                        "Invalid JSON in Zero session {id} events.jsonl at line {number}"
-                    )))
-                }
-            }
-        }
-        Ok((events, warnings))
     }
 
     /// Creates a new session.
@@ -266,7 +251,7 @@ impl Store {
             }
             Err(err) => return Err(io(&format!("cannot create {}", dir.display()), err)),
         }
-        let now = Utc::now().iso();
+        let now = stamp();
         let text = |s: &str| Some(redactor.redact_str(s)).filter(|s| !s.is_empty());
         let meta = Metadata {
             session_id: id.to_string(),
@@ -436,7 +421,7 @@ impl Session {
     /// Appends one event (redacted) with a single write, then replaces the metadata.
     pub fn append(&mut self, kind: &str, payload: Option<Value>) -> Result<(), SessionError> {
         let sequence = self.meta.event_count + 1;
-        let now = Utc::now().iso();
+        let now = stamp();
         let event = Event {
             id: format!("{}:{sequence}", self.meta.session_id),
             session_id: self.meta.session_id.clone(),
@@ -481,6 +466,33 @@ impl Session {
             let _ = dir.sync_all();
         }
     }
+}
+
+/// Parses the bytes of an events.jsonl file. Blank lines are skipped; a last line that does
+/// not parse and has no newline is a torn write (a warning); any other bad line is an error.
+pub fn parse_events(id: &str, bytes: &[u8]) -> Result<(Vec<Event>, Vec<String>), SessionError> {
+    let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
+    let last = lines.len();
+    let mut events = Vec::with_capacity(last);
+    let mut warnings = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let number = i + 1;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Event>(line) {
+            Ok(event) => events.push(event),
+            Err(_) if number == last && !line.ends_with(b"\n") => warnings.push(format!(
+                "Zero session {id}: skipped a truncated last event at line {number} (the run that wrote it was stopped mid-write)"
+            )),
+            Err(_) => {
+                return Err(SessionError::Usage(format!(
+                    "Invalid JSON in Zero session {id} events.jsonl at line {number}"
+                )))
+            }
+        }
+    }
+    Ok((events, warnings))
 }
 
 /// Payload of a `tool_call` event.

@@ -263,6 +263,17 @@ fn a_closed_stdout_is_reported_once_as_output_closed() {
 }
 
 #[test]
+fn ids_outside_the_protocol_rule_are_mapped_consistently() {
+    assert_eq!(wire_id("call_1"), "call_1");
+    assert_eq!(wire_id("call 1/x"), "call_1_x");
+    assert_eq!(wire_id("_x"), "id_x");
+    assert_eq!(wire_id(""), "id");
+    let long = "a".repeat(300);
+    assert_eq!(wire_id(&long).len(), 128);
+    assert_ne!(wire_id(&long), wire_id(&"a".repeat(299)));
+}
+
+#[test]
 fn list_tools_in_every_format() {
     let rows = vec![ToolRow {
         name: "read_file",

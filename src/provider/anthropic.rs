@@ -346,7 +346,10 @@ impl AnthropicDecoder {
 
 fn finish_block(block: Block, out: &mut Vec<StreamEvent>) {
     match block {
+        // A call without a name cannot be run; it is dropped, as the reference does.
+        Block::Tool { name, .. } if name.is_empty() => {}
         Block::Tool { id, name, initial, fragments, fragmented } => {
+            let id = if id.is_empty() { format!("toolu_{name}") } else { id };
             let arguments = if fragmented { fragments } else { initial };
             let arguments = if arguments.trim().is_empty() { "{}".to_string() } else { arguments };
             out.push(StreamEvent::ToolCall(ToolCall { id, name, arguments }));

@@ -100,19 +100,42 @@ pub(crate) fn is_sensitive_normalized(key: &str) -> bool {
         || key.contains("passwd")
 }
 
+/// Whether raw name bytes are sensitive, with a quick check first: a sensitive name always
+/// contains one of a few fragments, and most names met in text contain none.
+pub(crate) fn is_sensitive_bytes(name: &[u8]) -> bool {
+    let at = |k: usize, fragment: &[u8]| {
+        name.len() - k >= fragment.len()
+            && name[k..k + fragment.len()].eq_ignore_ascii_case(fragment)
+    };
+    // Each position is compared only with the fragments that start with its letter.
+    let candidate = (0..name.len()).any(|k| match name[k] | 0x20 {
+        b't' => at(k, b"token"),
+        b's' => at(k, b"secret"),
+        b'p' => at(k, b"pass"),
+        b'k' => at(k, b"key"),
+        b'a' => at(k, b"auth"),
+        b'c' => at(k, b"cookie") || at(k, b"credential"),
+        b'b' => at(k, b"bearer"),
+        b'j' => at(k, b"jwt"),
+        _ => false,
+    });
+    candidate && is_sensitive_key(&String::from_utf8_lossy(name))
+}
+
 /// Whether a raw name (object key, header, variable) is sensitive.
 pub fn is_sensitive_key(name: &str) -> bool {
     is_sensitive_normalized(&normalize(name))
 }
 
-/// Header names whose value is `<scheme> <credential>`.
-pub(crate) fn is_auth_header(normalized: &str) -> bool {
-    matches!(normalized, "authorization" | "proxy_authorization")
+/// Header names whose value is `<scheme> <credential>` (compared as written, any case: a
+/// header is spelled with hyphens, and `api_key:` in code is not one).
+pub(crate) fn is_auth_header(name: &str) -> bool {
+    ["authorization", "proxy-authorization"].iter().any(|h| name.eq_ignore_ascii_case(h))
 }
 
 /// Header names whose whole value, to the end of the line, is secret (SPEC B 7.2 rule 6).
-pub(crate) fn is_secret_header(normalized: &str) -> bool {
-    matches!(normalized, "x_api_key" | "api_key" | "cookie" | "set_cookie")
+pub(crate) fn is_secret_header(name: &str) -> bool {
+    ["x-api-key", "api-key", "cookie", "set-cookie"].iter().any(|h| name.eq_ignore_ascii_case(h))
 }
 
 #[cfg(test)]
@@ -146,6 +169,21 @@ mod tests {
         }
         for key in ["tokenBudget", "input_tokens", "model", "accept", "prompt", "max_tokens"] {
             assert!(!is_sensitive_key(key), "{key} should not be sensitive");
+        }
+    }
+
+    #[test]
+    fn the_quick_check_agrees_with_the_full_one() {
+        for key in EXACT.iter().copied().chain([
+            "DB_PASSWORD",
+            "CI_JOB_TOKEN",
+            "apiKey",
+            "x-api-key",
+            "model",
+            "tokens",
+            "keyboard",
+        ]) {
+            assert_eq!(is_sensitive_bytes(key.as_bytes()), is_sensitive_key(key), "{key}");
         }
     }
 

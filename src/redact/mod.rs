@@ -98,6 +98,48 @@ impl Redactor {
     }
 }
 
+/// `zero redact`: copies `input` to `output` redacted, in pieces of 64 KiB, so memory stays
+/// flat whatever the size. Bytes that are not UTF-8 are replaced (U+FFFD); a character cut by
+/// a piece boundary is completed from the next piece first.
+pub fn filter(
+    mut input: impl std::io::Read,
+    mut output: impl std::io::Write,
+    redactor: &Redactor,
+) -> std::io::Result<()> {
+    let mut stream = TextStream::default();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut carry: Vec<u8> = Vec::new();
+    let mut out = String::new();
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        carry.extend_from_slice(&buf[..n]);
+        // Keep an incomplete character at the end for the next piece.
+        let keep = match std::str::from_utf8(&carry) {
+            Ok(_) => 0,
+            Err(err) if err.error_len().is_none() => carry.len() - err.valid_up_to(),
+            Err(_) => 0,
+        };
+        let ready = carry.len() - keep;
+        out.clear();
+        match std::str::from_utf8(&carry[..ready]) {
+            Ok(text) => stream.push(redactor, text, &mut out),
+            Err(_) => stream.push(redactor, &String::from_utf8_lossy(&carry[..ready]), &mut out),
+        }
+        carry.drain(..ready);
+        output.write_all(out.as_bytes())?;
+    }
+    out.clear();
+    stream.push(redactor, &String::from_utf8_lossy(&carry), &mut out);
+    stream.finish(redactor, &mut out);
+    output.write_all(out.as_bytes())?;
+    output.flush()
+}
+
 /// Redaction of a text that arrives in pieces. Only the shortest tail that could still grow
 /// into a secret is held back; [`TextStream::finish`] releases it.
 #[derive(Debug, Clone, Default)]

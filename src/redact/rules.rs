@@ -11,7 +11,7 @@
 //! assignment's quoted value may contain spaces (`PASSWORD="correct horse"`), and a sensitive
 //! YAML key at the start of a line (`password: hunter2`) has its value replaced.
 
-use super::keys::{self, is_auth_header, is_secret_header, is_sensitive_normalized};
+use super::keys::{self, is_auth_header, is_secret_header};
 use super::REDACTED;
 
 /// Identifiers longer than this are never keys (and are not collected further).
@@ -99,53 +99,6 @@ enum Mode {
     Pem,
 }
 
-/// The identifier being read, or the one that just ended (blanks may follow it before `=`).
-#[derive(Clone, Debug, Default)]
-struct Ident {
-    active: bool,
-    ended: bool,
-    spaced: bool,
-    line_start: bool,
-    too_long: bool,
-    raw: String,
-}
-
-impl Ident {
-    fn normalized(&self) -> Option<String> {
-        (!self.too_long).then(|| keys::normalize(&self.raw))
-    }
-}
-
-/// A quoted string that may turn out to be a key: `"password"` followed by `:`.
-#[derive(Clone, Debug, Default)]
-struct QuotedKey {
-    open: bool,
-    escape: bool,
-    too_long: bool,
-    raw: String,
-    /// A sensitive key closed; a `:` (after blanks) starts its value.
-    closed_sensitive: bool,
-}
-
-impl QuotedKey {
-    fn push(&mut self, c: char) {
-        if self.raw.len() < IDENT_CAP {
-            self.raw.push(c);
-        } else {
-            self.too_long = true;
-        }
-    }
-
-    fn close(&mut self) {
-        self.closed_sensitive =
-            !self.too_long && is_sensitive_normalized(&keys::normalize(&self.raw));
-        self.open = false;
-        self.escape = false;
-        self.too_long = false;
-        self.raw.clear();
-    }
-}
-
 /// What a lookahead rule decided at one position.
 enum Hold {
     /// The rule does not apply here.
@@ -154,12 +107,6 @@ enum Hold {
     Need,
     /// The rule takes `len` bytes and writes them as `emit` says.
     Take { len: usize, emit: Emit, then: Mode },
-}
-
-/// A run of bytes the fast path handled.
-enum Run {
-    Copy(usize),
-    Swallow(usize),
 }
 
 enum Emit {
@@ -172,30 +119,59 @@ enum Emit {
     },
 }
 
+/// How far back a key is looked for before `=` or `:` (the key, blanks, and for YAML the
+/// start of its line). The same in one piece and in a stream, so results cannot differ. The
+/// look-back reads what was written, not what was read: a token already replaced is
+/// `[REDACTED]` there, exactly as a second pass would see it, so redacting twice changes
+/// nothing.
+const LOOKBACK: usize = 256;
+
+/// Pairs of bytes at which the fast path stops: `=`, `:` and `-` followed by anything, and the
+/// first two letters of every token-shape prefix (`sk`, `gh`, `AK`, `ey`, ...). Indexed by
+/// `first << 8 | second`; built at compile time.
+static STOPS: [bool; 65536] = {
+    let mut table = [false; 65536];
+    let mut second = 0;
+    while second < 256 {
+        table[(b'=' as usize) << 8 | second] = true;
+        table[(b':' as usize) << 8 | second] = true;
+        table[(b'-' as usize) << 8 | second] = true;
+        second += 1;
+    }
+    let pairs: [&[u8; 2]; 14] = [
+        b"sk", b"gh", b"gi", b"gl", b"gs", b"AI", b"AK", b"AS", b"xo", b"xa", b"rk", b"np", b"hf",
+        b"ey",
+    ];
+    let mut k = 0;
+    while k < pairs.len() {
+        table[(pairs[k][0] as usize) << 8 | pairs[k][1] as usize] = true;
+        k += 1;
+    }
+    table
+};
+
 /// The rule machine, with the text it holds back when it is fed a stream.
 #[derive(Clone, Debug)]
 pub(crate) struct Scanner {
+    /// Undecided text, waiting for more.
     held: String,
-    prev: char,
-    line_start: bool,
+    /// The last `LOOKBACK` bytes written before this call.
+    tail: Vec<u8>,
+    /// Bytes written in all (to know whether a look-back reaches the start of the text).
+    written: u64,
+    /// The input byte before `held` (for word boundaries).
+    last_byte: Option<u8>,
     mode: Mode,
-    ident: Ident,
-    double: QuotedKey,
-    single: QuotedKey,
-    escaped: QuotedKey,
 }
 
 impl Default for Scanner {
     fn default() -> Scanner {
         Scanner {
             held: String::new(),
-            prev: '\n',
-            line_start: true,
+            tail: Vec::new(),
+            written: 0,
+            last_byte: None,
             mode: Mode::Normal,
-            ident: Ident::default(),
-            double: QuotedKey::default(),
-            single: QuotedKey::default(),
-            escaped: QuotedKey::default(),
         }
     }
 }
@@ -221,19 +197,22 @@ impl Scanner {
 
     fn run(&mut self, text: &str, at_end: bool, out: &mut String) {
         let bytes = text.as_bytes();
+        let out_start = out.len();
         let mut i = 0;
         while i < bytes.len() {
-            match self.plain_run(text, i) {
-                Some(Run::Copy(n)) => {
-                    out.push_str(&text[i..i + n]);
-                    i += n;
-                    continue;
+            let skip = match self.mode {
+                Mode::Normal => plain_run(bytes, i, self.word_before(bytes, i), at_end),
+                // Swallow everything up to the next `-`, which may start the END line.
+                Mode::Pem => bytes[i..].iter().position(|&b| b == b'-').unwrap_or(bytes.len() - i),
+                _ => 0,
+            };
+            // A run stops at an ASCII byte or at the end of the text: both are boundaries.
+            if skip > 0 && text.is_char_boundary(i + skip) {
+                if self.mode == Mode::Normal {
+                    out.push_str(&text[i..i + skip]);
                 }
-                Some(Run::Swallow(n)) => {
-                    i += n;
-                    continue;
-                }
-                None => {}
+                i += skip;
+                continue;
             }
             let c = match text[i..].chars().next() {
                 Some(c) => c,
@@ -242,6 +221,7 @@ impl Scanner {
             self.settle(c);
             match self.lookahead(bytes, i, at_end) {
                 Hold::Need => {
+                    self.keep_tail(bytes, i, &out.as_bytes()[out_start..]);
                     self.held = text[i..].to_string();
                     return;
                 }
@@ -259,101 +239,39 @@ impl Scanner {
                             out.push('@');
                         }
                     }
-                    for c in taken.chars() {
-                        self.after_char(c);
-                    }
-                    self.reset_trackers();
                     self.mode = then;
                     i += len;
                 }
                 Hold::Pass => {
-                    self.consume(c, out);
-                    self.after_char(c);
+                    self.consume(c, bytes, i, out, out_start);
                     i += c.len_utf8();
                 }
             }
         }
+        self.keep_tail(bytes, bytes.len(), &out.as_bytes()[out_start..]);
     }
 
-    /// The fast path for ordinary text: a run starting at `i` that changes nothing but `prev`
-    /// (and the current word), handled in one go. `None` when the byte at `i` needs the full
-    /// machine.
-    fn plain_run(&mut self, text: &str, i: usize) -> Option<Run> {
-        let rest = &text.as_bytes()[i..];
-        match self.mode {
-            Mode::Normal => {}
-            Mode::Pem => {
-                // Swallow everything up to the next `-`, which may start the END line. Every
-                // byte up to an ASCII `-` ends a character, so the run ends on a boundary.
-                let n = rest.iter().position(|&b| b == b'-').unwrap_or(rest.len());
-                if n == 0 || !text.is_char_boundary(i + n) {
-                    return None;
-                }
-                self.prev = ' ';
-                self.line_start = false;
-                return Some(Run::Swallow(n));
-            }
-            _ => return None,
-        }
-        if self.trackers_open() || self.ident.ended {
-            return None;
-        }
-        if self.ident.active {
-            // Inside an identifier: the rest of its word goes in one go.
-            let n = rest.iter().position(|&b| !is_word_byte(b)).unwrap_or(rest.len());
-            if n == 0 {
-                return None;
-            }
-            if self.ident.raw.len() + n <= IDENT_CAP {
-                // Word bytes are ASCII.
-                self.ident.raw.extend(rest[..n].iter().map(|&b| b as char));
-            } else {
-                self.ident.too_long = true;
-            }
-            self.prev = rest[n - 1] as char;
-            self.line_start = false;
-            return Some(Run::Copy(n));
-        }
-        let mut n = 0;
-        let mut prev_word = is_word(self.prev);
-        for &b in rest {
-            let plain = match b {
-                b'"' | b'\\' | b'\'' | b'-' | b'\n' | b'\r' => false,
-                b'A'..=b'Z' | b'a'..=b'z' | b'_' => prev_word,
-                _ => true,
-            };
-            if !plain {
-                break;
-            }
-            prev_word = is_word_byte(b);
-            n += 1;
-        }
-        // The run stops at an ASCII byte or at the end of the text: both are boundaries.
-        if n == 0 || !text.is_char_boundary(i + n) {
-            return None;
-        }
-        let last = rest[n - 1];
-        self.prev = if last < 0x80 { last as char } else { '\u{80}' };
-        if self.line_start {
-            self.line_start = rest[..n].iter().all(|&b| b == b' ' || b == b'\t');
-        }
-        Some(Run::Copy(n))
+    /// Whether the input byte before position `i` is a word character.
+    fn word_before(&self, bytes: &[u8], i: usize) -> bool {
+        let prev = if i > 0 { bytes.get(i - 1).copied() } else { self.last_byte };
+        prev.is_some_and(is_word_byte)
     }
 
-    fn trackers_open(&self) -> bool {
-        self.double.open
-            || self.single.open
-            || self.escaped.open
-            || self.double.closed_sensitive
-            || self.single.closed_sensitive
-            || self.escaped.closed_sensitive
-    }
-
-    fn reset_trackers(&mut self) {
-        self.ident = Ident::default();
-        self.double = QuotedKey::default();
-        self.single = QuotedKey::default();
-        self.escaped = QuotedKey::default();
+    /// At the end of a call (or a hold at `upto`): remembers the last input byte consumed and
+    /// the last `LOOKBACK` bytes written.
+    fn keep_tail(&mut self, bytes: &[u8], upto: usize, written: &[u8]) {
+        if upto > 0 {
+            self.last_byte = Some(bytes[upto - 1]);
+        }
+        self.written += written.len() as u64;
+        if written.len() >= LOOKBACK {
+            self.tail.clear();
+            self.tail.extend_from_slice(&written[written.len() - LOOKBACK..]);
+        } else {
+            self.tail.extend_from_slice(written);
+            let excess = self.tail.len().saturating_sub(LOOKBACK);
+            self.tail.drain(..excess);
+        }
     }
 
     /// Leaves the modes that `c` ends or that only wait for a particular next character, so the
@@ -364,6 +282,11 @@ impl Scanner {
                 Mode::Normal | Mode::Pem | Mode::UrlAuthority => return,
                 Mode::Colon { next, url } => {
                     if c == '/' && url {
+                        return;
+                    }
+                    if c == ':' {
+                        // `::` is a path separator, not a key's colon.
+                        self.mode = Mode::Normal;
                         return;
                     }
                     match next {
@@ -380,7 +303,12 @@ impl Scanner {
                     Mode::Normal
                 }
                 Mode::AssignStart => {
-                    if is_blank(c) || c == '"' || c == '\'' || (is_value_char(c) && c != '=') {
+                    // `==` and `=>` are operators, not assignments.
+                    if is_blank(c)
+                        || c == '"'
+                        || c == '\''
+                        || (is_value_char(c) && !matches!(c, '=' | '>'))
+                    {
                         return;
                     }
                     Mode::Normal
@@ -433,9 +361,6 @@ impl Scanner {
                     Mode::Normal
                 }
             };
-            if next == Mode::Normal {
-                self.reset_trackers();
-            }
             self.mode = next;
         }
     }
@@ -447,7 +372,7 @@ impl Scanner {
             Mode::Normal => {
                 if b == b'-' {
                     pem_begin(&bytes[i..], at_end)
-                } else if !is_word(self.prev) && is_shape_start(b) {
+                } else if is_shape_start(b) && !self.word_before(bytes, i) {
                     shape(&bytes[i..], at_end)
                 } else {
                     Hold::Pass
@@ -461,17 +386,18 @@ impl Scanner {
     }
 
     /// Writes (or swallows) one character in the current mode.
-    fn consume(&mut self, c: char, out: &mut String) {
+    fn consume(&mut self, c: char, bytes: &[u8], i: usize, out: &mut String, out_start: usize) {
         match self.mode {
             Mode::Normal => {
+                if c == '=' || c == ':' {
+                    self.mode = self.after_separator(c, bytes, i, &out.as_bytes()[out_start..]);
+                }
                 out.push(c);
-                self.observe(c);
             }
             Mode::UrlAuthority | Mode::AuthStart if !is_blank(c) => {
                 // The lookahead found no `user:password@` (or nothing to take).
                 self.mode = Mode::Normal;
                 out.push(c);
-                self.observe(c);
             }
             Mode::Pem | Mode::Unquoted | Mode::Line | Mode::Credential | Mode::Token(_) => {}
             Mode::Colon { .. } => {
@@ -565,149 +491,188 @@ impl Scanner {
         }
     }
 
-    /// Follows keys in Normal mode: identifiers before `=` or `:`, and quoted keys before `:`.
-    fn observe(&mut self, c: char) {
-        self.observe_ident(c);
-        if self.mode != Mode::Normal {
-            return;
+    /// At `=` or `:` (input position `i`, after `written` was written in this call): what the
+    /// text written before it makes of the value after it.
+    fn after_separator(&self, c: char, bytes: &[u8], i: usize, written: &[u8]) -> Mode {
+        // `::`, `==` and `=>` never start a value; the full path would reach Normal at the next
+        // character anyway (see `settle`), so deciding it here changes nothing.
+        if let Some(&next) = bytes.get(i + 1) {
+            if (c == ':' && next == b':') || (c == '=' && matches!(next, b'=' | b'>')) {
+                return Mode::Normal;
+            }
         }
-        self.observe_quoted(c);
+        // The window of bytes written before the separator, the tail first when this call has
+        // written little.
+        let from_call = written.len().min(LOOKBACK);
+        let joined;
+        let window: &[u8] = if from_call == LOOKBACK || self.tail.is_empty() {
+            &written[written.len() - from_call..]
+        } else {
+            let need = (LOOKBACK - from_call).min(self.tail.len());
+            joined = [&self.tail[self.tail.len() - need..], written].concat();
+            &joined
+        };
+        let reaches_start = self.written + written.len() as u64 == window.len() as u64;
+        if c == ':' {
+            if let Some((quote, key)) = quoted_key_before(window) {
+                if keys::is_sensitive_bytes(key) {
+                    return Mode::JsonValueStart(quote);
+                }
+                return Mode::Normal;
+            }
+        }
+        let Some(ident) = ident_before(window, reaches_start) else { return Mode::Normal };
+        // Identifier bytes are ASCII.
+        let raw = std::str::from_utf8(ident.name).unwrap_or_default();
+        let sensitive = keys::is_sensitive_bytes(ident.name);
+        if c == '=' {
+            return if sensitive { Mode::AssignStart } else { Mode::Normal };
+        }
+        let next = if is_auth_header(&raw) {
+            AfterColon::Authorization
+        } else if is_secret_header(&raw) {
+            AfterColon::RestOfLine
+        } else if ident.line_start && sensitive {
+            AfterColon::Yaml
+        } else {
+            AfterColon::Nothing
+        };
+        let url = !ident.spaced && is_scheme(&raw);
+        if next == AfterColon::Nothing && !url {
+            return Mode::Normal;
+        }
+        Mode::Colon { next, url }
     }
+}
 
-    fn observe_ident(&mut self, c: char) {
-        let id = &mut self.ident;
-        if id.active {
-            if is_ident_char(c) {
-                if id.raw.len() < IDENT_CAP {
-                    id.raw.push(c);
-                } else {
-                    id.too_long = true;
-                }
-                return;
-            }
-            id.active = false;
-            id.ended = true;
-            id.spaced = false;
-        }
-        if id.ended {
-            match c {
-                ' ' | '\t' => {
-                    id.spaced = true;
-                    return;
-                }
-                '=' => {
-                    let sensitive = id.normalized().is_some_and(|k| is_sensitive_normalized(&k));
-                    self.ident = Ident::default();
-                    if sensitive {
-                        self.enter(Mode::AssignStart);
-                    }
-                    return;
-                }
-                ':' => {
-                    let key = id.normalized().unwrap_or_default();
-                    let next = if is_auth_header(&key) {
-                        AfterColon::Authorization
-                    } else if is_secret_header(&key) {
-                        AfterColon::RestOfLine
-                    } else if id.line_start && is_sensitive_normalized(&key) {
-                        AfterColon::Yaml
-                    } else {
-                        AfterColon::Nothing
-                    };
-                    let url = !id.spaced && !id.too_long && is_scheme(&id.raw);
-                    self.ident = Ident::default();
-                    if next != AfterColon::Nothing || url {
-                        self.enter(Mode::Colon { next, url });
-                    }
-                    return;
-                }
-                _ => self.ident = Ident::default(),
-            }
-        }
-        if (c.is_ascii_alphabetic() || c == '_') && !is_word(self.prev) {
-            self.ident = Ident {
-                active: true,
-                ended: false,
-                spaced: false,
-                line_start: self.line_start,
-                too_long: false,
-                raw: c.to_string(),
+/// The bytes of a plain run starting at `i`: everything up to a byte that may start a rule.
+/// One table lookup per byte; what it flags is then checked properly (a token prefix counts
+/// only at a word start, a dash only when it may begin `-----BEGIN `).
+fn plain_run(bytes: &[u8], i: usize, word_before: bool, at_end: bool) -> usize {
+    let Some(&first) = bytes.get(i) else { return 0 };
+    let last = bytes.len() - 1;
+    let mut j = i;
+    let mut b = first;
+    while j < last {
+        let next = bytes[j + 1];
+        if STOPS[(b as usize) << 8 | next as usize] {
+            let stop = match b {
+                b'=' | b':' => true,
+                b'-' => could_be_pem(&bytes[j..], at_end),
+                _ => !word_at(bytes, j, word_before),
             };
-        }
-    }
-
-    fn observe_quoted(&mut self, c: char) {
-        let escaped_quote = c == '"' && self.prev == '\\';
-        let trackers: [(&mut QuotedKey, Quote); 3] = [
-            (&mut self.double, Quote::Double),
-            (&mut self.single, Quote::Single),
-            (&mut self.escaped, Quote::EscapedDouble),
-        ];
-        let mut value: Option<Quote> = None;
-        for (key, quote) in trackers {
-            if is_newline(c) {
-                *key = QuotedKey::default();
-                continue;
-            }
-            let is_quote = match quote {
-                Quote::Double => c == '"' && !key.escape,
-                Quote::Single => c == '\'' && !key.escape,
-                Quote::EscapedDouble => escaped_quote,
-            };
-            if key.closed_sensitive {
-                if is_blank(c) {
-                    continue;
-                }
-                key.closed_sensitive = false;
-                if c == ':' {
-                    value = value.or(Some(quote));
-                    continue;
-                }
-            }
-            if key.open {
-                if is_quote {
-                    key.close();
-                    if !key.closed_sensitive {
-                        // Not a key: the same quote may open the next string.
-                        key.open = true;
-                    }
-                    continue;
-                }
-                match quote {
-                    Quote::Double | Quote::Single => {
-                        if key.escape {
-                            key.escape = false;
-                            key.push(c);
-                        } else if c == '\\' {
-                            key.escape = true;
-                        } else {
-                            key.push(c);
-                        }
-                    }
-                    Quote::EscapedDouble => {
-                        if c != '\\' {
-                            key.push(c);
-                        }
-                    }
-                }
-            } else if is_quote {
-                key.open = true;
+            if stop {
+                return j - i;
             }
         }
-        if let Some(quote) = value {
-            self.enter(Mode::JsonValueStart(quote));
+        b = next;
+        j += 1;
+    }
+    // The last byte may begin something together with what comes next.
+    let separator = matches!(b, b'=' | b':' | b'-');
+    if separator || (!at_end && is_shape_start(b) && !word_at(bytes, j, word_before)) {
+        return j - i;
+    }
+    j + 1 - i
+}
+
+/// Whether the byte before `j` is a word character (`word_before` at the start of the text).
+fn word_at(bytes: &[u8], j: usize, word_before: bool) -> bool {
+    if j == 0 {
+        word_before
+    } else {
+        is_word_byte(bytes[j - 1])
+    }
+}
+
+fn could_be_pem(s: &[u8], at_end: bool) -> bool {
+    // Most dashes are alone: decide on the second byte before comparing more.
+    if s.len() > 1 && s[1] != b'-' {
+        return false;
+    }
+    let marker = b"-----BEGIN ";
+    let n = s.len().min(marker.len());
+    s[..n] == marker[..n] && (n == marker.len() || !at_end)
+}
+
+/// An identifier found before a separator.
+struct IdentBefore<'a> {
+    name: &'a [u8],
+    /// Blanks stand between it and the separator.
+    spaced: bool,
+    /// Only blanks (and a YAML list dash) precede it on its line.
+    line_start: bool,
+}
+
+/// The identifier (`[A-Za-z_][A-Za-z0-9_.-]*` at a word start) ending the window, allowing
+/// blanks between it and the separator.
+fn ident_before(window: &[u8], reaches_start: bool) -> Option<IdentBefore<'_>> {
+    let mut end = window.len();
+    while end > 0 && matches!(window[end - 1], b' ' | b'\t') {
+        end -= 1;
+    }
+    let spaced = end != window.len();
+    let mut start = end;
+    while start > 0 && is_ident_byte(window[start - 1]) {
+        start -= 1;
+    }
+    if start == end || end - start > IDENT_CAP || (start == 0 && !reaches_start) {
+        return None;
+    }
+    // It begins at the first letter or `_` that starts a word.
+    let first = (start..end).find(|&k| {
+        (window[k].is_ascii_alphabetic() || window[k] == b'_')
+            && (k == start || !is_word_byte(window[k - 1]))
+    })?;
+    let mut k = start;
+    while k > 0 && matches!(window[k - 1], b' ' | b'\t' | b'-') {
+        k -= 1;
+    }
+    let line_start = if k == 0 { reaches_start } else { matches!(window[k - 1], b'\n' | b'\r') };
+    Some(IdentBefore {
+        name: &window[first..end],
+        spaced,
+        line_start: line_start && first == start,
+    })
+}
+
+/// A quoted key (`"key"`, `'key'` or `\"key\"`) ending the window, allowing blanks after it.
+fn quoted_key_before(window: &[u8]) -> Option<(Quote, &[u8])> {
+    let mut end = window.len();
+    while end > 0 && matches!(window[end - 1], b' ' | b'\t') {
+        end -= 1;
+    }
+    let close = *window.get(end.checked_sub(1)?)?;
+    if close != b'"' && close != b'\'' {
+        return None;
+    }
+    let escaped_close = close == b'"' && end >= 2 && window[end - 2] == b'\\';
+    let body_end = if escaped_close { end - 2 } else { end - 1 };
+    let mut k = body_end;
+    while k > 0 && body_end - k <= IDENT_CAP {
+        let b = window[k - 1];
+        if b == b'\n' || b == b'\r' {
+            return None;
         }
+        if escaped_close {
+            if b == b'"' && k >= 2 && window[k - 2] == b'\\' {
+                return Some((Quote::EscapedDouble, &window[k..body_end]));
+            }
+        } else if b == close {
+            // A quote is escaped by an odd number of backslashes before it.
+            let slashes = window[..k - 1].iter().rev().take_while(|&&b| b == b'\\').count();
+            if slashes % 2 == 0 {
+                let quote = if close == b'"' { Quote::Double } else { Quote::Single };
+                return Some((quote, &window[k..body_end]));
+            }
+        }
+        k -= 1;
     }
+    None
+}
 
-    fn enter(&mut self, mode: Mode) {
-        self.reset_trackers();
-        self.mode = mode;
-    }
-
-    fn after_char(&mut self, c: char) {
-        self.line_start = c == '\n' || (self.line_start && (c == ' ' || c == '\t' || c == '-'));
-        self.prev = c;
-    }
+fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
 }
 
 fn quote_of(c: char) -> Quote {
@@ -718,16 +683,8 @@ fn quote_of(c: char) -> Quote {
     }
 }
 
-fn is_word(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_'
-}
-
 fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
-}
-
-fn is_ident_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')
 }
 
 fn is_blank(c: char) -> bool {

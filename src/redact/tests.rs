@@ -342,6 +342,28 @@ fn only_a_possible_secret_prefix_is_held_back() {
     assert_eq!(out, "use [REDACTED] and more sk-x");
 }
 
+#[test]
+fn the_filter_redacts_a_stream_in_pieces() {
+    /// A reader handing out 3 bytes at a time, cutting characters and secrets.
+    struct Slow<'a>(&'a [u8]);
+    impl std::io::Read for Slow<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.0.len().min(3).min(buf.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+    let r = Redactor::new(["exact-secret-value".to_string()]);
+    let input = "é password=hunter2 ü exact-secret-value ghp_abcdefghijklmnopqrstuvwxyz end";
+    let mut out = Vec::new();
+    filter(Slow(input.as_bytes()), &mut out, &r).unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), r.redact_str(input));
+    let mut out = Vec::new();
+    filter(&b"bad \xff byte"[..], &mut out, &r).unwrap();
+    assert_eq!(out, "bad \u{fffd} byte".as_bytes());
+}
+
 // --- Properties --------------------------------------------------------------------------------
 
 #[test]
@@ -440,4 +462,25 @@ fn adversarial_inputs_finish_in_linear_time() {
             out.len()
         );
     }
+}
+
+#[test]
+fn shapes_inside_dashed_identifiers_are_found_whatever_came_before() {
+    // Found by the long fuzz campaign against an earlier scanner.
+    let r = Redactor::new(["secret-value-99".to_string()]);
+    let input = "! AKIA-=tokenproj-'proj-\u{fffd}sk-AIzagithub_pat_-----END xoxb-github_pat_ghp_AAAAAAAAAAAAAAAA\u{fffd}eyJeyJé !";
+    let once = r.redact_str(input);
+    assert_eq!(r.redact_str(&once), once);
+    assert!(!once.contains("ghp_AAAA"), "{once}");
+}
+
+#[test]
+fn a_key_after_a_replaced_token_is_judged_as_a_second_pass_would() {
+    // Found by the long fuzz campaign: the look-back once read the token's own characters.
+    let r = Redactor::new(["secret-value-99".to_string()]);
+    let input =
+        "cookie/github_pat_api_key0123456789abcdefghp_x-api-key:中ASIAAAAAAAAAAAAAAAAApassword?";
+    let once = r.redact_str(input);
+    assert_eq!(r.redact_str(&once), once);
+    assert_eq!(once, "cookie/[REDACTED]-api-key:[REDACTED]");
 }

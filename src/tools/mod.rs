@@ -5,7 +5,7 @@
 //! a model that calls a tool it was not offered gets an error result, and nothing runs.
 
 mod files;
-mod patch;
+pub(crate) mod patch;
 mod plan;
 mod search;
 mod shell;

@@ -180,6 +180,15 @@ fn parse_hunk(lines: &[&str], at: usize) -> Result<(Hunk, usize), String> {
     Ok((hunk, i))
 }
 
+/// Parses a patch and applies its first file's hunks to `content` in memory (for the fuzzer).
+#[cfg(test)]
+pub(crate) fn apply_text(content: &str, patch: &str) -> Result<String, String> {
+    let files = parse(patch)?;
+    let mut text = Text::parse(content);
+    apply_hunks(&mut text, &files[0].hunks, "fuzz")?;
+    Ok(text.render())
+}
+
 /// A file's text as lines, remembering whether it ended with a newline.
 struct Text {
     lines: Vec<String>,

@@ -1,0 +1,518 @@
+//! A deterministic fuzzer without dependencies, run as ordinary tests.
+//!
+//! Each target gets a fixed number of cases generated from a fixed seed (random text from a
+//! target-specific dictionary, or mutations of valid samples), so a failure reproduces exactly.
+//! `ZERO_FUZZ_SCALE=N` runs N times as many cases (and other seeds) for a longer campaign.
+//! Properties: nothing panics; what should be JSON is JSON; redaction is idempotent and gives
+//! the same result however its input is split; the SSE reader gives the same frames however the
+//! bytes arrive.
+
+use std::io::{BufReader, Read};
+use std::time::{Duration, Instant};
+
+use crate::provider::{
+    anthropic::AnthropicDecoder, gemini::GeminiDecoder, openai::OpenAiDecoder, Decoder,
+};
+use crate::redact::{Redactor, TextStream};
+use crate::sse::{Frame, SseReader};
+
+/// A xorshift generator.
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    fn chance(&mut self, one_in: usize) -> bool {
+        self.below(one_in) == 0
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+fn scale() -> usize {
+    std::env::var("ZERO_FUZZ_SCALE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(1)
+}
+
+/// Runs `cases × scale` cases; reports the count and the slowest case.
+fn campaign(name: &str, cases: usize, mut case: impl FnMut(&mut Rng)) -> usize {
+    let total = cases * scale();
+    let mut rng = Rng::new(
+        name.bytes().fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(b.into())) + scale() as u64,
+    );
+    let mut slowest = Duration::ZERO;
+    for _ in 0..total {
+        let started = Instant::now();
+        case(&mut rng);
+        slowest = slowest.max(started.elapsed());
+    }
+    eprintln!("fuzz {name}: {total} cases, slowest {slowest:?}");
+    total
+}
+
+/// Text made of dictionary tokens and random bytes.
+fn text(rng: &mut Rng, dict: &[&str], max_tokens: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for _ in 0..rng.below(max_tokens + 1) {
+        if rng.chance(6) {
+            out.push(rng.next() as u8);
+        } else {
+            out.extend_from_slice(rng.pick(dict).as_bytes());
+        }
+    }
+    out
+}
+
+/// A few random edits of a valid sample.
+fn mutate(rng: &mut Rng, sample: &[u8], dict: &[&str]) -> Vec<u8> {
+    let mut out = sample.to_vec();
+    for _ in 0..1 + rng.below(6) {
+        let at = rng.below(out.len() + 1);
+        match rng.below(7) {
+            0 if !out.is_empty() => {
+                let i = rng.below(out.len());
+                out[i] ^= 1 << rng.below(8);
+            }
+            1 => out.insert(at, rng.next() as u8),
+            2 if at < out.len() => {
+                let end = (at + 1 + rng.below(16)).min(out.len());
+                out.drain(at..end);
+            }
+            3 => {
+                let token = rng.pick(dict).as_bytes().to_vec();
+                out.splice(at..at, token);
+            }
+            4 if at < out.len() => {
+                let end = (at + 1 + rng.below(32)).min(out.len());
+                let copy = out[at..end].to_vec();
+                out.splice(at..at, copy);
+            }
+            5 => out.truncate(at),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Random cut points of a string, on character boundaries.
+fn cuts(rng: &mut Rng, text: &str, max: usize) -> Vec<usize> {
+    let bounds: Vec<usize> = (0..=text.len()).filter(|&i| text.is_char_boundary(i)).collect();
+    let mut out: Vec<usize> = (0..rng.below(max + 1)).map(|_| *rng.pick(&bounds)).collect();
+    out.sort_unstable();
+    out
+}
+
+/// A reader handing out the bytes in the given sizes.
+struct Pieces<'a> {
+    bytes: &'a [u8],
+    sizes: Vec<usize>,
+}
+
+impl Read for Pieces<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let want =
+            if self.sizes.is_empty() { self.bytes.len() } else { self.sizes.remove(0).max(1) };
+        let n = want.min(buf.len()).min(self.bytes.len());
+        buf[..n].copy_from_slice(&self.bytes[..n]);
+        self.bytes = &self.bytes[n..];
+        Ok(n)
+    }
+}
+
+/// All frames of a body (or the kind of error that ended it).
+fn frames(reader: impl Read) -> Result<Vec<Frame>, String> {
+    let mut sse = SseReader::new(BufReader::with_capacity(7, reader));
+    let mut out = Vec::new();
+    loop {
+        match sse.next_frame() {
+            Ok(Some(frame)) => out.push(frame),
+            Ok(None) => return Ok(out),
+            Err(err) => return Err(format!("{err:?}").chars().take(8).collect()),
+        }
+    }
+}
+
+const SSE_DICT: &[&str] = &[
+    "data: ",
+    "data:",
+    "event: error\n",
+    "event: message_start\n",
+    "id: 1\n",
+    "retry: 5\n",
+    ": ping\n",
+    "\n",
+    "\r\n",
+    "\r",
+    "\n\n",
+    "\r\n\r\n",
+    "[DONE]",
+    "{\"a\":1}",
+    "{",
+    "}",
+    " ",
+    "x",
+    "é",
+    "\u{0}",
+];
+
+#[test]
+fn fuzz_sse_reader_is_split_invariant() {
+    campaign("sse", 25_000, |rng| {
+        let body = text(rng, SSE_DICT, 24);
+        let whole = frames(&body[..]);
+        let mut sizes = Vec::new();
+        let mut left = body.len();
+        while left > 0 {
+            let n = 1 + rng.below(left.min(9));
+            sizes.push(n);
+            left -= n;
+        }
+        let split = frames(Pieces { bytes: &body, sizes });
+        assert_eq!(split, whole, "split changed the frames of {body:?}");
+        let bytewise = frames(Pieces { bytes: &body, sizes: vec![1; body.len()] });
+        assert_eq!(bytewise, whole, "one byte at a time changed the frames of {body:?}");
+    });
+}
+
+/// Valid streams for each decoder, to mutate.
+const OPENAI_SAMPLES: &[&str] = &[
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hi\"},\"finish_reason\":null}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n",
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"grep\",\"arguments\":\"{\\\"pat\"}}]}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"tern\\\":1}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+    "data: {\"error\":{\"message\":\"boom\"}}\n\n",
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"hm\",\"refusal\":\"no\"}}]}\n\n",
+];
+const ANTHROPIC_SAMPLES: &[&str] = &[
+    "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":5}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"glob\",\"input\":{}}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}}\n\nevent: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\"},\"usage\":{\"output_tokens\":2}}\n\n",
+    "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}\n\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"s\"}}\n\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"o\"}}\n\n",
+];
+const GEMINI_SAMPLES: &[&str] = &[
+    "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"},{\"functionCall\":{\"name\":\"glob\",\"args\":{}}}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":1}}\r\n\r\n",
+    "data: {\"promptFeedback\":{\"blockReason\":\"SAFETY\"}}\n\n",
+    "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"t\",\"thought\":true}]}}],\"functionCalls\":[{\"name\":\"x\",\"args\":[]}]}\n\n{\"error\":{\"message\":\"late\"}}",
+];
+const JSON_DICT: &[&str] = &[
+    "{",
+    "}",
+    "[",
+    "]",
+    "\"",
+    ":",
+    ",",
+    "null",
+    "true",
+    "1",
+    "-1",
+    "1e999",
+    "\"index\":",
+    "\"choices\":",
+    "\"delta\":",
+    "\"type\":",
+    "\"error\":",
+    "\"usage\":",
+    "\"parts\":",
+    "\\u0000",
+    "data: ",
+    "\n\n",
+];
+
+fn decode<D: Decoder + Default>(body: &[u8]) {
+    let mut sse = SseReader::new(body);
+    let mut decoder = D::default();
+    let mut out = Vec::new();
+    while let Ok(Some(frame)) = sse.next_frame() {
+        if decoder.feed(frame, &mut out).is_err() {
+            return;
+        }
+    }
+    let _ = decoder.finish(&mut out);
+    for event in out {
+        if let crate::provider::StreamEvent::ToolCall(call) = event {
+            assert!(!call.name.is_empty() && !call.id.is_empty(), "a call without name or id");
+        }
+    }
+}
+
+#[test]
+fn fuzz_provider_decoders() {
+    campaign("openai decoder", 20_000, |rng| {
+        decode::<OpenAiDecoder>(&sample(rng, OPENAI_SAMPLES, JSON_DICT))
+    });
+    campaign("anthropic decoder", 20_000, |rng| {
+        decode::<AnthropicDecoder>(&sample(rng, ANTHROPIC_SAMPLES, JSON_DICT))
+    });
+    campaign("gemini decoder", 20_000, |rng| {
+        decode::<GeminiDecoder>(&sample(rng, GEMINI_SAMPLES, JSON_DICT))
+    });
+}
+
+/// A mutation of one of the samples.
+fn sample(rng: &mut Rng, samples: &[&str], dict: &[&str]) -> Vec<u8> {
+    let chosen = samples[rng.below(samples.len())].as_bytes();
+    mutate(rng, chosen, dict)
+}
+
+const REDACT_DICT: &[&str] = &[
+    "a",
+    "Z",
+    "9",
+    "_",
+    "-",
+    ".",
+    " ",
+    "\n",
+    "\t",
+    "=",
+    ":",
+    "/",
+    "@",
+    "?",
+    "&",
+    "\"",
+    "'",
+    "\\",
+    "#",
+    "sk-",
+    "proj-",
+    "ghp_",
+    "github_pat_",
+    "AKIA",
+    "ASIA",
+    "eyJ",
+    "xoxb-",
+    "AIza",
+    "glpat-",
+    "npm_",
+    "password",
+    "token",
+    "api_key",
+    "apiKey",
+    "Authorization",
+    "Bearer ",
+    "Basic ",
+    "cookie",
+    "x-api-key",
+    "https://",
+    "postgres://",
+    "-----BEGIN ",
+    "PRIVATE KEY-----",
+    "-----END ",
+    "AAAAAAAAAAAAAAAA",
+    "0123456789abcdef",
+    "[REDACTED]",
+    "é",
+    "中",
+    "🙂",
+    "secret-value-99",
+];
+
+#[test]
+fn fuzz_redaction_is_idempotent_and_split_invariant() {
+    let redactor = Redactor::new(["secret-value-99".to_string()]);
+    campaign("redaction", 40_000, |rng| {
+        let input = String::from_utf8_lossy(&text(rng, REDACT_DICT, 30)).into_owned();
+        let once = redactor.redact_str(&input);
+        assert_eq!(redactor.redact_str(&once), once, "not idempotent on {input:?}");
+        assert!(!once.contains("secret-value-99"), "exact secret kept in {input:?}");
+        let mut stream = TextStream::default();
+        let mut out = String::new();
+        let mut at = 0;
+        for cut in cuts(rng, &input, 6) {
+            stream.push(&redactor, &input[at..cut], &mut out);
+            at = cut;
+        }
+        stream.push(&redactor, &input[at..], &mut out);
+        stream.finish(&redactor, &mut out);
+        assert_eq!(out, once, "split changed the result for {input:?}");
+    });
+}
+
+#[test]
+fn fuzz_stream_json_input_validator() {
+    let samples: &[&str] = &[
+        "{\"schemaVersion\":1,\"type\":\"prompt\",\"content\":\"hi\"}\n",
+        "{\"schemaVersion\":1,\"type\":\"message\",\"role\":\"user\",\"content\":\"a\"}\r\n\n{\"schemaVersion\":1,\"type\":\"prompt\",\"content\":\"b\"}",
+    ];
+    campaign("stream-json input", 25_000, |rng| {
+        let input = sample(rng, samples, JSON_DICT);
+        match crate::input::read_events(&input[..]) {
+            Ok(prompt) => assert!(!prompt.trim().is_empty()),
+            Err(err) => {
+                assert!(!err.0.contains('\n'), "multi-line error {:?}", err.0);
+                assert!(
+                    err.0.starts_with("Invalid stream-json input at line ")
+                        || err.0.starts_with("Stream-json input "),
+                    "{:?}",
+                    err.0
+                );
+            }
+        }
+    });
+}
+
+const REGEX_DICT: &[&str] = &[
+    "a", "b", "(", ")", "|", "*", "+", "?", "{2}", "{1,3}", "{", "}", "[", "]", "^", "$", ".",
+    "\\d", "\\w", "\\s", "\\b", "\\", "-", "(?:", "(?i)", "é", "[a-z]", "[^0-9]", "x*?",
+];
+
+#[test]
+fn fuzz_regex_engine() {
+    campaign("regex", 25_000, |rng| {
+        let pattern = String::from_utf8_lossy(&text(rng, REGEX_DICT, 10)).into_owned();
+        let haystack =
+            String::from_utf8_lossy(&text(rng, &["a", "b", "ab", " ", "1", "é", "\n", "x"], 40))
+                .into_owned();
+        if let Ok(regex) = crate::regex::Regex::new(&pattern, rng.chance(3)) {
+            let _ = regex.is_match(&haystack);
+        }
+        // A literal (escaped) pattern always finds itself.
+        let word: String = haystack.chars().filter(|c| c.is_alphanumeric()).take(5).collect();
+        if !word.is_empty() {
+            let regex = crate::regex::Regex::new(&word, false).expect("a plain word compiles");
+            assert!(regex.is_match(&format!("<{word}>")));
+        }
+    });
+}
+
+#[test]
+fn fuzz_glob_matcher() {
+    let dict: &[&str] = &[
+        "a", "b", "*", "**", "?", "/", "[ab]", "[!a]", "{a,b}", "{", "}", ",", ".", "\\", "[", "]",
+    ];
+    campaign("glob", 25_000, |rng| {
+        let pattern = String::from_utf8_lossy(&text(rng, dict, 10)).into_owned();
+        let path =
+            String::from_utf8_lossy(&text(rng, &["a", "b", "/", ".", "ab", "c"], 12)).into_owned();
+        if let Ok(glob) = crate::glob::Glob::new(&pattern) {
+            let _ = glob.matches(&path);
+            let _ = glob.base();
+        }
+        let plain: String = (0..1 + rng.below(4))
+            .map(|_| *rng.pick(&["a", "bc", "d9", "e_f"]))
+            .collect::<Vec<_>>()
+            .join("/");
+        {
+            assert!(
+                crate::glob::Glob::new(&plain).unwrap().matches(&plain),
+                "{plain} does not match itself"
+            );
+        }
+    });
+}
+
+#[test]
+fn fuzz_unified_diff_parser_and_applier() {
+    let samples: &[&str] = &[
+        "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n",
+        "--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n+x\n+y\n\\ No newline at end of file\n",
+        "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -2 +2,2 @@\n-two\n+2\n+2b\n@@ -3 +4 @@\n-three\n+3\n",
+    ];
+    let dict: &[&str] = &[
+        "\n",
+        " ",
+        "-",
+        "+",
+        "@@ ",
+        " @@",
+        "-1,2",
+        "+1",
+        "---",
+        "+++",
+        "\\ No newline",
+        "/dev/null",
+        "a/",
+        "0",
+    ];
+    campaign("unified diff", 25_000, |rng| {
+        let patch = String::from_utf8_lossy(&sample(rng, samples, dict)).into_owned();
+        let content =
+            String::from_utf8_lossy(&text(rng, &["one\n", "two\n", "three\n", "x", "\n"], 6))
+                .into_owned();
+        let _ = crate::tools::patch::apply_text(&content, &patch);
+    });
+}
+
+#[test]
+fn fuzz_session_event_reader() {
+    let line = "{\"id\":\"s:1\",\"sessionId\":\"s\",\"sequence\":1,\"type\":\"message\",\"createdAt\":\"t\",\"payload\":{\"role\":\"user\",\"content\":\"hi\"}}\n";
+    let sample = format!("{line}{}", line.replace(":1", ":2"));
+    campaign("session events", 20_000, |rng| {
+        let bytes = mutate(rng, sample.as_bytes(), JSON_DICT);
+        if let Ok((events, _)) = crate::session::parse_events("s", &bytes) {
+            let _ = crate::session::conversation(&events);
+        }
+    });
+}
+
+#[test]
+fn fuzz_emitter_lines_are_always_json() {
+    use crate::output::{Emitter, Format};
+    #[derive(Clone, Default)]
+    struct Sink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().map(|mut v| v.extend_from_slice(buf)).ok();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    campaign("emitter", 10_000, |rng| {
+        let sink = Sink::default();
+        let mut e = Emitter::new(
+            Format::StreamJson,
+            "run_1".into(),
+            Box::new(sink.clone()),
+            Box::new(Sink::default()),
+            Redactor::default(),
+        );
+        for _ in 0..rng.below(6) {
+            let piece = String::from_utf8_lossy(&text(rng, REDACT_DICT, 8)).into_owned();
+            let id = String::from_utf8_lossy(&text(rng, &["c", "1", "_", " ", "-", "é", "/"], 5))
+                .into_owned();
+            let _ = match rng.below(4) {
+                0 => e.text(&piece),
+                1 => e.tool_call(&id, "bash", &piece, "shell"),
+                2 => e.tool_result(&id, rng.chance(2), &piece),
+                _ => e.warning(&piece),
+            };
+        }
+        let _ = e.success("done");
+        let bytes = sink.0.lock().map(|v| v.clone()).unwrap_or_default();
+        let out = String::from_utf8(bytes).expect("output is UTF-8");
+        for line in out.lines() {
+            let event: serde_json::Value =
+                serde_json::from_str(line).unwrap_or_else(|err| panic!("not JSON ({err}): {line}"));
+            if let Some(id) = event.get("id").and_then(|v| v.as_str()) {
+                assert_eq!(
+                    crate::output::wire_id(id),
+                    id,
+                    "an id outside the protocol rule: {line}"
+                );
+            }
+        }
+    });
+}
