@@ -528,16 +528,16 @@ impl Scanner {
         if c == '=' {
             return if sensitive { Mode::AssignStart } else { Mode::Normal };
         }
-        let next = if is_auth_header(&raw) {
+        let next = if is_auth_header(raw) {
             AfterColon::Authorization
-        } else if is_secret_header(&raw) {
+        } else if is_secret_header(raw) {
             AfterColon::RestOfLine
         } else if ident.line_start && sensitive {
             AfterColon::Yaml
         } else {
             AfterColon::Nothing
         };
-        let url = !ident.spaced && is_scheme(&raw);
+        let url = !ident.spaced && is_scheme(raw);
         if next == AfterColon::Nothing && !url {
             return Mode::Normal;
         }
