@@ -78,8 +78,12 @@ impl Reply {
     }
 }
 
+/// Makes the reply to a request when the scripted replies are used up.
+pub type Responder = Box<dyn Fn(&Request) -> Reply + Send + Sync>;
+
 struct Shared {
     replies: Mutex<VecDeque<Reply>>,
+    responder: Option<Responder>,
     requests: Mutex<Vec<Request>>,
     arrivals: Mutex<Sender<()>>,
 }
@@ -95,11 +99,21 @@ pub struct Mock {
 
 impl Mock {
     pub fn start(replies: Vec<Reply>) -> Mock {
+        Mock::serve(replies, None)
+    }
+
+    /// A mock that answers every request with `responder` (for benchmarks).
+    pub fn responding(responder: Responder) -> Mock {
+        Mock::serve(Vec::new(), Some(responder))
+    }
+
+    fn serve(replies: Vec<Reply>, responder: Option<Responder>) -> Mock {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let port = listener.local_addr().unwrap().port();
         let (arrived, arrivals) = channel();
         let shared = Arc::new(Shared {
             replies: Mutex::new(replies.into()),
+            responder,
             requests: Mutex::new(Vec::new()),
             arrivals: Mutex::new(arrived),
         });
@@ -138,12 +152,17 @@ impl Mock {
 }
 
 fn serve(stream: TcpStream, shared: &Shared, gone: &Mutex<Receiver<()>>) {
+    // Each chunk goes out at once, as a streaming server sends it (no Nagle delay).
+    let _ = stream.set_nodelay(true);
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut writer = stream;
     loop {
         let Some(request) = read_request(&mut reader) else { return };
-        shared.requests.lock().unwrap().push(request);
         let reply = shared.replies.lock().unwrap().pop_front();
+        let reply = reply.or_else(|| shared.responder.as_ref().map(|respond| respond(&request)));
+        if shared.responder.is_none() {
+            shared.requests.lock().unwrap().push(request);
+        }
         let _ = shared.arrivals.lock().unwrap().send(());
         match reply {
             None => {

@@ -5,11 +5,13 @@ mod schema;
 mod util;
 
 mod agent;
+mod bench_mock;
 mod cli;
 mod faults;
 mod inputs;
 mod providers;
 mod redaction;
+mod scripts;
 mod sessions;
 mod signals;
 mod stream;

@@ -127,15 +127,18 @@ enum Emit {
 const LOOKBACK: usize = 256;
 
 /// Pairs of bytes at which the fast path stops: `=`, `:` and `-` followed by anything, and the
-/// first two letters of every token-shape prefix (`sk`, `gh`, `AK`, `ey`, ...). Indexed by
-/// `first << 8 | second`; built at compile time.
-static STOPS: [bool; 65536] = {
-    let mut table = [false; 65536];
+/// first two letters of every token-shape prefix (`sk`, `gh`, `AK`, `ey`, ...). A bit per pair
+/// `first << 8 | second` (8 KiB, so it stays in the first-level cache); built at compile time.
+static STOPS: [u64; 1024] = {
+    let mut table = [0u64; 1024];
     let mut second = 0;
     while second < 256 {
-        table[(b'=' as usize) << 8 | second] = true;
-        table[(b':' as usize) << 8 | second] = true;
-        table[(b'-' as usize) << 8 | second] = true;
+        let mut first = 0;
+        while first < 3 {
+            let key = ([b'=', b':', b'-'][first] as usize) << 8 | second;
+            table[key >> 6] |= 1 << (key & 63);
+            first += 1;
+        }
         second += 1;
     }
     let pairs: [&[u8; 2]; 14] = [
@@ -144,7 +147,8 @@ static STOPS: [bool; 65536] = {
     ];
     let mut k = 0;
     while k < pairs.len() {
-        table[(pairs[k][0] as usize) << 8 | pairs[k][1] as usize] = true;
+        let key = (pairs[k][0] as usize) << 8 | pairs[k][1] as usize;
+        table[key >> 6] |= 1 << (key & 63);
         k += 1;
     }
     table
@@ -522,22 +526,28 @@ impl Scanner {
             }
         }
         let Some(ident) = ident_before(window, reaches_start) else { return Mode::Normal };
+        if c == '=' {
+            return if keys::is_sensitive_bytes(ident.name) {
+                Mode::AssignStart
+            } else {
+                Mode::Normal
+            };
+        }
         // Identifier bytes are ASCII.
         let raw = std::str::from_utf8(ident.name).unwrap_or_default();
-        let sensitive = keys::is_sensitive_bytes(ident.name);
-        if c == '=' {
-            return if sensitive { Mode::AssignStart } else { Mode::Normal };
-        }
         let next = if is_auth_header(raw) {
             AfterColon::Authorization
         } else if is_secret_header(raw) {
             AfterColon::RestOfLine
-        } else if ident.line_start && sensitive {
+        } else if ident.line_start && keys::is_sensitive_bytes(ident.name) {
             AfterColon::Yaml
         } else {
             AfterColon::Nothing
         };
-        let url = !ident.spaced && is_scheme(raw);
+        // A scheme matters only before `//`; when the next byte is known not to be `/`, the
+        // answer cannot change what follows.
+        let slash_may_follow = bytes.get(i + 1).is_none_or(|&b| b == b'/');
+        let url = !ident.spaced && slash_may_follow && is_scheme(raw);
         if next == AfterColon::Nothing && !url {
             return Mode::Normal;
         }
@@ -555,7 +565,8 @@ fn plain_run(bytes: &[u8], i: usize, word_before: bool, at_end: bool) -> usize {
     let mut b = first;
     while j < last {
         let next = bytes[j + 1];
-        if STOPS[(b as usize) << 8 | next as usize] {
+        let key = (b as usize) << 8 | next as usize;
+        if STOPS[key >> 6] & (1 << (key & 63)) != 0 {
             let stop = match b {
                 b'=' | b':' => true,
                 b'-' => could_be_pem(&bytes[j..], at_end),

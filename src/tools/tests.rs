@@ -471,3 +471,48 @@ fn apply_patch_is_all_or_nothing() {
     );
     assert!(out.ok);
 }
+
+#[test]
+fn every_tool_has_complete_metadata() {
+    assert_eq!(TOOLS.len(), 9);
+    for tool in TOOLS {
+        assert!(!tool.reason.is_empty() && tool.reason.ends_with('.'), "{}", tool.name);
+        assert!(!tool.description.is_empty(), "{}", tool.name);
+        assert!(matches!(tool.side_effect.name(), "read" | "write" | "shell"));
+        assert!(matches!(tool.permission.name(), "allow" | "prompt"));
+        let schema = (tool.schema)();
+        assert_eq!(schema["type"], "object", "{}", tool.name);
+        assert!(schema["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| schema["properties"].get(r.as_str().unwrap()).is_some()));
+    }
+}
+
+#[test]
+fn apply_patch_refuses_a_cwd_outside_the_workspace() {
+    let s = Scratch::new("patch-cwd");
+    let mut tb = s.toolbox(Mode::Unsafe);
+    let out = run(
+        &mut tb,
+        "apply_patch",
+        json!({"patch": "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+x\n", "cwd": ".."}),
+    );
+    let root = s.ws().canonicalize().unwrap();
+    assert_eq!(
+        out,
+        Outcome::error(format!(
+            "Error applying patch: cwd must stay inside the workspace ({})",
+            root.display()
+        ))
+    );
+    s.write("sub/keep.txt", "");
+    let out = run(
+        &mut tb,
+        "apply_patch",
+        json!({"patch": "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+x\n", "cwd": "sub"}),
+    );
+    assert_eq!(out, Outcome::ok("Patch applied successfully.\nA n.txt"));
+    assert_eq!(s.read("sub/n.txt"), "x\n");
+}

@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""Measures zero against the physical floor and prints one table (also saved as JSON).
+
+Run through scripts/bench.sh, which builds the release binary and starts the test suite's
+loopback mock provider. Every figure is a median over repeated runs. Nothing here asserts:
+the benchmark is an instrument, the targets are printed next to the results.
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ZERO = os.path.join(ROOT, "target", "release", "zero")
+STATIC = os.path.join(ROOT, "target", "x86_64-unknown-linux-musl", "release", "zero")
+RUNS = int(os.environ.get("ZERO_BENCH_RUNS", "21"))
+
+
+def clean_env(extra=None):
+    home = tempfile.mkdtemp(prefix="zero-bench-home-")
+    env = {"PATH": "/usr/bin:/bin", "HOME": home, "XDG_DATA_HOME": os.path.join(home, "data")}
+    env.update(extra or {})
+    return env
+
+
+def spawn_wait(args, env=None, stdin=None):
+    """Runs a command to its end; returns (wall seconds, cpu seconds, peak rss KiB, code)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(args, env=env, stdin=stdin or subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, proc.returncode
+
+
+def peak_rss_kib(args, env=None):
+    """Peak RSS of a run, measured by GNU time: a parent that forks from Python would be
+    counted (Linux keeps the pre-exec high-water mark), a tiny one barely."""
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as out:
+        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name] + args, env=env, cwd=ROOT,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        return int(open(out.name).read().split()[-1])
+
+
+def until_line(args, needle, env=None):
+    """Starts a command and returns the seconds until a stdout line contains `needle`, plus the
+    process's peak RSS and CPU once it ends."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, cwd=ROOT, bufsize=0)
+    first = None
+    buffered = b""
+    while True:
+        chunk = proc.stdout.read1(65536) if hasattr(proc.stdout, "read1") else proc.stdout.read(1)
+        if not chunk:
+            break
+        buffered += chunk
+        if first is None and needle in buffered:
+            first = time.perf_counter() - start
+    _, _, usage = os.wait4(proc.pid, 0)
+    return first, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+
+
+def median(values):
+    return statistics.median(values)
+
+
+def main():
+    mock_dir = os.environ["ZERO_BENCH_MOCK"]
+    port = open(os.path.join(mock_dir, "port")).read().strip()
+    base = f"http://127.0.0.1:{port}/v1"
+    rows = []
+    results = {}
+
+    def row(name, value, unit, target, note=""):
+        rows.append((name, value, unit, target, note))
+        results[name] = {"value": value, "unit": unit, "target": target, "note": note}
+
+    def run_env(model):
+        return clean_env({"OPENAI_BASE_URL": base, "OPENAI_API_KEY": "bench-key-0123456789",
+                          "OPENAI_MODEL": model})
+
+    baseline = median([peak_rss_kib(["/bin/true"]) for _ in range(5)])
+
+    # 1. Cold start.
+    true_ms = median([spawn_wait(["/bin/true"])[0] * 1000 for _ in range(RUNS * 5)])
+    version_ms = median([spawn_wait([ZERO, "--version"])[0] * 1000 for _ in range(RUNS * 5)])
+    row("cold start: zero --version", round(version_ms, 2), "ms", "<= true + 1.5 ms",
+        f"/bin/true {true_ms:.2f} ms, difference {version_ms - true_ms:.2f} ms")
+
+    # 2. Time to the first text event, against curl reading the same response.
+    for chunks in (1, 20):
+        model = f"bench-{chunks}"
+        zero_first = []
+        for _ in range(RUNS):
+            first, _peak, _cpu = until_line([ZERO, "exec", "-o", "stream-json", "hi"],
+                                            b'"type":"text"', env=run_env(model))
+            zero_first.append(first * 1000)
+        rss = [peak_rss_kib([ZERO, "exec", "-o", "stream-json", "hi"], env=run_env(model))
+               for _ in range(5)]
+        body = json.dumps({"model": model, "stream": True,
+                           "messages": [{"role": "user", "content": "hi"}]})
+        curl_first = []
+        for _ in range(RUNS):
+            first, _, _ = until_line(["curl", "-N", "-s", "-X", "POST", "-H",
+                                      "content-type: application/json", "-d", body,
+                                      f"{base}/chat/completions"], b'"content"')
+            curl_first.append(first * 1000)
+        z, c = median(zero_first), median(curl_first)
+        row(f"first text, {chunks}-chunk answer", round(z, 2), "ms", "<= 1.2 x curl",
+            f"curl {c:.2f} ms, ratio {z / c:.2f}")
+        row(f"peak RSS, {chunks}-chunk run", round(median(rss) / 1024, 2), "MiB",
+            "<= 6 MiB" if chunks == 20 else "-", f"/bin/true under the same meter {baseline / 1024:.2f} MiB")
+
+    # 3-4. Per-event cost and memory of a 10,000-delta answer, net of a 1-delta run.
+    small = [spawn_wait([ZERO, "exec", "-o", "stream-json", "hi"], env=run_env("bench-1"))
+             for _ in range(RUNS)]
+    large = [spawn_wait([ZERO, "exec", "-o", "stream-json", "hi"], env=run_env("bench-10000"))
+             for _ in range(RUNS)]
+    cpu_per = (median([r[1] for r in large]) - median([r[1] for r in small])) / 9999 * 1e6
+    wall_per = (median([r[0] for r in large]) - median([r[0] for r in small])) / 9999 * 1e6
+    row("CPU per text delta", round(cpu_per, 2), "us", "<= 5 us",
+        f"wall {wall_per:.2f} us per delta; 10,000-delta run "
+        f"{median([r[0] for r in large]) * 1000:.1f} ms")
+    rss = [peak_rss_kib([ZERO, "exec", "-o", "stream-json", "hi"], env=run_env("bench-10000"))
+           for _ in range(5)]
+    row("peak RSS, 10,000-delta run", round(median(rss) / 1024, 2), "MiB", "<= 12 MiB")
+
+    # 5. stdin stream-json validation throughput (the run then stops: no provider is set).
+    line = json.dumps({"schemaVersion": 1, "type": "prompt", "content": "x" * 90}) + "\n"
+    data = (line * (100_000_000 // len(line) + 1))[:100_000_000]
+    data = data[: data.rfind("\n") + 1]
+    with tempfile.NamedTemporaryFile("w", delete=False, suffix=".jsonl") as f:
+        f.write(data)
+        jsonl = f.name
+    walls = []
+    for _ in range(5):
+        with open(jsonl, "rb") as stdin:
+            walls.append(spawn_wait([ZERO, "exec", "-i", "stream-json", "-o", "stream-json"],
+                                    env=clean_env(), stdin=stdin)[0])
+    os.unlink(jsonl)
+    row("stdin stream-json validation", round(len(data) / median(walls) / 1e6, 1), "MB/s",
+        ">= 200 MB/s", f"{len(data) / 1e6:.0f} MB")
+
+    # 6. A tool round trip: read_file between two provider calls.
+    trips = [spawn_wait([ZERO, "exec", "-o", "stream-json", "read it"],
+                        env=run_env("bench-tool"))[0] * 1000 for _ in range(RUNS)]
+    row("tool round trip (read_file)", round(median(trips), 2), "ms", "-",
+        "two provider calls and the tool, whole run")
+
+    # Resume of a 1,000-event session: process start to the provider request (issue 6).
+    resume_ms = resume_latency(base)
+    row("resume 1,000 events to request", round(resume_ms, 2), "ms", "<= 50 ms")
+
+    # Redaction throughput (issue 3).
+    for name, path in redaction_inputs().items():
+        with open(path, "rb") as f:
+            size = len(f.read())
+        walls = []
+        for _ in range(5):
+            with open(path, "rb") as stdin:
+                walls.append(spawn_wait([ZERO, "redact"], env=clean_env(), stdin=stdin)[0])
+        target = ">= 300 MB/s" if name == "secret-free source text" else "linear"
+        row(f"redaction, {name}", round(size / median(walls) / 1e6, 1), "MB/s", target,
+            f"{size / 1048576:.0f} MiB")
+        os.unlink(path)
+
+    # 7. Size of the static binary.
+    if os.path.exists(STATIC):
+        row("static binary size", round(os.path.getsize(STATIC) / 1048576, 2), "MiB", "<= 4 MiB",
+            "x86_64-unknown-linux-musl")
+    else:
+        row("static binary size", None, "MiB", "<= 4 MiB", "not built (scripts/release.sh)")
+
+    print_table(rows)
+    out = os.path.join(ROOT, "target", "bench.json")
+    with open(out, "w") as f:
+        json.dump({"date": time.strftime("%Y-%m-%d"), "runs": RUNS, "results": results}, f,
+                  indent=2)
+    print(f"\nsaved {out}")
+
+
+def resume_latency(base):
+    """Median ms from process start to the mock seeing the request, for --resume of a session
+    with 1,000 events."""
+    mock_dir = os.environ["ZERO_BENCH_MOCK"]
+    data = tempfile.mkdtemp(prefix="zero-bench-resume-")
+    sid = "zero_20261201000000_bench000"
+    session = os.path.join(data, "zero", "sessions", sid)
+    os.makedirs(session)
+    events = []
+    for n in range(1, 1001):
+        kind = ["message", "tool_call", "message", "tool_result", "message"][n % 5]
+        if kind == "message" and n % 5 == 0:
+            payload = {"role": "user", "content": f"question {n} " + "q" * 200, "source": "exec"}
+        elif kind == "message" and n % 5 == 2:
+            payload = {"role": "assistant", "content": "", "source": "exec",
+                       "toolCalls": [{"id": f"c{n}", "name": "read_file",
+                                      "arguments": "{\"path\":\"a\"}"}]}
+        elif kind == "message":
+            payload = {"role": "assistant", "content": f"answer {n} " + "a" * 200,
+                       "source": "exec"}
+        elif kind == "tool_call":
+            payload = {"id": f"c{n + 1}", "name": "read_file", "args": {"path": "a"},
+                       "sideEffect": "read"}
+        else:
+            payload = {"id": f"c{n - 1}", "status": "ok", "output": "o" * 300,
+                       "truncated": False}
+        events.append(json.dumps({"id": f"{sid}:{n}", "sessionId": sid, "sequence": n,
+                                  "type": kind, "createdAt": "2026-12-01T00:00:00.000Z",
+                                  "payload": payload}, separators=(",", ":")))
+    meta = {"sessionId": sid, "title": "bench", "createdAt": "2026-12-01T00:00:00.000Z",
+            "updatedAt": "2026-12-01T00:00:00.000Z", "eventCount": 1000,
+            "lastEventType": "message"}
+    template = "\n".join(events) + "\n"
+    arrivals = os.path.join(mock_dir, "arrivals")
+    latencies = []
+    for _ in range(RUNS):
+        with open(os.path.join(session, "events.jsonl"), "w") as f:
+            f.write(template)
+        with open(os.path.join(session, "metadata.json"), "w") as f:
+            json.dump(meta, f)
+        seen = len(open(arrivals).read().split())
+        env = clean_env({"OPENAI_BASE_URL": base, "OPENAI_API_KEY": "bench-key-0123456789",
+                         "OPENAI_MODEL": "bench-1", "XDG_DATA_HOME": data})
+        started = time.time_ns()
+        spawn_wait([ZERO, "exec", "-o", "stream-json", f"--resume={sid}", "go on"], env=env)
+        stamps = open(arrivals).read().split()
+        if len(stamps) > seen:
+            latencies.append((int(stamps[seen]) - started) / 1e6)
+    return median(latencies)
+
+
+def redaction_inputs():
+    """64 MiB of secret-free source text (zero's own source, tests excluded) and 64 MiB of
+    secret-dense text, plus adversarial inputs of 10 MB."""
+    size = 64 * 1024 * 1024
+    source = b""
+    for folder, _, files in os.walk(os.path.join(ROOT, "src")):
+        for name in sorted(files):
+            if name.endswith(".rs") and name != "tests.rs" and name != "fuzz.rs":
+                source += open(os.path.join(folder, name), "rb").read()
+    dense = (b"export OPENAI_API_KEY=sk-proj-Zx81mQ2wLk9vBn4cRt7yUi0oPa3sDf6g\n"
+             b"Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlLWJ5dGVz\n"
+             b"{\"password\": \"hunter2hunter2\", \"model\": \"gpt-4.1\"}\n"
+             b"postgres://app:s3cret@db:5432/prod ghp_abcdefghijklmnopqrstuvwxyz0123\n")
+    inputs = {
+        "secret-free source text": (source * (size // len(source) + 1))[:size],
+        "secret-dense text": (dense * (size // len(dense) + 1))[:size],
+        "10 MB of sk-sk-sk-": (b"sk-" * 3_500_000)[:10_000_000],
+        "10 MB of \"a\":\" repeated": (b'"a":"' * 2_000_000)[:10_000_000],
+    }
+    paths = {}
+    for name, data in inputs.items():
+        with tempfile.NamedTemporaryFile("wb", delete=False) as f:
+            f.write(data)
+            paths[name] = f.name
+    return paths
+
+
+def print_table(rows):
+    width = max(len(r[0]) for r in rows)
+    print(f"\n{'measure':<{width}}  {'result':>10}  {'unit':<5}  {'target':<17}  note")
+    print("-" * (width + 60))
+    for name, value, unit, target, note in rows:
+        shown = "n/a" if value is None else f"{value}"
+        print(f"{name:<{width}}  {shown:>10}  {unit:<5}  {target:<17}  {note}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+//! The mock provider as a long-running server for `scripts/bench.sh`.
+//!
+//! With `ZERO_BENCH_MOCK=<dir>` set, this test serves until killed: it writes its port to
+//! `<dir>/port` and appends the arrival time (Unix nanoseconds) of every request to
+//! `<dir>/arrivals`. The model name chooses the answer: `bench-1` (one text chunk),
+//! `bench-20` (twenty), `bench-10000` (ten thousand deltas), `bench-tool` (a read_file call,
+//! then an answer once the result comes back). Without the variable it checks those answers.
+
+use std::io::Write;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::mock::{openai, Mock, Reply, Request};
+
+fn answer(request: &Request) -> Reply {
+    let body = request.json();
+    let model = body["model"].as_str().unwrap_or_default().to_string();
+    let has_result =
+        body["messages"].as_array().is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+    let chunks = match model.as_str() {
+        "bench-tool" if !has_result => {
+            return Reply::sse(&openai::tool_turn(
+                "call_1",
+                "read_file",
+                r#"{"path":"Cargo.toml","max_lines":5}"#,
+            ))
+        }
+        "bench-20" => 20,
+        "bench-10000" => 10_000,
+        _ => 1,
+    };
+    let words: Vec<String> = (0..chunks).map(|i| format!("word{} ", i % 100)).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    Reply::sse(&openai::answer(&refs, 100, chunks as u64))
+}
+
+#[test]
+fn bench_mock_server() {
+    let Some(dir) = std::env::var_os("ZERO_BENCH_MOCK") else {
+        // A self-check of the answers the benchmark relies on.
+        let request = |model: &str, with_result: bool| {
+            Request {
+            method: "POST".into(),
+            path: "/v1/chat/completions".into(),
+            headers: Default::default(),
+            body: serde_json::json!({"model": model, "messages": if with_result { serde_json::json!([{"role": "tool"}]) } else { serde_json::json!([]) }}).to_string().into_bytes(),
+        }
+        };
+        let count = |reply: Reply| match reply {
+            Reply::Stream { steps, .. } => steps.len(),
+            Reply::Hang => 0,
+        };
+        assert_eq!(count(answer(&request("bench-1", false))), 1 + 3);
+        assert_eq!(count(answer(&request("bench-10000", false))), 10_000 + 3);
+        assert!(
+            count(answer(&request("bench-tool", false)))
+                < count(answer(&request("bench-tool", true))) + 10
+        );
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    let arrivals = std::sync::Mutex::new(std::fs::File::create(dir.join("arrivals")).unwrap());
+    let mock = Mock::responding(Box::new(move |request| {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
+        let _ = writeln!(arrivals.lock().unwrap(), "{now}");
+        answer(request)
+    }));
+    std::fs::write(dir.join("port"), mock.port.to_string()).unwrap();
+    loop {
+        std::thread::park();
+    }
+}

@@ -1,0 +1,30 @@
+//! The install script: a tarball is installed only when its checksum matches.
+
+use std::process::Command;
+
+use crate::util::{read, TestDir};
+
+fn sh(dir: &TestDir, script: &str) -> std::process::Output {
+    Command::new("sh").arg("-c").arg(script).current_dir(dir.path("work")).output().unwrap()
+}
+
+#[test]
+fn install_verifies_the_checksum() {
+    let dir = TestDir::new("install");
+    let install = format!("{}/scripts/install.sh", env!("CARGO_MANIFEST_DIR"));
+    dir.write("work/zero-9.9.9-test/zero", "#!/bin/sh\necho zero 9.9.9\n");
+    let made = sh(&dir, "chmod +x zero-9.9.9-test/zero && tar -czf zero-9.9.9-test.tar.gz zero-9.9.9-test && sha256sum zero-9.9.9-test.tar.gz > SHA256SUMS");
+    assert!(made.status.success(), "{made:?}");
+    let good = sh(&dir, &format!("PREFIX=$PWD/prefix sh {install} $PWD/zero-9.9.9-test.tar.gz"));
+    assert!(good.status.success(), "{good:?}");
+    assert!(String::from_utf8_lossy(&good.stdout).contains("(zero 9.9.9)"));
+    assert_eq!(read(&dir.path("work/prefix/bin/zero")), "#!/bin/sh\necho zero 9.9.9\n");
+    // One byte more, and the tarball is refused with nothing installed.
+    let bad = sh(&dir, &format!("printf x >> zero-9.9.9-test.tar.gz && PREFIX=$PWD/other sh {install} $PWD/zero-9.9.9-test.tar.gz"));
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("checksum mismatch"), "{bad:?}");
+    assert!(!dir.path("work/other").exists());
+    let unlisted = sh(&dir, &format!("cp zero-9.9.9-test.tar.gz renamed.tar.gz && PREFIX=$PWD/other sh {install} $PWD/renamed.tar.gz"));
+    assert_eq!(unlisted.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&unlisted.stderr).contains("not listed in SHA256SUMS"));
+}
