@@ -133,6 +133,7 @@ mod tests {
     use crate::provider::scripted::Scripted;
     use crate::provider::Role;
     use crate::redact::Redactor;
+    use crate::testkit::{SharedBuf, TempDir};
     use crate::tools::{Mode, Workspace};
     use std::sync::{Arc, Mutex};
 
@@ -142,26 +143,13 @@ mod tests {
         events: Vec<serde_json::Value>,
     }
 
-    #[derive(Clone, Default)]
-    struct Sink(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Sink {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
     fn run(script: &str, mode: Mode, max_turns: u32, dir: &std::path::Path) -> Run {
-        let sink = Sink::default();
+        let sink = SharedBuf::default();
         let emitter = Emitter::new(
             Format::StreamJson,
             "run_t".into(),
             Box::new(sink.clone()),
-            Box::new(Sink::default()),
+            Box::new(SharedBuf::default()),
             Redactor::default(),
         );
         let out: Shared = Arc::new(Mutex::new(emitter));
@@ -178,16 +166,14 @@ mod tests {
             model: models::find("gpt-4.1"),
         };
         let result = agent.run(&mut messages);
-        let text = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+        let text = sink.text();
         let events = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         Run { result, messages, events }
     }
 
-    fn scratch(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("zero-agent-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("notes.txt"), "remember the milk\n").unwrap();
+    fn scratch(name: &str) -> TempDir {
+        let dir = TempDir::new(name);
+        dir.write("notes.txt", "remember the milk\n");
         dir
     }
 
@@ -198,7 +184,7 @@ mod tests {
             {"toolCalls": [{"id": "c1", "name": "read_file", "arguments": {"path": "notes.txt"}}], "usage": {"promptTokens": 100, "completionTokens": 10}},
             {"text": ["It says milk."]}
         ]}"#;
-        let run = run(script, Mode::Auto, 12, &dir);
+        let run = run(script, Mode::Auto, 12, &dir.path);
         assert_eq!(run.result.unwrap(), "It says milk.");
         let roles: Vec<Role> = run.messages.iter().map(|m| m.role).collect();
         assert_eq!(roles, [Role::System, Role::User, Role::Assistant, Role::Tool, Role::Assistant]);
@@ -207,7 +193,6 @@ mod tests {
         let kinds: Vec<&str> = run.events.iter().map(|e| e["type"].as_str().unwrap()).collect();
         assert_eq!(kinds, ["tool_call", "usage", "tool_result", "text"]);
         assert_eq!(run.events[1]["costUsd"], 0.00028);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -217,14 +202,13 @@ mod tests {
             {"toolCalls": [{"name": "bash", "arguments": {"command": "echo ran > ran.txt"}}]},
             {"text": "done"}
         ]}"#;
-        let refused = run(script, Mode::Auto, 12, &dir);
+        let refused = run(script, Mode::Auto, 12, &dir.path);
         assert!(refused.messages[3].content.contains("Permission required for bash"));
         assert_eq!(refused.events[1]["status"], "error");
         assert!(!dir.join("ran.txt").exists());
-        let allowed = run(script, Mode::Unsafe, 12, &dir);
+        let allowed = run(script, Mode::Unsafe, 12, &dir.path);
         assert_eq!(allowed.events[1]["status"], "ok");
-        assert_eq!(std::fs::read_to_string(dir.join("ran.txt")).unwrap(), "ran\n");
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(dir.read("ran.txt"), "ran\n");
     }
 
     #[test]
@@ -232,18 +216,17 @@ mod tests {
         let dir = scratch("limits");
         let looping =
             r#"{"turns": [{"toolCalls": [{"name": "glob", "arguments": {"pattern": "*"}}]}]}"#;
-        let run1 = run(looping, Mode::Auto, 1, &dir);
+        let run1 = run(looping, Mode::Auto, 1, &dir.path);
         assert!(
             matches!(run1.result, Err(Stop::Failed(Failure::MaxTurns(ref m))) if m.contains("limit of 1 turns"))
         );
         let empty = r#"{"turns": [{"text": ["  "]}]}"#;
-        let run2 = run(empty, Mode::Auto, 12, &dir);
+        let run2 = run(empty, Mode::Auto, 12, &dir.path);
         assert!(
             matches!(run2.result, Err(Stop::Failed(Failure::MaxTurns(ref m))) if m.contains("without an answer"))
         );
-        let zero = run(r#"{"turns": []}"#, Mode::Auto, 0, &dir);
+        let zero = run(r#"{"turns": []}"#, Mode::Auto, 0, &dir.path);
         assert!(matches!(zero.result, Err(Stop::Failed(Failure::MaxTurns(_)))));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -253,10 +236,9 @@ mod tests {
             r#"{"turns": [{"text": ["a", "b"]}, {"error": "must not be reached"}]}"#,
             Mode::Auto,
             12,
-            &dir,
+            &dir.path,
         );
         assert_eq!(run.result.unwrap(), "ab");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -269,7 +251,7 @@ mod tests {
             ]},
             {"text": "ok"}
         ]}"#;
-        let run = run(script, Mode::Unsafe, 12, &dir);
+        let run = run(script, Mode::Unsafe, 12, &dir.path);
         let ids: Vec<&str> = run
             .events
             .iter()
@@ -277,7 +259,6 @@ mod tests {
             .map(|e| e["id"].as_str().unwrap())
             .collect();
         assert_eq!(ids, ["a", "b"]);
-        assert_eq!(std::fs::read_to_string(dir.join("log.txt")).unwrap(), "first\nsecond\n");
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(dir.read("log.txt"), "first\nsecond\n");
     }
 }

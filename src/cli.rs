@@ -449,34 +449,11 @@ mod tests {
     }
 
     #[test]
-    fn help_lines_fit_79_columns_and_name_every_flag() {
+    fn help_lines_fit_79_columns() {
         for text in [HELP, EXEC_HELP, SESSIONS_HELP, REDACT_HELP] {
             for line in text.lines() {
                 assert!(line.chars().count() <= 79, "too long: {line}");
             }
-        }
-        for flag in [
-            "--file",
-            "--model",
-            "--profile",
-            "--reasoning-effort",
-            "--auto",
-            "--enabled-tools",
-            "--disabled-tools",
-            "--list-tools",
-            "--cwd",
-            "--input-format",
-            "--output-format",
-            "--resume",
-            "--fork",
-            "--skip-permissions-unsafe",
-            "--max-turns",
-            "--provider",
-            "--script",
-            "--redact-env",
-            "stream-json",
-        ] {
-            assert!(EXEC_HELP.contains(flag), "exec help lacks {flag}");
         }
     }
 }

@@ -15,38 +15,7 @@ use crate::provider::{
 };
 use crate::redact::{Redactor, TextStream};
 use crate::sse::{Frame, SseReader};
-
-/// A xorshift generator.
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-
-    fn chance(&mut self, one_in: usize) -> bool {
-        self.below(one_in) == 0
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
+use crate::testkit::{Rng, SharedBuf};
 
 fn scale() -> usize {
     std::env::var("ZERO_FUZZ_SCALE")
@@ -469,24 +438,13 @@ fn fuzz_session_event_reader() {
 #[test]
 fn fuzz_emitter_lines_are_always_json() {
     use crate::output::{Emitter, Format};
-    #[derive(Clone, Default)]
-    struct Sink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-    impl std::io::Write for Sink {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().map(|mut v| v.extend_from_slice(buf)).ok();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
     campaign("emitter", 10_000, |rng| {
-        let sink = Sink::default();
+        let sink = SharedBuf::default();
         let mut e = Emitter::new(
             Format::StreamJson,
             "run_1".into(),
             Box::new(sink.clone()),
-            Box::new(Sink::default()),
+            Box::new(SharedBuf::default()),
             Redactor::default(),
         );
         for _ in 0..rng.below(6) {
@@ -501,8 +459,7 @@ fn fuzz_emitter_lines_are_always_json() {
             };
         }
         let _ = e.success("done");
-        let bytes = sink.0.lock().map(|v| v.clone()).unwrap_or_default();
-        let out = String::from_utf8(bytes).expect("output is UTF-8");
+        let out = sink.text();
         for line in out.lines() {
             let event: serde_json::Value =
                 serde_json::from_str(line).unwrap_or_else(|err| panic!("not JSON ({err}): {line}"));

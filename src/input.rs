@@ -299,8 +299,8 @@ mod tests {
 
     #[test]
     fn text_prompt_joins_inline_and_file() {
-        let dir = std::env::temp_dir().join(format!("zero-input-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = crate::testkit::TempDir::new("input");
+        let dir = scratch.path.clone();
         let file = dir.join("p.txt");
         std::fs::write(&file, "from file\n").unwrap();
         let words = vec!["from".to_string(), "cli".to_string()];
@@ -319,7 +319,6 @@ mod tests {
             .0
             .starts_with("Prompt file not found: "));
         assert!(text_prompt(&[], None).unwrap_err().0.starts_with("Prompt required."));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

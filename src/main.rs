@@ -27,6 +27,8 @@ mod regex;
 mod session;
 mod signals;
 mod sse;
+#[cfg(test)]
+mod testkit;
 mod tools;
 
 use std::io::Write;

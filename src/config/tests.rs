@@ -167,8 +167,8 @@ fn reasoning_effort_is_validated_and_sent_where_taken() {
 
 #[test]
 fn config_file_profiles_and_errors() {
-    let dir = std::env::temp_dir().join(format!("zero-config-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let scratch = crate::testkit::TempDir::new("config");
+    let dir = scratch.path.clone();
     std::fs::create_dir_all(dir.join("zero")).unwrap();
     let e = env(&[("XDG_CONFIG_HOME", dir.to_str().unwrap())]);
     assert_eq!(load_user_config(&e).unwrap(), None, "a missing file is no config");
@@ -197,7 +197,6 @@ fn config_file_profiles_and_errors() {
         matches!(&err, Failure::Config(m) if m.ends_with("providers[0].baseURL must be an http(s) URL")),
         "{err:?}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

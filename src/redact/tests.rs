@@ -1,24 +1,9 @@
 use super::*;
+use crate::testkit::Rng;
 use serde_json::json;
 
 fn plain() -> Redactor {
     Redactor::default()
-}
-
-/// A small deterministic generator, so that random cases are the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 fn stream_in_pieces(redactor: &Redactor, text: &str, cuts: &[usize]) -> String {
@@ -287,7 +272,7 @@ fn a_key_split_at_every_offset_into_two_and_three_pieces_is_redacted() {
 
 #[test]
 fn random_splits_give_the_one_shot_result() {
-    let mut rng = Rng(0x5eed);
+    let mut rng = Rng::new(0x5eed);
     let samples = [
         "export DB_PASSWORD=\"a b c\"\nAuthorization: Bearer eyJhbGciOi.eyJzdWIiOi.c2lnbmF0dXJl\n",
         "{\"password\": \"x\\\"y\", \"model\": \"m\"} https://u:p@h/?token=t&a=b",
@@ -380,62 +365,6 @@ fn redaction_is_idempotent_over_the_corpus() {
     for text in texts {
         let once = r.redact_str(&text);
         assert_eq!(r.redact_str(&once), once, "not idempotent on {text:?}");
-    }
-}
-
-#[test]
-fn redaction_is_idempotent_and_split_invariant_on_random_text() {
-    let alphabet: Vec<&str> = vec![
-        "a",
-        "Z",
-        "0",
-        "_",
-        "-",
-        ".",
-        " ",
-        "\n",
-        "\t",
-        "=",
-        ":",
-        "/",
-        "@",
-        "?",
-        "&",
-        "\"",
-        "'",
-        "\\",
-        "sk-",
-        "ghp_",
-        "AKIA",
-        "eyJ",
-        "password",
-        "token",
-        "Authorization",
-        "Bearer",
-        "https://",
-        "x-api-key",
-        "-----BEGIN ",
-        "PRIVATE KEY-----",
-        "-----END ",
-        "AAAAAAAAAAAA",
-        "é",
-        "[REDACTED]",
-    ];
-    let r = Redactor::new(["exact-secret-value".to_string()]);
-    let mut rng = Rng(42);
-    for _ in 0..3000 {
-        let mut text = String::new();
-        for _ in 0..rng.below(40) {
-            text.push_str(alphabet[rng.below(alphabet.len())]);
-        }
-        let once = r.redact_str(&text);
-        assert_eq!(r.redact_str(&once), once, "not idempotent on {text:?}");
-        let boundaries: Vec<usize> =
-            (0..=text.len()).filter(|&i| text.is_char_boundary(i)).collect();
-        let mut cuts: Vec<usize> =
-            (0..rng.below(6)).map(|_| boundaries[rng.below(boundaries.len())]).collect();
-        cuts.sort_unstable();
-        assert_eq!(stream_in_pieces(&r, &text, &cuts), once, "split {cuts:?} of {text:?}");
     }
 }
 

@@ -1,34 +1,22 @@
 use super::*;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use crate::testkit::TempDir;
 
+/// A store in a fresh directory.
 struct Scratch {
-    dir: PathBuf,
+    dir: TempDir,
 }
 
 impl Scratch {
     fn new(name: &str) -> Scratch {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "zero-sessions-{name}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = fs::remove_dir_all(&dir);
-        Scratch { dir }
+        Scratch { dir: TempDir::new(name) }
     }
 
     fn store(&self) -> Store {
         let env = Env::from_pairs([(
             "XDG_DATA_HOME".to_string(),
-            self.dir.to_string_lossy().into_owned(),
+            self.dir.path.to_string_lossy().into_owned(),
         )]);
         Store::locate(&env).unwrap()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.dir);
     }
 }
 

@@ -1,23 +1,17 @@
 use super::*;
+use crate::testkit::TempDir;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// A fresh workspace directory (with a sibling file outside it) per test.
+/// A workspace directory (`ws/`) with a file beside it, outside the workspace.
 struct Scratch {
-    dir: PathBuf,
+    dir: TempDir,
 }
 
 impl Scratch {
     fn new(name: &str) -> Scratch {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "zero-tools-{name}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = TempDir::new(name);
         std::fs::create_dir_all(dir.join("ws")).unwrap();
-        std::fs::write(dir.join("outside.txt"), "outside secret\n").unwrap();
+        dir.write("outside.txt", "outside secret\n");
         Scratch { dir }
     }
 
@@ -26,23 +20,15 @@ impl Scratch {
     }
 
     fn write(&self, rel: &str, content: &str) {
-        let path = self.ws().join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
+        self.dir.write(&format!("ws/{rel}"), content);
     }
 
     fn read(&self, rel: &str) -> String {
-        std::fs::read_to_string(self.ws().join(rel)).unwrap()
+        self.dir.read(&format!("ws/{rel}"))
     }
 
     fn toolbox(&self, mode: Mode) -> Toolbox {
         Toolbox::new(Workspace::new(&self.ws()).unwrap(), mode, vec![], vec![])
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -237,7 +223,7 @@ fn nothing_outside_the_workspace_is_read_or_written() {
     let s = Scratch::new("escape");
     let outside = s.dir.join("outside.txt");
     std::os::unix::fs::symlink(&outside, s.ws().join("link.txt")).unwrap();
-    std::os::unix::fs::symlink(&s.dir, s.ws().join("up")).unwrap();
+    std::os::unix::fs::symlink(&s.dir.path, s.ws().join("up")).unwrap();
     let abs = outside.to_string_lossy().to_string();
     let mut tb = s.toolbox(Mode::Unsafe);
     let attempts: Vec<(&str, serde_json::Value)> = vec![

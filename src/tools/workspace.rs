@@ -83,12 +83,12 @@ impl Workspace {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit::TempDir;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("zero-ws-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+    fn scratch(name: &str) -> TempDir {
+        let dir = TempDir::new(name);
         std::fs::create_dir_all(dir.join("ws/sub")).unwrap();
-        std::fs::write(dir.join("outside.txt"), "secret").unwrap();
+        dir.write("outside.txt", "secret");
         dir
     }
 
@@ -108,12 +108,11 @@ mod tests {
             assert!(err.contains("outside the workspace"), "{escape}: {err}");
         }
         std::os::unix::fs::symlink(dir.join("outside.txt"), root.join("link")).unwrap();
-        std::os::unix::fs::symlink(&dir, root.join("dirlink")).unwrap();
+        std::os::unix::fs::symlink(&dir.path, root.join("dirlink")).unwrap();
         assert!(ws.resolve("link").is_err());
         assert!(ws.resolve("dirlink/outside.txt").is_err());
         assert!(ws.resolve("dirlink/ws/sub").is_ok(), "a link that comes back inside is fine");
         std::os::unix::fs::symlink(root.join("nowhere"), root.join("dangling")).unwrap();
         assert!(ws.resolve("dangling").unwrap_err().contains("broken symbolic link"));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
