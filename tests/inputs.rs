@@ -84,15 +84,18 @@ fn every_bad_input_is_one_clear_line_with_its_exit_code() {
     dir.write("config/zero/config.json", "{}");
     let all = cases(&dir);
     assert!(all.len() >= 25);
-    for c in all {
-        // Text output: one stderr line, nothing on stdout.
-        let mut run = dir.zero().args(&["exec"]);
+    let run = |c: &Case, format: &[&str]| {
+        let mut run = dir.zero().args(&["exec"]).args(format);
         run.args.extend(c.args.iter().cloned());
         run.stdin = c.stdin.clone();
         for (k, v) in &c.env {
             run = run.env(k, v);
         }
-        let out = run.run();
+        run.run()
+    };
+    for c in all {
+        // Text output: one stderr line, nothing on stdout.
+        let out = run(&c, &[]);
         assert_eq!(out.code, c.code, "{}: exit code{out:?}", c.name);
         assert_eq!(out.stdout, "", "{}: stdout{out:?}", c.name);
         assert_eq!(out.stderr.lines().count(), 1, "{}: one line{out:?}", c.name);
@@ -102,13 +105,7 @@ fn every_bad_input_is_one_clear_line_with_its_exit_code() {
             c.name
         );
         // Stream-json output: exactly error + run_end, in the same format as every run.
-        let mut run = dir.zero().args(&["exec", "-o", "stream-json"]);
-        run.args.extend(c.args.iter().cloned());
-        run.stdin = c.stdin.clone();
-        for (k, v) in &c.env {
-            run = run.env(k, v);
-        }
-        let out = run.run();
+        let out = run(&c, &["-o", "stream-json"]);
         assert_eq!(out.code, c.code, "{}: exit code{out:?}", c.name);
         let events = out.stream();
         assert_eq!(out.types(), ["error", "run_end"], "{}{out:?}", c.name);

@@ -25,6 +25,23 @@ fn first_run(dir: &TestDir) -> String {
     out.stream()[0]["sessionId"].as_str().unwrap().to_string()
 }
 
+/// A run with `args` against a mock answering `answer`; returns the run and the messages the
+/// model received.
+fn continue_with(dir: &TestDir, args: &[&str], answer: &str) -> (crate::util::Output, Vec<Value>) {
+    let mock = Mock::start(vec![Reply::sse(&openai::answer(&[answer], 1, 1))]);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&["exec", "-o", "stream-json"])
+        .args(args)
+        .run();
+    let messages = mock
+        .requests()
+        .first()
+        .map_or_else(Vec::new, |r| r.json()["messages"].as_array().unwrap().clone());
+    (out, messages)
+}
+
 fn metadata(dir: &TestDir, id: &str) -> Value {
     serde_json::from_str(&read(&dir.sessions().join(id).join("metadata.json"))).unwrap()
 }
@@ -64,15 +81,9 @@ fn resume_sends_the_earlier_conversation_as_messages() {
             "message"
         ]
     );
-    let mock = Mock::start(vec![Reply::sse(&openai::answer(&["Done."], 80, 2))]);
-    let out = dir
-        .zero()
-        .openai(&mock.v1(), "local-coder")
-        .args(&["exec", "-o", "stream-json", "--resume", "Now ship it"])
-        .run();
+    let (out, messages) = continue_with(&dir, &["--resume", "Now ship it"], "Done.");
     out.assert_code(0);
     assert_eq!(out.stream()[0]["sessionId"], id.as_str(), "appended to the same session");
-    let messages = mock.requests()[0].json()["messages"].as_array().unwrap().clone();
     assert_eq!(messages[0]["role"], "system");
     assert_eq!(Value::Array(messages[1..5].to_vec()), earlier_conversation());
     assert_eq!(messages[5], json!({"role": "user", "content": "Now ship it"}));
@@ -186,14 +197,8 @@ fn a_killed_run_leaves_a_session_that_resumes() {
         .success());
     child.wait().unwrap();
     // The dead run's lock is taken over; its prompt is part of the history.
-    let mock = Mock::start(vec![Reply::sse(&openai::answer(&["back"], 1, 1))]);
-    let out = dir
-        .zero()
-        .openai(&mock.v1(), "local-coder")
-        .args(&["exec", "-o", "stream-json", "--resume", "continue"])
-        .run();
+    let (out, messages) = continue_with(&dir, &["--resume", "continue"], "back");
     out.assert_code(0);
-    let messages = mock.requests()[0].json()["messages"].as_array().unwrap().clone();
     let users: Vec<&str> = messages
         .iter()
         .filter(|m| m["role"] == "user")
