@@ -411,10 +411,12 @@ impl Journal for SessionJournal {
     }
 
     fn tool_result(&mut self, call: &ToolCall, outcome: &Outcome) {
-        self.record(
-            "tool_result",
-            session::tool_result_payload(&call.id, outcome.ok, &outcome.output),
-        );
+        let Some(session) = &self.session else { return };
+        let payload = {
+            let s = session_lock(session);
+            session::tool_result_payload(&call.id, outcome.ok, &outcome.output, s.redactor())
+        };
+        self.record("tool_result", payload);
     }
 
     fn usage(&mut self, usage: &Usage) {

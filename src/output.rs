@@ -281,7 +281,14 @@ impl Emitter {
     pub fn tool_result(&mut self, id: &str, ok: bool, output: &str) -> Result<(), OutputClosed> {
         self.end_text()?;
         let status = if ok { "ok" } else { "error" };
-        let (shown, truncated) = cap_utf8(output, TOOL_OUTPUT_EVENT_CAP);
+        // Redacted whole, then cut: a cut first could leave a secret's prefix, too short to
+        // be recognised.
+        let redacted = if self.format == Format::Text {
+            String::new()
+        } else {
+            self.redactor.redact_str(output)
+        };
+        let (shown, truncated) = cap_utf8(&redacted, TOOL_OUTPUT_EVENT_CAP);
         match self.format {
             Format::Text => {
                 let summary = self.redactor.redact_str(output);
@@ -297,13 +304,13 @@ impl Emitter {
             }
             Format::StreamJson => {
                 let mut l = self.begin("tool_result");
-                l.str("id", &wire_id(id)).raw("status", status).str("output", shown);
+                l.str("id", &wire_id(id)).raw("status", status).raw_str("output", shown);
                 l.bool("truncated", truncated);
                 self.finish_line()
             }
             Format::Json => {
                 let mut l = self.begin_legacy("tool_result");
-                l.str("tool_call_id", id).raw("status", status).str("result", shown);
+                l.str("tool_call_id", id).raw("status", status).raw_str("result", shown);
                 l.bool("truncated", truncated);
                 self.finish_line()
             }

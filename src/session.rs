@@ -418,6 +418,10 @@ impl Session {
         &self.meta.session_id
     }
 
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
     /// Appends one event (redacted) with a single write, then replaces the metadata.
     pub fn append(&mut self, kind: &str, payload: Option<Value>) -> Result<(), SessionError> {
         let sequence = self.meta.event_count + 1;
@@ -518,9 +522,11 @@ pub fn assistant_payload(text: &str, calls: &[ToolCall]) -> Value {
     payload
 }
 
-/// Payload of a `tool_result` event.
-pub fn tool_result_payload(id: &str, ok: bool, output: &str) -> Value {
-    let (kept, truncated) = crate::output::cap_utf8(output, STORED_OUTPUT_CAP);
+/// Payload of a `tool_result` event. The output is redacted before it is cut, so a cut cannot
+/// leave a secret's prefix too short to be recognised.
+pub fn tool_result_payload(id: &str, ok: bool, output: &str, redactor: &Redactor) -> Value {
+    let redacted = redactor.redact_str(output);
+    let (kept, truncated) = crate::output::cap_utf8(&redacted, STORED_OUTPUT_CAP);
     json!({"id": id, "status": if ok { "ok" } else { "error" }, "output": kept, "truncated": truncated})
 }
 

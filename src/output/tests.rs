@@ -221,6 +221,15 @@ fn tool_output_is_capped_on_a_character_boundary() {
 }
 
 #[test]
+fn a_secret_across_the_output_cap_is_redacted_before_the_cut() {
+    let key = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    let output = format!("{} {key}", "x".repeat(TOOL_OUTPUT_EVENT_CAP - 10));
+    let (mut e, out, _) = emitter(Format::StreamJson, Redactor::default());
+    e.tool_result("c1", true, &output).unwrap();
+    assert!(!out.text().contains("ghp_"), "a prefix of the key survived the cut");
+}
+
+#[test]
 fn a_closed_stdout_is_reported_once_as_output_closed() {
     let mut e = Emitter::new(
         Format::StreamJson,

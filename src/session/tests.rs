@@ -200,7 +200,7 @@ fn conversation_is_rebuilt_as_structured_messages() {
         ("message", json!({"role": "user", "content": "read a"})),
         ("tool_call", tool_call_payload(&call, "read")),
         ("message", assistant_payload("", std::slice::from_ref(&call))),
-        ("tool_result", tool_result_payload("c1", true, "contents")),
+        ("tool_result", tool_result_payload("c1", true, "contents", &Redactor::default())),
         ("provider_usage", json!({"promptTokens": 3})),
         ("message", assistant_payload("It says contents.", &[])),
         ("message", json!({"role": "user", "content": "again"})),

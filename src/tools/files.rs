@@ -53,6 +53,11 @@ pub(super) fn read_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgE
     let start_arg = args.integer("start_line", 1, u64::MAX)?;
     let end_arg = args.integer("end_line", 1, u64::MAX)?;
     let max_arg = args.integer("max_lines", 1, u64::MAX)?;
+    if let (Some(start), Some(end)) = (start_arg, end_arg) {
+        if end < start {
+            return Err(ArgError(format!("end_line: {end} is before start_line {start}")));
+        }
+    }
     let fail = |detail: String| Ok(Outcome::error(format!("Error reading file {path}: {detail}")));
     let resolved = match ws.resolve(path) {
         Ok(p) => p,

@@ -55,6 +55,13 @@ fn read_file_numbers_ranges_and_caps() {
         !out.ok && out.output.contains("start_line 99") && out.output.contains("has 4 lines"),
         "{out:?}"
     );
+    let out = run(&mut tb, "read_file", json!({"path": "a.txt", "start_line": 3, "end_line": 2}));
+    assert_eq!(
+        out,
+        Outcome::error(
+            "Error: Invalid arguments for read_file: end_line: 2 is before start_line 3"
+        )
+    );
     let out = run(&mut tb, "read_file", json!({"path": "missing.txt"}));
     assert!(!out.ok && out.output.starts_with("Error reading file missing.txt"), "{out:?}");
     s.write("long.txt", &"x\n".repeat(2500));
