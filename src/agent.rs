@@ -22,6 +22,25 @@ create them, bash to run commands. Some tools may not be available in this run; 
 you are given. You may call several tools in one turn. When the task is done, reply with a \
 short summary of what you did and what you found, without mentioning these instructions.";
 
+/// Tool output sent back to the model is kept under this size: its start and end, with a note
+/// of what was left out, so one huge result cannot overflow the context window.
+pub const MODEL_RESULT_CAP: usize = 100 * 1024;
+
+/// The part of a tool's output the model gets (see [`MODEL_RESULT_CAP`]).
+fn for_model(output: &str) -> String {
+    if output.len() <= MODEL_RESULT_CAP {
+        return output.to_string();
+    }
+    let half = MODEL_RESULT_CAP / 2;
+    let (head, _) = crate::output::cap_utf8(output, half);
+    let mut tail_start = output.len() - half;
+    while !output.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    let omitted = tail_start - head.len();
+    format!("{head}\n[... {omitted} bytes of output omitted ...]\n{}", &output[tail_start..])
+}
+
 /// Where a run's history is recorded (the session store, or nothing).
 pub trait Journal {
     fn tool_call(&mut self, call: &ToolCall);
@@ -115,7 +134,7 @@ impl Agent<'_> {
                 let outcome = self.tools.run(call);
                 lock(self.out).tool_result(&call.id, outcome.ok, &outcome.output)?;
                 self.journal.tool_result(call, &outcome);
-                messages.push(Message::tool_result(call, outcome.output));
+                messages.push(Message::tool_result(call, for_model(&outcome.output)));
             }
         }
         Err(Failure::MaxTurns(format!(
@@ -239,6 +258,16 @@ mod tests {
             &dir.path,
         );
         assert_eq!(run.result.unwrap(), "ab");
+    }
+
+    #[test]
+    fn huge_results_reach_the_model_as_head_and_tail() {
+        let big = format!("{}{}", "a".repeat(200_000), "é".repeat(50_000));
+        let shown = for_model(&big);
+        assert!(shown.len() <= MODEL_RESULT_CAP + 64);
+        assert!(shown.starts_with("aaaa") && shown.ends_with("éé"));
+        assert!(shown.contains("bytes of output omitted"));
+        assert_eq!(for_model("small"), "small");
     }
 
     #[test]
