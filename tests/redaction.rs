@@ -177,3 +177,68 @@ fn tool_output_and_arguments_are_redacted_too() {
     );
     assert!(!stored.contains("Zx81mQ2w") && !stored.contains("hunter2"), "{stored}");
 }
+
+/// The token shapes of the redaction corpus, each at its minimum length and longer.
+fn corpus() -> Vec<String> {
+    let body = |n: usize| -> String {
+        "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF".chars().cycle().take(n).collect()
+    };
+    let mut out = Vec::new();
+    for (prefix, min) in [
+        ("sk-", 20),
+        ("sk-proj-", 20),
+        ("sk-ant-api03-", 20),
+        ("github_pat_", 20),
+        ("ghp_", 20),
+        ("gho_", 20),
+        ("ghs_", 20),
+        ("glpat-", 20),
+        ("AIza", 20),
+        ("xoxb-", 20),
+        ("xoxp-", 20),
+        ("sk_live_", 16),
+        ("npm_", 30),
+        ("hf_", 30),
+    ] {
+        out.push(format!("{prefix}{}", body(min)));
+        out.push(format!("{prefix}{}", body(min + 27)));
+    }
+    out.push("AKIAIOSFODNN7EXAMPLE".to_string());
+    out.push("eyJhbGciOiJ.eyJzdWIi.c2lnbmF0".to_string());
+    out
+}
+
+#[test]
+fn no_corpus_secret_reaches_a_session_file() {
+    let dir = TestDir::new("session-corpus");
+    let secrets = corpus();
+    let keyed = "DB_PASSWORD=hunter2hunter2\npassword: yamlsecret99\n{\"apiKey\": \"jsonsecret99\"}\npostgres://app:urlsecret99@db/x\n";
+    let listing: String = secrets.iter().map(|s| format!("key {s}\n")).collect();
+    dir.write("work/secrets.txt", &format!("{listing}{keyed}"));
+    let mock = Mock::start(vec![
+        Reply::sse(&openai::tool_turn("c1", "read_file", r#"{"path":"secrets.txt"}"#)),
+        answer_reply(&[listing.clone(), keyed.to_string()]),
+    ]);
+    let prompt = format!("Check these:\n{listing}{keyed}");
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&["exec", "-o", "stream-json", &prompt])
+        .run();
+    out.assert_code(0);
+    let session = dir.sessions().join(out.stream()[0]["sessionId"].as_str().unwrap());
+    let mut stored = String::new();
+    for entry in std::fs::read_dir(&session).unwrap() {
+        stored.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap_or_default());
+    }
+    assert!(stored.contains("[REDACTED]"));
+    for secret in secrets.iter().map(String::as_str).chain([
+        "hunter2hunter2",
+        "yamlsecret99",
+        "jsonsecret99",
+        "urlsecret99",
+    ]) {
+        assert!(!stored.contains(secret), "{secret} was stored");
+        assert!(!out.stdout.contains(secret), "{secret} was written");
+    }
+}

@@ -639,12 +639,57 @@ fn ident_before(window: &[u8], reaches_start: bool) -> Option<IdentBefore<'_>> {
     while k > 0 && matches!(window[k - 1], b' ' | b'\t' | b'-') {
         k -= 1;
     }
-    let line_start = if k == 0 { reaches_start } else { matches!(window[k - 1], b'\n' | b'\r') };
+    let line_start = line_begins_at(window, k, reaches_start);
     Some(IdentBefore {
         name: &window[first..end],
         spaced,
         line_start: line_start && first == start,
     })
+}
+
+/// Whether a line's content begins at `k`: at the start of a line, or after the prefixes the
+/// tools put before file lines (read_file's `  12 | `, grep's `path:12: `), so a YAML secret
+/// read through a tool is still at the start of its line.
+fn line_begins_at(window: &[u8], k: usize, reaches_start: bool) -> bool {
+    let at_line_start =
+        |j: usize| if j == 0 { reaches_start } else { matches!(window[j - 1], b'\n' | b'\r') };
+    if at_line_start(k) {
+        return true;
+    }
+    let digits_before = |mut j: usize| {
+        let end = j;
+        while j > 0 && window[j - 1].is_ascii_digit() {
+            j -= 1;
+        }
+        (j < end).then_some(j)
+    };
+    match window[k - 1] {
+        // read_file: blanks, digits, blanks, `|`.
+        b'|' => {
+            let mut j = k - 1;
+            while j > 0 && window[j - 1] == b' ' {
+                j -= 1;
+            }
+            let Some(mut j) = digits_before(j) else { return false };
+            while j > 0 && window[j - 1] == b' ' {
+                j -= 1;
+            }
+            at_line_start(j)
+        }
+        // grep: a path without blanks, `:`, digits, `:`.
+        b':' => {
+            let Some(j) = digits_before(k - 1) else { return false };
+            if j == 0 || window[j - 1] != b':' {
+                return false;
+            }
+            let mut j = j - 1;
+            while j > 0 && !window[j - 1].is_ascii_whitespace() {
+                j -= 1;
+            }
+            j < k - 1 && at_line_start(j)
+        }
+        _ => false,
+    }
 }
 
 /// A quoted key (`"key"`, `'key'` or `\"key\"`) ending the window, allowing blanks after it.

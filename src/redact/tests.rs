@@ -191,6 +191,9 @@ fn corpus_keyed_secrets_in_files_dumps_urls_and_yaml() {
         ("db:\n  password: hunter2\n  host: x\n", "db:\n  password: [REDACTED]\n  host: x\n"),
         ("- token: \"abc\"\n", "- token: \"[REDACTED]\"\n"),
         ("api_key: abc\n", "api_key: [REDACTED]\n"),
+        // YAML shown by the tools: read_file's numbered lines, grep's path:line prefix
+        ("File: c.yml\n\n 9 | db:\n10 |   password: hunter2\n", "File: c.yml\n\n 9 | db:\n10 |   password: [REDACTED]\n"),
+        ("conf/app.yml:3: token: abc123\n", "conf/app.yml:3: token: [REDACTED]\n"),
         // logs
         ("level=info token=abc123 user=bob", "level=info token=[REDACTED] user=bob"),
         ("INFO auth ok credentials=u:p; next", "INFO auth ok credentials=[REDACTED] next"),
