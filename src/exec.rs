@@ -1,9 +1,10 @@
 //! `zero exec`: one run from arguments to exit code, in the order of SPEC B 1.3, with every
 //! error reported in the requested output format once that format is known (A3).
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::time::{Duration, Instant};
 
 use crate::agent::{Agent, Journal, SYSTEM_PROMPT};
 use crate::cli::{ExecArgs, Resume};
@@ -80,46 +81,33 @@ fn finish(shared: &Shared, result: Result<(), Stop>) -> u8 {
     }
 }
 
+/// Locks `mutex`, waiting at most `wait`; a poisoned lock is still usable (every write under
+/// these locks is a whole line). For the interrupt and panic paths, which must not hang.
+pub fn lock_for<T>(mutex: &Mutex<T>, wait: Duration) -> Option<MutexGuard<'_, T>> {
+    let deadline = Instant::now() + wait;
+    loop {
+        match mutex.try_lock() {
+            Ok(guard) => return Some(guard),
+            Err(TryLockError::Poisoned(poisoned)) => return Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(1))
+            }
+            Err(TryLockError::WouldBlock) => return None,
+        }
+    }
+}
+
 /// Records a failure in the active session and flushes it (also called from the interrupt
 /// and panic handlers, so it never waits long for a lock).
 pub fn record_failure(failure: &Failure) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(50);
-    let session = loop {
-        match ACTIVE_SESSION.try_lock() {
-            Ok(active) => break active.clone(),
-            Err(std::sync::TryLockError::Poisoned(p)) => break p.into_inner().clone(),
-            Err(std::sync::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(1))
-            }
-            Err(std::sync::TryLockError::WouldBlock) => return,
-        }
+    let Some(active) = lock_for(&ACTIVE_SESSION, Duration::from_millis(50)).and_then(|a| a.clone())
+    else {
+        return;
     };
-    let Some(session) = session else { return };
-    loop {
-        match session.try_lock() {
-            Ok(mut s) => {
-                s.record(
-                    "error",
-                    serde_json::json!({"code": failure.code(), "message": failure.message()}),
-                );
-                s.sync();
-                return;
-            }
-            Err(std::sync::TryLockError::Poisoned(p)) => {
-                let mut s = p.into_inner();
-                s.record(
-                    "error",
-                    serde_json::json!({"code": failure.code(), "message": failure.message()}),
-                );
-                s.sync();
-                return;
-            }
-            Err(std::sync::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(1))
-            }
-            Err(std::sync::TryLockError::WouldBlock) => return,
-        }
-    }
+    let Some(mut session) = lock_for(&active, Duration::from_millis(50)) else { return };
+    let payload = serde_json::json!({"code": failure.code(), "message": failure.message()});
+    session.record("error", payload);
+    session.sync();
 }
 
 fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
@@ -538,5 +526,3 @@ fn build_provider(runtime: &Runtime) -> Result<Provider, Failure> {
         }),
     })
 }
-
-use std::io::Write;

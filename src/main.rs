@@ -33,8 +33,7 @@ mod tools;
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::TryLockError;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cli::Command;
 use error::Failure;
@@ -99,26 +98,13 @@ fn redact_stdin(names: &[String], env: &config::Env) -> u8 {
 /// line is written, so waiting for it is brief; if it cannot be had in time, exit anyway.
 fn end_from_outside(shared: &Shared, failure: Failure) -> ! {
     signals::kill_running_group();
-    let deadline = Instant::now() + Duration::from_millis(100);
-    loop {
-        let guard = match shared.try_lock() {
-            Ok(guard) => Some(guard),
-            Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
-            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(1));
-                continue;
-            }
-            Err(TryLockError::WouldBlock) => None,
-        };
-        if let Some(mut emitter) = guard {
-            let _ = emitter.failure(&failure);
-            exec::record_failure(&failure);
-            // The lock is kept until exit, so the main thread cannot write after the end.
-            std::process::exit(failure.exit_code().into());
-        }
-        exec::record_failure(&failure);
-        std::process::exit(failure.exit_code().into());
+    // The lock is kept until exit, so the main thread cannot write after the end.
+    let emitter = exec::lock_for(shared, Duration::from_millis(100));
+    if let Some(mut emitter) = emitter {
+        let _ = emitter.failure(&failure);
     }
+    exec::record_failure(&failure);
+    std::process::exit(failure.exit_code().into());
 }
 
 /// Installs the SIGINT/SIGTERM handler and the panic hook once the emitter exists.
