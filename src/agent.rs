@@ -4,6 +4,7 @@
 //!
 //! Reaching the turn limit, or a last turn with no text, is `max_turns` (exit 4): a wrapper
 //! must never mistake a non-answer for an answer (A12).
+#![forbid(unsafe_code)]
 
 use crate::error::{Failure, Stop};
 use crate::models::{self, Model, Usage};

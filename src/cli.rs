@@ -4,6 +4,7 @@
 //! Help and version short-circuit before anything reads the environment. Flag errors are not
 //! reported here: they are kept in [`ExecArgs::error`] so that `exec` can report them in the
 //! output format the same command line asked for (A3), wherever `-o` appears.
+#![forbid(unsafe_code)]
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -4,6 +4,7 @@
 //! Paths are matched segment by segment (`/`-separated). `**` as a whole segment matches any
 //! number of directories. As in shells, wildcards do not match a leading `.`: hidden files
 //! and directories match only a segment that starts with a literal `.`.
+#![forbid(unsafe_code)]
 
 /// Brace alternatives beyond this many are refused.
 const MAX_ALTERNATIVES: usize = 1024;

@@ -4,6 +4,7 @@
 //! Text input never reads stdin, even from a pipe. Stream-json lines are capped at 8 MiB; a
 //! byte-order mark on line 1 and CRLF line ends are accepted; invalid UTF-8, NUL bytes, and
 //! every schema problem are usage errors naming the 1-based line and the field.
+#![forbid(unsafe_code)]
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;

@@ -5,7 +5,8 @@
 //! interrupt and panic handlers, and maps the run's outcome to an exit code; everything else
 //! lives in the modules below, named for what they hold.
 //!
-//! Unsafe code is denied everywhere; `signals` alone allows it, for a few lines of FFI.
+//! Unsafe code is forbidden in every module but `signals`, which holds a few lines of FFI
+//! (the crate root can only deny it, since a forbid here would reach `signals` too).
 #![deny(unsafe_code)]
 
 mod agent;

@@ -6,6 +6,7 @@
 //! a single write). A `lock` file holding the writer's pid keeps two runs from appending to
 //! one session at once; a lock left by a dead process is taken over. A torn last line (a run
 //! killed mid-write) is skipped with a warning. Everything stored passes the redactor (A6).
+#![forbid(unsafe_code)]
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
