@@ -178,40 +178,10 @@ fn tool_output_and_arguments_are_redacted_too() {
     assert!(!stored.contains("Zx81mQ2w") && !stored.contains("hunter2"), "{stored}");
 }
 
-/// The token shapes of the redaction corpus, each at its minimum length and longer.
-fn corpus() -> Vec<String> {
-    let body = |n: usize| -> String {
-        "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF".chars().cycle().take(n).collect()
-    };
-    let mut out = Vec::new();
-    for (prefix, min) in [
-        ("sk-", 20),
-        ("sk-proj-", 20),
-        ("sk-ant-api03-", 20),
-        ("github_pat_", 20),
-        ("ghp_", 20),
-        ("gho_", 20),
-        ("ghs_", 20),
-        ("glpat-", 20),
-        ("AIza", 20),
-        ("xoxb-", 20),
-        ("xoxp-", 20),
-        ("sk_live_", 16),
-        ("npm_", 30),
-        ("hf_", 30),
-    ] {
-        out.push(format!("{prefix}{}", body(min)));
-        out.push(format!("{prefix}{}", body(min + 27)));
-    }
-    out.push("AKIAIOSFODNN7EXAMPLE".to_string());
-    out.push("eyJhbGciOiJ.eyJzdWIi.c2lnbmF0".to_string());
-    out
-}
-
 #[test]
 fn no_corpus_secret_reaches_a_session_file() {
     let dir = TestDir::new("session-corpus");
-    let secrets = corpus();
+    let secrets = crate::corpus::shaped_secrets();
     let keyed = "DB_PASSWORD=hunter2hunter2\npassword: yamlsecret99\n{\"apiKey\": \"jsonsecret99\"}\npostgres://app:urlsecret99@db/x\n";
     let listing: String = secrets.iter().map(|s| format!("key {s}\n")).collect();
     dir.write("work/secrets.txt", &format!("{listing}{keyed}"));

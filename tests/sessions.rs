@@ -91,18 +91,11 @@ fn resume_sends_the_earlier_conversation_as_messages() {
     let meta = metadata(&dir, &id);
     assert_eq!(meta["eventCount"], 10);
     // `--resume=ID` and `--resume ID` name it explicitly.
-    for args in [
-        vec![format!("--resume={id}"), "again".to_string()],
-        vec!["--resume".to_string(), id.clone(), "again".to_string()],
-    ] {
-        let mock = Mock::start(vec![Reply::sse(&openai::answer(&["ok"], 1, 1))]);
-        let mut run =
-            dir.zero().openai(&mock.v1(), "local-coder").args(&["exec", "-o", "stream-json"]);
-        run.args.extend(args);
-        let out = run.run();
+    let named = format!("--resume={id}");
+    for args in [&[named.as_str(), "again"][..], &["--resume", &id, "again"]] {
+        let (out, messages) = continue_with(&dir, args, "ok");
         out.assert_code(0);
         assert_eq!(out.stream()[0]["sessionId"], id.as_str());
-        let messages = mock.requests()[0].json()["messages"].as_array().unwrap().clone();
         assert_eq!(messages.last().unwrap(), &json!({"role": "user", "content": "again"}));
     }
 }
@@ -111,23 +104,17 @@ fn resume_sends_the_earlier_conversation_as_messages() {
 fn a_resume_word_that_is_no_session_stays_in_the_prompt() {
     let dir = TestDir::new("resume-word");
     let id = first_run(&dir);
-    let mock = Mock::start(vec![Reply::sse(&openai::answer(&["ok"], 1, 1))]);
-    let out = dir
-        .zero()
-        .openai(&mock.v1(), "local-coder")
-        .args(&["exec", "-o", "stream-json", "--resume", "fix", "it"])
-        .run();
+    let (out, messages) = continue_with(&dir, &["--resume", "fix", "it"], "ok");
     out.assert_code(0);
     assert_eq!(out.stream()[0]["sessionId"], id.as_str(), "the latest session");
-    let messages = mock.requests()[0].json()["messages"].as_array().unwrap().clone();
     assert_eq!(messages.last().unwrap(), &json!({"role": "user", "content": "fix it"}));
-    let out = dir
-        .zero()
-        .openai(&mock.v1(), "local-coder")
-        .args(&["exec", "--resume", "zero_20990101000000_missing1", "x"])
-        .run();
+    let (out, messages) =
+        continue_with(&dir, &["--resume", "zero_20990101000000_missing1", "x"], "ok");
     out.assert_code(2);
-    assert!(out.stderr.contains("Zero session not found: zero_20990101000000_missing1"), "{out:?}");
+    assert!(messages.is_empty(), "no provider call for a missing session");
+    let error = &out.stream()[0];
+    assert_eq!(error["code"], "usage_error");
+    assert_eq!(error["message"], "Zero session not found: zero_20990101000000_missing1");
 }
 
 #[test]
@@ -136,12 +123,8 @@ fn fork_continues_a_copy_and_leaves_the_parent_untouched() {
     let parent = first_run(&dir);
     let before_meta = metadata(&dir, &parent);
     let before_events = read(&dir.sessions().join(&parent).join("events.jsonl"));
-    let mock = Mock::start(vec![Reply::sse(&openai::answer(&["Forked answer."], 1, 1))]);
-    let out = dir
-        .zero()
-        .openai(&mock.v1(), "local-coder")
-        .args(&["exec", "-o", "stream-json", "--fork", &parent, "Try another way"])
-        .run();
+    let (out, messages) =
+        continue_with(&dir, &["--fork", &parent, "Try another way"], "Forked answer.");
     out.assert_code(0);
     let fork = out.stream()[0]["sessionId"].as_str().unwrap().to_string();
     assert_ne!(fork, parent);
@@ -166,7 +149,6 @@ fn fork_continues_a_copy_and_leaves_the_parent_untouched() {
         ]
     );
     assert_eq!(&kinds[8..], ["message", "provider_usage", "message"]);
-    let messages = mock.requests()[0].json()["messages"].as_array().unwrap().clone();
     assert_eq!(Value::Array(messages[1..5].to_vec()), earlier_conversation());
 }
 
@@ -215,12 +197,7 @@ fn a_truncated_last_line_resumes_with_a_warning() {
     let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
     file.write_all(b"{\"id\":\"cut\",\"sessionId\":\"x\",\"sequ").unwrap();
     drop(file);
-    let mock = Mock::start(vec![Reply::sse(&openai::answer(&["fine"], 1, 1))]);
-    let out = dir
-        .zero()
-        .openai(&mock.v1(), "local-coder")
-        .args(&["exec", "-o", "stream-json", "--resume", "go on"])
-        .run();
+    let (out, messages) = continue_with(&dir, &["--resume", "go on"], "fine");
     out.assert_code(0);
     let events = out.stream();
     assert_eq!(events[1]["type"], "warning");
@@ -228,8 +205,7 @@ fn a_truncated_last_line_resumes_with_a_warning() {
         events[1]["message"].as_str().unwrap().contains("skipped a truncated last event at line 8"),
         "{out:?}"
     );
-    let messages = mock.requests()[0].json()["messages"].as_array().unwrap().len();
-    assert_eq!(messages, 6, "system, the earlier four, the new prompt");
+    assert_eq!(messages.len(), 6, "system, the earlier four, the new prompt");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! End-to-end tests: the real `zero` binary against a loopback mock provider.
 
+mod corpus;
 mod mock;
 mod schema;
 mod util;

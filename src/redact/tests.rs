@@ -90,40 +90,9 @@ fn short_or_marker_like_values_are_not_registered() {
 
 // --- Corpus ----------------------------------------------------------------------------------
 
-/// Every token shape at its minimum length and a longer one.
-fn shaped_secrets() -> Vec<String> {
-    let mut out = Vec::new();
-    let body = |n: usize| -> String {
-        "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF".chars().cycle().take(n).collect()
-    };
-    for (prefix, min) in [
-        ("sk-", 20),
-        ("sk-proj-", 20),
-        ("sk-ant-api03-", 20),
-        ("github_pat_", 20),
-        ("ghp_", 20),
-        ("gho_", 20),
-        ("ghs_", 20),
-        ("glpat-", 20),
-        ("AIza", 20),
-        ("xoxb-", 20),
-        ("xoxp-", 20),
-        ("sk_live_", 16),
-        ("npm_", 30),
-        ("hf_", 30),
-    ] {
-        out.push(format!("{prefix}{}", body(min)));
-        out.push(format!("{prefix}{}", body(min + 27)));
-    }
-    out.push("AKIAIOSFODNN7EXAMPLE".to_string());
-    out.push("ASIAY34FZKBOKMUTVV7A".to_string());
-    out.push("eyJhbGciOiJ.eyJzdWIi.c2lnbmF0".to_string());
-    out.push(
-        "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJodHRwczovL2V4YW1wbGUuY29tIiwic3ViIjoiMTIzIn0.c2lnbmF0dXJlLWJ5dGVzLWhlcmUtYW5kLW1vcmU"
-            .to_string(),
-    );
-    out
-}
+#[path = "../../tests/corpus.rs"]
+mod corpus;
+use corpus::shaped_secrets;
 
 /// Contexts a secret shows up in; `{}` is the secret.
 const CONTEXTS: &[&str] = &[
