@@ -42,6 +42,21 @@ fn continue_with(dir: &TestDir, args: &[&str], answer: &str) -> (crate::util::Ou
     (out, messages)
 }
 
+/// The persisted event types of `first_run`: prompt, tool call, tool result, answer.
+const FIRST_RUN_KINDS: [&str; 7] = [
+    "message",
+    "tool_call",
+    "provider_usage",
+    "message",
+    "tool_result",
+    "provider_usage",
+    "message",
+];
+
+fn event_kinds(dir: &TestDir, id: &str) -> Vec<String> {
+    events(dir, id).iter().map(|e| e["type"].as_str().unwrap_or("?").to_string()).collect()
+}
+
 fn metadata(dir: &TestDir, id: &str) -> Value {
     serde_json::from_str(&read(&dir.sessions().join(id).join("metadata.json"))).unwrap()
 }
@@ -67,20 +82,7 @@ fn earlier_conversation() -> Value {
 fn resume_sends_the_earlier_conversation_as_messages() {
     let dir = TestDir::new("resume");
     let id = first_run(&dir);
-    let kinds: Vec<String> =
-        events(&dir, &id).iter().map(|e| e["type"].as_str().unwrap().to_string()).collect();
-    assert_eq!(
-        kinds,
-        [
-            "message",
-            "tool_call",
-            "provider_usage",
-            "message",
-            "tool_result",
-            "provider_usage",
-            "message"
-        ]
-    );
+    assert_eq!(event_kinds(&dir, &id), FIRST_RUN_KINDS);
     let (out, messages) = continue_with(&dir, &["--resume", "Now ship it"], "Done.");
     out.assert_code(0);
     assert_eq!(out.stream()[0]["sessionId"], id.as_str(), "appended to the same session");
@@ -133,22 +135,9 @@ fn fork_continues_a_copy_and_leaves_the_parent_untouched() {
     let meta = metadata(&dir, &fork);
     assert_eq!(meta["parentSessionId"], parent.as_str());
     assert_eq!(meta["title"], "Try another way");
-    let kinds: Vec<String> =
-        events(&dir, &fork).iter().map(|e| e["type"].as_str().unwrap().to_string()).collect();
-    assert_eq!(
-        &kinds[..8],
-        [
-            "message",
-            "tool_call",
-            "provider_usage",
-            "message",
-            "tool_result",
-            "provider_usage",
-            "message",
-            "session_fork"
-        ]
-    );
-    assert_eq!(&kinds[8..], ["message", "provider_usage", "message"]);
+    let kinds = event_kinds(&dir, &fork);
+    assert_eq!(kinds[..7], FIRST_RUN_KINDS, "the parent's events are copied first");
+    assert_eq!(kinds[7..], ["session_fork", "message", "provider_usage", "message"]);
     assert_eq!(Value::Array(messages[1..5].to_vec()), earlier_conversation());
 }
 
