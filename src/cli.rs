@@ -58,6 +58,10 @@ Tools and permissions:
       --enabled-tools <LIST>   only these tools (comma or space separated)
       --disabled-tools <LIST>  never these tools
       --list-tools             print the tools the model would see, exit
+      --shell-env <MODE>       filtered | inherit (default: \"filtered\"): bash
+                               gets zero's environment without variables
+                               whose names look secret (*_TOKEN, *_API_KEY..)
+      --shell-env-keep <NAME>  pass NAME to bash even so (repeatable)
 
 Sessions:
       --resume[=ID]            continue the latest session, or session ID
@@ -147,6 +151,8 @@ pub struct ExecArgs {
     pub provider: Option<String>,
     pub script: Option<PathBuf>,
     pub redact_env: Vec<String>,
+    pub shell_env: Option<String>,
+    pub shell_env_keep: Vec<String>,
     /// The first command-line error, reported once the output format is known.
     pub error: Option<String>,
 }
@@ -273,6 +279,8 @@ fn exec_option(
         "provider" => out.provider = Some(parser.value()?.string()?),
         "script" => out.script = Some(parser.value()?.into()),
         "redact-env" => out.redact_env.push(parser.value()?.string()?),
+        "shell-env" => out.shell_env = Some(parser.value()?.string()?),
+        "shell-env-keep" => out.shell_env_keep.push(parser.value()?.string()?),
         other => return Err(lexopt::Error::UnexpectedOption(format!("--{other}"))),
     }
     Ok(())
@@ -391,6 +399,11 @@ mod tests {
         let args = exec(&["--enabled-tools", "read_file,grep", "--enabled-tools=glob"]);
         assert_eq!(args.enabled_tools, ["read_file,grep", "glob"]);
         assert_eq!(exec(&["--redact-env", "A", "--redact-env", "B"]).redact_env, ["A", "B"]);
+        let args = exec(&["--shell-env", "inherit", "--shell-env-keep", "A", "--shell-env-keep=B"]);
+        assert_eq!(
+            (args.shell_env.as_deref(), args.shell_env_keep),
+            (Some("inherit"), vec!["A".to_string(), "B".to_string()])
+        );
     }
 
     #[test]

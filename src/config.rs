@@ -7,10 +7,8 @@
 #![forbid(unsafe_code)]
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -46,6 +44,21 @@ impl Env {
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
+}
+
+/// The process's environment variables the bash tool does not get: those whose names are
+/// sensitive (the redaction rule, `is_sensitive_key`) unless `inherit`, or named in `keep`.
+pub fn hidden_from_shell(inherit: bool, keep: &[String]) -> Vec<std::ffi::OsString> {
+    if inherit {
+        return Vec::new();
+    }
+    std::env::vars_os()
+        .map(|(name, _)| name)
+        .filter(|name| {
+            let text = name.to_string_lossy();
+            crate::redact::is_sensitive_key(&text) && !keep.iter().any(|k| k.as_str() == text)
+        })
+        .collect()
 }
 
 /// Where providers run.
@@ -657,48 +670,30 @@ pub fn max_turns(
     Ok(config.and_then(|c| c.max_turns).unwrap_or(12))
 }
 
+/// How long `ZERO_PROVIDER_COMMAND` may take (B 2.1), whatever it leaves running.
+const PROVIDER_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Runs `ZERO_PROVIDER_COMMAND` (B 2.1): `/bin/sh -c`, 5 s, one JSON object on stdout.
 fn provider_command(command: &str) -> Result<Source, Failure> {
     let fail = |m: String| Failure::Config(m);
-    let mut child = Command::new("/bin/sh")
-        .arg("-c")
-        .arg(command)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|err| fail(format!("ZERO_PROVIDER_COMMAND failed: cannot run /bin/sh: {err}")))?;
-    let mut stdout = child.stdout.take();
-    let mut stderr = child.stderr.take();
-    let out = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(s) = stdout.as_mut() {
-            let _ = s.take(1024 * 1024).read_to_end(&mut buf);
-        }
-        buf
-    });
-    let err = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(s) = stderr.as_mut() {
-            let _ = s.take(64 * 1024).read_to_end(&mut buf);
-        }
-        buf
-    });
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(fail("ZERO_PROVIDER_COMMAND timed out after 5 seconds".to_string()));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(fail(format!("ZERO_PROVIDER_COMMAND failed: {e}"))),
-        }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let spec = crate::process::Spec {
+        command,
+        cwd: &cwd,
+        timeout: PROVIDER_COMMAND_TIMEOUT,
+        env_remove: &[],
+        stdout_cap: 1024 * 1024,
+        stderr_cap: 64 * 1024,
     };
-    let stdout = out.join().unwrap_or_default();
-    let stderr = err.join().unwrap_or_default();
+    let done = crate::process::run_shell(&spec)
+        .map_err(|err| fail(format!("ZERO_PROVIDER_COMMAND failed: cannot run /bin/sh: {err}")))?;
+    if done.timed_out {
+        return Err(fail("ZERO_PROVIDER_COMMAND timed out after 5 seconds".to_string()));
+    }
+    let (stdout, stderr) = (done.stdout.kept, done.stderr.kept);
+    let Some(status) = done.status else {
+        return Err(fail("ZERO_PROVIDER_COMMAND failed: its exit status is unknown".to_string()));
+    };
     if !status.success() {
         let detail = crate::http::summarize(&String::from_utf8_lossy(&stderr));
         let code = status.code().map_or("a signal".to_string(), |c| format!("exit code {c}"));

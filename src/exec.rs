@@ -4,8 +4,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
 
 use crate::agent::{Agent, Journal, SYSTEM_PROMPT};
 use crate::cli::{ExecArgs, Resume};
@@ -19,9 +18,6 @@ use crate::provider::{self, Message, Provider, ToolCall};
 use crate::redact::{is_sensitive_key, Redactor};
 use crate::session::{self, NewSession, Session, Store};
 use crate::tools::{self, Mode, Outcome, Toolbox, Workspace};
-
-/// The session of the running exec, for the interrupt and panic handlers.
-static ACTIVE_SESSION: Mutex<Option<Arc<Mutex<Session>>>> = Mutex::new(None);
 
 /// What `run` needs from the process, so tests could supply their own.
 pub struct Process {
@@ -67,48 +63,16 @@ pub fn run(args: ExecArgs, mut process: Process, on_start: impl FnOnce(&Shared))
 fn finish(shared: &Shared, result: Result<(), Stop>) -> u8 {
     match result {
         Ok(()) => 0,
-        Err(Stop::OutputClosed) => {
-            crate::signals::kill_running_group();
-            1
-        }
+        Err(Stop::OutputClosed) => 1,
         Err(Stop::Failed(failure)) => {
             let code = failure.exit_code();
-            record_failure(&failure);
+            crate::ending::record_failure(&failure);
             match lock(shared).failure(&failure) {
                 Ok(()) => code,
                 Err(_) => 1,
             }
         }
     }
-}
-
-/// Locks `mutex`, waiting at most `wait`; a poisoned lock is still usable (every write under
-/// these locks is a whole line). For the interrupt and panic paths, which must not hang.
-pub fn lock_for<T>(mutex: &Mutex<T>, wait: Duration) -> Option<MutexGuard<'_, T>> {
-    let deadline = Instant::now() + wait;
-    loop {
-        match mutex.try_lock() {
-            Ok(guard) => return Some(guard),
-            Err(TryLockError::Poisoned(poisoned)) => return Some(poisoned.into_inner()),
-            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(1))
-            }
-            Err(TryLockError::WouldBlock) => return None,
-        }
-    }
-}
-
-/// Records a failure in the active session and flushes it (also called from the interrupt
-/// and panic handlers, so it never waits long for a lock).
-pub fn record_failure(failure: &Failure) {
-    let Some(active) = lock_for(&ACTIVE_SESSION, Duration::from_millis(50)).and_then(|a| a.clone())
-    else {
-        return;
-    };
-    let Some(mut session) = lock_for(&active, Duration::from_millis(50)) else { return };
-    let payload = serde_json::json!({"code": failure.code(), "message": failure.message()});
-    session.record("error", payload);
-    session.sync();
 }
 
 fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
@@ -171,7 +135,11 @@ fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
     let mut warnings = runtime.warnings.clone();
     {
         let mut out = lock(shared);
-        out.add_secrets(runtime.api_key.clone());
+        // The key in use is a secret whatever its length (local gateways use keys like
+        // `sk-1234`); at least 4 characters, so that a one-letter key cannot blank out text.
+        if let Some(key) = &runtime.api_key {
+            out.add_secret_min(key, 4);
+        }
         for name in &args.redact_env {
             match env.get(name) {
                 Some(value) if value.len() >= 4 => out.add_secret_min(value, 4),
@@ -185,7 +153,26 @@ fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
     let workspace = Workspace::new(&cwd).map_err(|err| {
         Failure::Usage(format!("Working directory not found: {} ({err})", cwd.display()))
     })?;
-    let mut toolbox = Toolbox::new(workspace, mode, enabled.clone(), disabled.clone());
+    let inherit = match args.shell_env.as_deref().map(|v| v.trim().to_ascii_lowercase()) {
+        None => false,
+        Some(v) if v == "filtered" => false,
+        Some(v) if v == "inherit" => true,
+        Some(_) => {
+            return Err(Failure::Usage(format!(
+                "Invalid --shell-env value \"{}\". Expected \"filtered\" or \"inherit\".",
+                args.shell_env.as_deref().unwrap_or_default().trim()
+            ))
+            .into())
+        }
+    };
+    for name in &args.shell_env_keep {
+        if env.get(name).is_none() {
+            warnings.push(format!("--shell-env-keep {name}: the variable is not set."));
+        }
+    }
+    let hidden = config::hidden_from_shell(inherit, &args.shell_env_keep);
+    let mut toolbox =
+        Toolbox::new(workspace, mode, enabled.clone(), disabled.clone()).hiding_env(hidden);
     let info = run_info(&runtime, &cwd, autonomy, mode, &enabled, &disabled, None);
     // 8. --list-tools.
     if args.list_tools {
@@ -207,14 +194,15 @@ fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
     // 9. The session: created, resumed or forked, with the earlier conversation.
     let redactor = lock(shared).redactor().clone();
     let new = NewSession {
-        title: session::title_of(&prompt),
+        // Redacted before it is cut, so no part of a secret survives the cut.
+        title: session::title_of(&redactor.redact_str(&prompt)),
         cwd: cwd.display().to_string(),
         model_id: runtime.model_id.clone(),
         provider: runtime.kind.name().to_string(),
     };
     let (session, history) = open_session(store, selection, &new, &redactor, &mut warnings)?;
     let session = session.map(|s| Arc::new(Mutex::new(s)));
-    *ACTIVE_SESSION.lock().unwrap_or_else(|p| p.into_inner()) = session.clone();
+    crate::ending::set_active_session(session.clone());
     let info =
         RunInfo { session_id: session.as_ref().map(|s| session_lock(s).id().to_string()), ..info };
     // 10-11. run_start first, then the unsafe warning (A3).
@@ -387,25 +375,40 @@ impl SessionJournal {
     }
 }
 
+impl SessionJournal {
+    /// A payload built with the session's redactor.
+    fn with_redactor(
+        &self,
+        build: impl FnOnce(&Redactor) -> serde_json::Value,
+    ) -> Option<serde_json::Value> {
+        let session = self.session.as_ref()?;
+        let s = session_lock(session);
+        Some(build(s.redactor()))
+    }
+}
+
 impl Journal for SessionJournal {
     fn tool_call(&mut self, call: &ToolCall) {
-        self.record(
-            "tool_call",
-            session::tool_call_payload(call, tools::side_effect_of(&call.name)),
-        );
+        let side_effect = tools::side_effect_of(&call.name);
+        if let Some(payload) =
+            self.with_redactor(|r| session::tool_call_payload(call, side_effect, r))
+        {
+            self.record("tool_call", payload);
+        }
     }
 
     fn assistant(&mut self, text: &str, calls: &[ToolCall]) {
-        self.record("message", session::assistant_payload(text, calls));
+        if let Some(payload) = self.with_redactor(|r| session::assistant_payload(text, calls, r)) {
+            self.record("message", payload);
+        }
     }
 
     fn tool_result(&mut self, call: &ToolCall, outcome: &Outcome) {
-        let Some(session) = &self.session else { return };
-        let payload = {
-            let s = session_lock(session);
-            session::tool_result_payload(&call.id, outcome.ok, &outcome.output, s.redactor())
-        };
-        self.record("tool_result", payload);
+        if let Some(payload) = self.with_redactor(|r| {
+            session::tool_result_payload(&call.id, outcome.ok, &outcome.output, r)
+        }) {
+            self.record("tool_result", payload);
+        }
     }
 
     fn usage(&mut self, usage: &Usage) {

@@ -7,7 +7,9 @@
 //! turn ends, or before a tool call.
 #![forbid(unsafe_code)]
 
+use std::cell::Cell;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
@@ -70,10 +72,46 @@ pub struct ToolRow {
 /// The emitter, shared with the interrupt and panic handlers so they can end the stream.
 pub type Shared = Arc<Mutex<Emitter>>;
 
+thread_local! {
+    /// This thread holds the emitter's lock (so a panic here cannot take it again).
+    static HOLDING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The locked emitter.
+pub struct Held<'a> {
+    guard: MutexGuard<'a, Emitter>,
+}
+
+impl std::ops::Deref for Held<'_> {
+    type Target = Emitter;
+    fn deref(&self) -> &Emitter {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for Held<'_> {
+    fn deref_mut(&mut self) -> &mut Emitter {
+        &mut self.guard
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        HOLDING.with(|h| h.set(false));
+    }
+}
+
 /// Locks the shared emitter; a poisoned lock (a panic while writing) is still usable, since
 /// every write is a whole line.
-pub fn lock(shared: &Shared) -> MutexGuard<'_, Emitter> {
-    shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+pub fn lock(shared: &Shared) -> Held<'_> {
+    let guard = shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    HOLDING.with(|h| h.set(true));
+    Held { guard }
+}
+
+/// Whether the calling thread holds the emitter's lock right now.
+pub fn held_by_this_thread() -> bool {
+    HOLDING.with(Cell::get)
 }
 
 /// Writes a run's output.
@@ -93,6 +131,8 @@ pub struct Emitter {
     turn_break: bool,
     /// The terminal line was written: nothing more may follow.
     ended: bool,
+    /// The same, for the fallback ending of a panic inside the emitter (`ending`).
+    ended_flag: Arc<AtomicBool>,
 }
 
 impl Emitter {
@@ -116,16 +156,30 @@ impl Emitter {
             at_line_start: true,
             turn_break: false,
             ended: false,
+            ended_flag: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// Set once the terminal line is written.
+    pub fn ended_flag(&self) -> Arc<AtomicBool> {
+        self.ended_flag.clone()
+    }
+
+    fn mark_ended(&mut self) {
+        self.ended = true;
+        self.ended_flag.store(true, Ordering::SeqCst);
     }
 
     pub fn redactor(&self) -> &Redactor {
         &self.redactor
-    }
-
-    /// Registers secrets learned after start-up (the API key from a config file).
-    pub fn add_secrets(&mut self, values: impl IntoIterator<Item = String>) {
-        self.redactor.add_secrets(values);
     }
 
     /// Registers one secret value explicitly named by the user (`--redact-env`), which may be
@@ -231,7 +285,7 @@ impl Emitter {
                 }
                 self.streamed = true;
                 self.at_line_start = text.ends_with('\n');
-                write_all(&mut self.out, text.as_bytes())
+                write_all(&mut self.out, terminal_safe(text, false).as_bytes())
             }
             Format::StreamJson => {
                 self.begin("text").raw_str("delta", text);
@@ -261,18 +315,21 @@ impl Emitter {
             }
             Format::StreamJson => {
                 // Arguments that are not JSON are shown as the text the model wrote.
-                let args = serde_json::from_str::<Value>(arguments)
-                    .unwrap_or_else(|_| Value::String(arguments.to_string()));
-                let args = self.redactor.redact_value(&args);
+                let args = match serde_json::from_str::<Value>(arguments) {
+                    Ok(value) => self.redactor.redact_value(&value),
+                    Err(_) => Value::String(self.redactor.redact_json_text(arguments)),
+                };
+                let id = self.redactor.redact_str(id);
                 let mut l = self.begin("tool_call");
-                l.str("id", &wire_id(id)).str("name", name);
+                l.raw_str("id", &wire_id(&id)).str("name", name);
                 l.value("args", &args);
                 l.str("sideEffect", side_effect);
                 self.finish_line()
             }
             Format::Json => {
+                let arguments = self.redactor.redact_json_text(arguments);
                 let mut l = self.begin_legacy("tool_call");
-                l.str("id", id).str("name", name).str("arguments", arguments);
+                l.str("id", id).str("name", name).raw_str("arguments", &arguments);
                 self.finish_line()
             }
         }
@@ -304,8 +361,9 @@ impl Emitter {
                 Ok(())
             }
             Format::StreamJson => {
+                let id = self.redactor.redact_str(id);
                 let mut l = self.begin("tool_result");
-                l.str("id", &wire_id(id)).raw("status", status).raw_str("output", shown);
+                l.raw_str("id", &wire_id(&id)).raw("status", status).raw_str("output", shown);
                 l.bool("truncated", truncated);
                 self.finish_line()
             }
@@ -354,7 +412,7 @@ impl Emitter {
                 if !self.streamed && !answer.is_empty() {
                     self.streamed = true;
                     self.at_line_start = answer.ends_with('\n');
-                    write_all(&mut self.out, answer.as_bytes())?;
+                    write_all(&mut self.out, terminal_safe(&answer, false).as_bytes())?;
                 }
                 self.close_text_line()?;
             }
@@ -371,7 +429,7 @@ impl Emitter {
                 self.finish_line()?;
             }
         }
-        self.ended = true;
+        self.mark_ended();
         Ok(())
     }
 
@@ -390,6 +448,7 @@ impl Emitter {
                 self.stderr(&format!("[zero] {message}"));
             }
             Format::StreamJson => {
+                self.crash_row(failure);
                 let mut l = self.begin("error");
                 l.raw("code", failure.code()).str("message", &message);
                 l.bool("recoverable", failure.recoverable());
@@ -400,11 +459,12 @@ impl Emitter {
                 self.finish_line()?;
             }
             Format::Json => {
+                self.crash_row(failure);
                 self.begin_legacy("error").raw("code", failure.code()).str("message", &message);
                 self.finish_line()?;
             }
         }
-        self.ended = true;
+        self.mark_ended();
         Ok(())
     }
 
@@ -448,7 +508,7 @@ impl Emitter {
                 self.finish_line()?;
             }
         }
-        self.ended = true;
+        self.mark_ended();
         Ok(())
     }
 
@@ -492,8 +552,21 @@ impl Emitter {
         write_all(&mut self.out, &self.line)
     }
 
-    /// A stderr row; a closed stderr is ignored (A4).
+    /// A bug is also reported on stderr in the JSON formats, for whoever reads the logs.
+    fn crash_row(&mut self, failure: &Failure) {
+        if let Failure::Crash(_) = failure {
+            let message = self.redactor.redact_str(&failure.message());
+            self.stderr(&format!("[zero] {message}"));
+        }
+    }
+
+    /// A stderr row: one line, control characters shown escaped, nothing after the end. A
+    /// closed stderr is ignored (A4).
     fn stderr(&mut self, row: &str) {
+        if self.ended {
+            return;
+        }
+        let row = terminal_safe(row, true);
         let mut bytes = Vec::with_capacity(row.len() + 1);
         bytes.extend_from_slice(row.as_bytes());
         bytes.push(b'\n');
@@ -503,6 +576,27 @@ impl Emitter {
 
 fn write_all(out: &mut Box<dyn Write + Send>, bytes: &[u8]) -> Result<(), OutputClosed> {
     out.write_all(bytes).and_then(|()| out.flush()).map_err(|_| OutputClosed)
+}
+
+/// Text for a terminal: C0 and C1 control characters (escape sequences, OSC 52 clipboard
+/// writes, screen clears, carriage returns) are shown escaped, so model text and tool output
+/// cannot drive the terminal or forge rows. Newlines are kept unless `one_line`; tabs are kept.
+pub fn terminal_safe(text: &str, one_line: bool) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\t' && (one_line || c != '\n');
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            c if !unsafe_char(c) => out.push(c),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// A tool-call id as the protocol allows it (1 to 128 of `[A-Za-z0-9._:-]`, starting with a

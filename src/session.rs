@@ -3,8 +3,8 @@
 //!
 //! Layout: `<root>/<id>/metadata.json` (pretty JSON, replaced atomically by temp file and
 //! rename) and `<root>/<id>/events.jsonl` (one compact JSON event per line, each appended with
-//! a single write). A `lock` file holding the writer's pid keeps two runs from appending to
-//! one session at once; a lock left by a dead process is taken over. A torn last line (a run
+//! a single write). An advisory lock on `<id>/lock` keeps two runs from appending to one
+//! session at once; the kernel drops it with the process that held it. A torn last line (a run
 //! killed mid-write) is skipped with a warning. Everything stored passes the redactor (A6).
 #![forbid(unsafe_code)]
 
@@ -282,14 +282,15 @@ impl Store {
         })
     }
 
-    /// Opens an existing session to append to it (resume).
+    /// Opens an existing session to append to it (resume). Everything is read again once the
+    /// lock is held: a run that held it may have appended meanwhile.
     pub fn open(&self, id: &str, redactor: &Redactor) -> Result<Session, SessionError> {
-        let meta = self.metadata(id)?;
+        self.metadata(id)?;
         let dir = self.dir(id);
         let lock = Lock::acquire(&dir, id)?;
+        let mut meta = self.metadata(id)?;
         // Counted again from the file: metadata may lag behind a run that was killed.
         let (events, _) = self.events(id)?;
-        let mut meta = meta;
         if let Some(last) = events.last() {
             meta.event_count = meta.event_count.max(last.sequence);
         }
@@ -357,48 +358,51 @@ fn write_metadata(dir: &Path, meta: &Metadata) -> Result<(), SessionError> {
         .map_err(|e| io(&format!("cannot write {}", target.display()), e))
 }
 
-/// The lock file of a session being written.
+/// The lock of a session being written: an advisory lock on `<session>/lock`. The kernel
+/// releases it when the process ends, however it ends, so a dead run never holds a session
+/// (and a reused pid, or zero running as PID 1 in a container, cannot look alive). The file
+/// stays; it holds the pid of the last run that took it, for the message.
 struct Lock {
-    path: PathBuf,
+    _file: File,
 }
 
 impl Lock {
     fn acquire(dir: &Path, id: &str) -> Result<Lock, SessionError> {
         let path = dir.join("lock");
+        let cannot = |detail: String| {
+            SessionError::Usage(format!(
+                "Zero session {id} cannot be locked ({}): {detail}",
+                path.display()
+            ))
+        };
+        let handle = crate::dirfd::Dir::open(dir).map_err(|e| cannot(e.to_string()))?;
+        let mut file =
+            handle.open_lock(std::ffi::OsStr::new("lock")).map_err(|e| cannot(e.to_string()))?;
+        let is_file = file.metadata().map(|m| m.is_file()).map_err(|e| cannot(e.to_string()))?;
+        if !is_file {
+            return Err(cannot("it is not a regular file".to_string()));
+        }
         let deadline = Instant::now() + LOCK_WAIT;
         loop {
-            match OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(mut file) => {
-                    let _ = writeln!(file, "{}", std::process::id());
-                    return Ok(Lock { path });
+            match crate::dirfd::try_lock(&file) {
+                Ok(true) => break,
+                Ok(false) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
                 }
-                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let holder =
-                        fs::read_to_string(&path).ok().and_then(|s| s.trim().parse::<u32>().ok());
-                    let alive =
-                        holder.is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
-                    if !alive {
-                        // Left by a run that was killed (or unreadable): take it over.
-                        let _ = fs::remove_file(&path);
-                        continue;
-                    }
-                    if Instant::now() >= deadline {
-                        return Err(SessionError::Usage(format!(
-                            "Zero session {id} is in use by another zero run (pid {}); try again when it ends",
-                            holder.unwrap_or(0)
-                        )));
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
+                Ok(false) => {
+                    let holder = fs::read_to_string(&path).ok();
+                    let holder = holder.as_deref().map(str::trim).filter(|p| !p.is_empty());
+                    let by = holder.map(|pid| format!(" (pid {pid})")).unwrap_or_default();
+                    return Err(SessionError::Usage(format!(
+                        "Zero session {id} is in use by another zero run{by}; try again when it ends"
+                    )));
                 }
-                Err(err) => return Err(io(&format!("cannot lock {}", path.display()), err)),
+                Err(e) => return Err(cannot(e.to_string())),
             }
         }
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
+        // Informational only; a lock file that cannot be written still locks.
+        let _ = file.set_len(0).and_then(|()| writeln!(file, "{}", std::process::id()));
+        Ok(Lock { _file: file })
     }
 }
 
@@ -500,24 +504,29 @@ pub fn parse_events(id: &str, bytes: &[u8]) -> Result<(Vec<Event>, Vec<String>),
     Ok((events, warnings))
 }
 
-/// Payload of a `tool_call` event.
-pub fn tool_call_payload(call: &ToolCall, side_effect: &str) -> Value {
+/// Payload of a `tool_call` event. Arguments are stored decoded (and so redacted decoded):
+/// an escaped secret in the model's JSON text cannot reach the file.
+pub fn tool_call_payload(call: &ToolCall, side_effect: &str, redactor: &Redactor) -> Value {
     let args = if call.arguments.trim().is_empty() {
         json!({})
     } else {
         serde_json::from_str(&call.arguments)
-            .unwrap_or_else(|_| Value::String(call.arguments.clone()))
+            .unwrap_or_else(|_| Value::String(redactor.redact_json_text(&call.arguments)))
     };
     json!({"id": call.id, "name": call.name, "args": args, "sideEffect": side_effect})
 }
 
-/// Payload of an assistant `message` event, with the calls it made.
-pub fn assistant_payload(text: &str, calls: &[ToolCall]) -> Value {
+/// Payload of an assistant `message` event, with the calls it made (their argument text
+/// redacted as decoded JSON, see [`Redactor::redact_json_text`]).
+pub fn assistant_payload(text: &str, calls: &[ToolCall], redactor: &Redactor) -> Value {
     let mut payload = json!({"role": "assistant", "content": text, "source": "exec"});
     if !calls.is_empty() {
         payload["toolCalls"] = calls
             .iter()
-            .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
+            .map(|c| {
+                let arguments = redactor.redact_json_text(&c.arguments);
+                json!({"id": c.id, "name": c.name, "arguments": arguments})
+            })
             .collect();
     }
     payload

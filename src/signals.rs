@@ -1,13 +1,16 @@
-//! The only unsafe code in zero: a few lines of FFI to libc for signals and process groups
-//! (A13), since std has neither and the dependency set stays at four crates.
+//! FFI to libc for signals and process control (A13), since std has neither and the
+//! dependency set stays at four crates. With `dirfd`, the only unsafe code in zero.
 //!
-//! SIGINT and SIGTERM are caught by a handler that does only async-signal-safe work: it bumps
-//! a counter and writes one byte to a socket. A watcher thread blocked on the other end then
-//! ends the run (see `exec`), wherever the main thread is blocked. A second signal exits at
-//! once with 130 from inside the handler (`_exit` is async-signal-safe).
+//! SIGINT, SIGTERM and SIGHUP (a closed terminal or editor) are caught by a handler installed
+//! with `sigaction` that does only async-signal-safe work, keeping `errno` as it found it: it
+//! bumps a counter and writes one byte to a socket. A watcher thread blocked on the other end
+//! then ends the run (see `ending`), wherever the main thread is blocked. A second signal
+//! exits at once with 130 from inside the handler (`_exit` is async-signal-safe).
 //!
-//! The bash tool runs each command in its own process group and registers the group here, so
-//! an interrupt (or a timeout) kills the command with everything it started.
+//! The child processes of tool calls run in their own process group, registered here so an
+//! interrupt kills the group; zero is also a child subreaper, so a process that leaves the
+//! group (`setsid`, a daemon) is re-parented to zero and can still be found and killed
+//! (`process`).
 #![allow(unsafe_code)]
 
 use std::io::Read;
@@ -15,14 +18,32 @@ use std::os::unix::io::IntoRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
+const SIGHUP: i32 = 1;
 const SIGINT: i32 = 2;
-const SIGKILL: i32 = 9;
+pub const SIGKILL: i32 = 9;
 const SIGTERM: i32 = 15;
+/// `sa_flags`: restart interrupted system calls instead of failing them with EINTR.
+const SA_RESTART: i32 = 0x1000_0000;
+const PR_SET_CHILD_SUBREAPER: i32 = 36;
+const WNOHANG: i32 = 1;
+
+/// `struct sigaction` as glibc and musl lay it out on 64-bit Linux: the handler, a 1024-bit
+/// signal mask, the flags, and the restorer (unused: libc fills it in).
+#[repr(C)]
+struct SigAction {
+    handler: usize,
+    mask: [u64; 16],
+    flags: i32,
+    restorer: usize,
+}
 
 extern "C" {
-    fn signal(signum: i32, handler: usize) -> usize;
+    fn sigaction(signum: i32, act: *const SigAction, old: *mut SigAction) -> i32;
     fn kill(pid: i32, sig: i32) -> i32;
     fn write(fd: i32, buf: *const u8, count: usize) -> isize;
+    fn waitpid(pid: i32, status: *mut i32, options: i32) -> i32;
+    fn prctl(option: i32, ...) -> i32;
+    fn __errno_location() -> *mut i32;
     fn _exit(status: i32) -> !;
 }
 
@@ -30,10 +51,12 @@ extern "C" {
 static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
 /// Signals received so far.
 static RECEIVED: AtomicU32 = AtomicU32::new(0);
-/// Process group of the running bash command (0 when none).
+/// Process group of the running tool command (0 when none).
 static RUNNING_GROUP: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn on_signal(signum: i32) {
+    // SAFETY: __errno_location returns this thread's errno slot; it is restored before return.
+    let saved = unsafe { *__errno_location() };
     if RECEIVED.fetch_add(1, Ordering::SeqCst) > 0 {
         let group = RUNNING_GROUP.load(Ordering::SeqCst);
         // SAFETY: kill and _exit are async-signal-safe; the arguments are plain integers.
@@ -52,9 +75,11 @@ extern "C" fn on_signal(signum: i32) {
             write(fd, &byte, 1);
         }
     }
+    // SAFETY: as above.
+    unsafe { *__errno_location() = saved };
 }
 
-/// Catches SIGINT and SIGTERM; `on_interrupt` runs on a watcher thread at the first one.
+/// Catches SIGINT, SIGTERM and SIGHUP; `on_interrupt` runs on a watcher thread at the first.
 pub fn install(on_interrupt: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
     let (mut reader, writer) = UnixStream::pair()?;
     // The write end lives for the whole process: the handler may use it at any time.
@@ -65,11 +90,18 @@ pub fn install(on_interrupt: impl FnOnce() + Send + 'static) -> std::io::Result<
             on_interrupt();
         }
     })?;
-    let handler = on_signal as extern "C" fn(i32) as usize;
-    // SAFETY: `handler` is an `extern "C" fn(i32)` that only performs async-signal-safe calls.
-    unsafe {
-        signal(SIGINT, handler);
-        signal(SIGTERM, handler);
+    let action = SigAction {
+        handler: on_signal as extern "C" fn(i32) as usize,
+        mask: [0; 16],
+        flags: SA_RESTART,
+        restorer: 0,
+    };
+    for signum in [SIGINT, SIGTERM, SIGHUP] {
+        // SAFETY: `action` is a valid sigaction for the call; the handler only performs
+        // async-signal-safe calls.
+        if unsafe { sigaction(signum, &action, std::ptr::null_mut()) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
     }
     Ok(())
 }
@@ -100,4 +132,34 @@ pub fn kill_group(pgid: u32) {
     unsafe {
         kill(-(pgid as i32), SIGKILL);
     }
+}
+
+/// Sends SIGKILL to one process.
+pub fn kill_process(pid: u32) {
+    if pid <= 1 || pid > i32::MAX as u32 {
+        return;
+    }
+    // SAFETY: kill has no memory effects.
+    unsafe {
+        kill(pid as i32, SIGKILL);
+    }
+}
+
+/// Collects the exit status of a child that has ended, without waiting: true when it was
+/// collected (or is not our child at all).
+pub fn reap(pid: u32) -> bool {
+    if pid == 0 || pid > i32::MAX as u32 {
+        return true;
+    }
+    let mut status = 0;
+    // SAFETY: `status` is a valid out-pointer for the call.
+    let result = unsafe { waitpid(pid as i32, &mut status, WNOHANG) };
+    result != 0
+}
+
+/// Makes this process the reaper of its orphaned descendants, so that a process that left
+/// its group is still below zero in the process tree.
+pub fn become_subreaper() -> bool {
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes one integer argument.
+    unsafe { prctl(PR_SET_CHILD_SUBREAPER, 1u64, 0u64, 0u64, 0u64) == 0 }
 }

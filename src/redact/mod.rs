@@ -99,6 +99,88 @@ impl Redactor {
     }
 }
 
+impl Redactor {
+    /// JSON text as a model wrote it (tool-call arguments) with no secret left in it, escaped
+    /// or not: valid JSON is decoded, its values redacted, and serialised again, so
+    /// `"\u0073k-..."` cannot spell a key past the rules. Text that is not JSON is redacted
+    /// as text, or, when its JSON-style escapes decode to a secret, in its decoded form.
+    pub fn redact_json_text(&self, text: &str) -> String {
+        if let Ok(value) = serde_json::from_str::<Value>(text) {
+            return self.redact_value(&value).to_string();
+        }
+        let decoded = unescape_lenient(text);
+        if let std::borrow::Cow::Owned(decoded) = decoded {
+            let redacted = self.redact_str(&decoded);
+            if redacted != decoded {
+                return redacted;
+            }
+        }
+        self.redact_str(text)
+    }
+}
+
+/// Decodes the escapes of JSON strings (`\n`, `\"`, `\u0073`, surrogate pairs) wherever they
+/// appear; anything else is kept as it is.
+fn unescape_lenient(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\\') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let simple = match rest.as_bytes().get(1) {
+            Some(b'n') => Some('\n'),
+            Some(b't') => Some('\t'),
+            Some(b'r') => Some('\r'),
+            Some(b'b') => Some('\u{8}'),
+            Some(b'f') => Some('\u{c}'),
+            Some(b'"') => Some('"'),
+            Some(b'\\') => Some('\\'),
+            Some(b'/') => Some('/'),
+            _ => None,
+        };
+        if let Some(c) = simple {
+            out.push(c);
+            rest = &rest[2..];
+            continue;
+        }
+        let hex = |s: &str| {
+            let digits = s.strip_prefix("\\u")?.get(..4)?;
+            digits
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit())
+                .then(|| u32::from_str_radix(digits, 16).ok())?
+        };
+        match hex(rest) {
+            Some(high @ 0xD800..=0xDBFF) => {
+                match rest.get(6..).and_then(hex).filter(|low| (0xDC00..=0xDFFF).contains(low)) {
+                    Some(low) => {
+                        let c = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                        out.extend(char::from_u32(c));
+                        rest = &rest[12..];
+                    }
+                    None => {
+                        out.push('\\');
+                        rest = &rest[1..];
+                    }
+                }
+            }
+            Some(code) if char::from_u32(code).is_some() => {
+                out.extend(char::from_u32(code));
+                rest = &rest[6..];
+            }
+            _ => {
+                out.push('\\');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
 /// `zero redact`: copies `input` to `output` redacted, in pieces of 64 KiB, so memory stays
 /// flat whatever the size. Bytes that are not UTF-8 are replaced (U+FFFD); a character cut by
 /// a piece boundary is completed from the next piece first.

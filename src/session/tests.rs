@@ -198,13 +198,20 @@ fn conversation_is_rebuilt_as_structured_messages() {
     };
     let events: Vec<Event> = [
         ("message", json!({"role": "user", "content": "read a"})),
-        ("tool_call", tool_call_payload(&call, "read")),
-        ("message", assistant_payload("", std::slice::from_ref(&call))),
+        ("tool_call", tool_call_payload(&call, "read", &Redactor::default())),
+        ("message", assistant_payload("", std::slice::from_ref(&call), &Redactor::default())),
         ("tool_result", tool_result_payload("c1", true, "contents", &Redactor::default())),
         ("provider_usage", json!({"promptTokens": 3})),
-        ("message", assistant_payload("It says contents.", &[])),
+        ("message", assistant_payload("It says contents.", &[], &Redactor::default())),
         ("message", json!({"role": "user", "content": "again"})),
-        ("message", assistant_payload("", &[ToolCall { id: "c2".into(), ..call.clone() }])),
+        (
+            "message",
+            assistant_payload(
+                "",
+                &[ToolCall { id: "c2".into(), ..call.clone() }],
+                &Redactor::default(),
+            ),
+        ),
     ]
     .into_iter()
     .enumerate()

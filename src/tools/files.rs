@@ -1,17 +1,23 @@
 //! read_file, write_file and edit_file (SPEC B 5.3 with A9: confined to the workspace, binary
-//! files refused, capped reads, literal edits, sizes in bytes).
+//! and special files refused, reads capped in memory as in output, literal edits, files
+//! replaced atomically, sizes in bytes).
 
+use std::fs::Metadata;
 use std::io::{BufRead, BufReader, Read};
 
 use serde_json::{json, Value};
 
+use super::workspace::{self, open_regular, refusal, Parents, Place};
 use super::{looks_binary, object_schema, ArgError, Args, Outcome, Workspace};
+use crate::dirfd::Kind;
 
 /// Lines returned when the caller gives no range.
 const DEFAULT_LINES: u64 = 2000;
 /// Bytes of numbered output returned when the caller gives no range, and at most otherwise.
 const DEFAULT_BYTES: usize = 256 * 1024;
 const MAX_BYTES: usize = 1024 * 1024;
+/// Files larger than this are not edited (edit_file, apply_patch): they are read whole.
+pub(super) const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 
 pub fn read_schema() -> Value {
     object_schema(
@@ -59,27 +65,23 @@ pub(super) fn read_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgE
         }
     }
     let fail = |detail: String| Ok(Outcome::error(format!("Error reading file {path}: {detail}")));
-    let resolved = match ws.resolve(path) {
+    let place = match ws.locate(path, true, Parents::Existing) {
         Ok(p) => p,
         Err(e) => return fail(e),
     };
-    let file = match std::fs::metadata(&resolved) {
-        Ok(meta) if meta.is_dir() => {
+    let (file, meta) = match open_regular(&place) {
+        Ok(opened) => opened,
+        Err(e) if e == "it is a directory" => {
             return fail("it is a directory; use list_directory".to_string())
         }
-        Ok(_) => std::fs::File::open(&resolved),
-        Err(err) => Err(err),
-    };
-    let file = match file {
-        Ok(f) => f,
-        Err(err) => return fail(err.to_string()),
+        Err(e) => return fail(e),
     };
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     match reader.fill_buf() {
         Ok(sample) if looks_binary(&sample[..sample.len().min(8192)]) => {
-            let size = std::fs::metadata(&resolved).map(|m| m.len()).unwrap_or(0);
             return Ok(Outcome::error(format!(
-                "Error reading file {path}: it is a binary file ({size} bytes); read_file only returns text"
+                "Error reading file {path}: it is a binary file ({} bytes); read_file only returns text",
+                meta.len()
             )));
         }
         Ok(_) => {}
@@ -96,12 +98,12 @@ pub(super) fn read_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgE
     let mut capped = false;
     let mut buf = Vec::new();
     loop {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf) {
-            Ok(0) => break,
-            Ok(_) => {}
+        // A line is held up to the cap at most, however long it is in the file.
+        let cut = match read_line_capped(&mut reader, &mut buf, byte_cap + 1) {
+            Ok(Some(cut)) => cut,
+            Ok(None) => break,
             Err(err) => return fail(err.to_string()),
-        }
+        };
         total += 1;
         if total < start || total > end {
             continue;
@@ -112,9 +114,7 @@ pub(super) fn read_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgE
             capped |= bytes >= byte_cap || max_arg.is_none();
             continue;
         }
-        if buf.last() == Some(&b'\n') {
-            buf.pop();
-        }
+        capped |= cut;
         let line = String::from_utf8_lossy(&buf).into_owned();
         bytes += line.len() + 8;
         lines.push(line);
@@ -155,32 +155,87 @@ pub(super) fn read_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgE
     Ok(Outcome::ok(out))
 }
 
+/// Reads one line into `buf` without its newline, keeping at most `keep` bytes of it (the rest
+/// is read and dropped). `Some(cut)` says whether the line was longer; `None` at the end.
+fn read_line_capped(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    keep: usize,
+) -> std::io::Result<Option<bool>> {
+    buf.clear();
+    let mut any = false;
+    let mut cut = false;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(bytes) => bytes,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        if available.is_empty() {
+            return Ok(any.then_some(cut));
+        }
+        any = true;
+        let (piece, used, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(at) => (&available[..at], at + 1, true),
+            None => (available, available.len(), false),
+        };
+        let room = keep.saturating_sub(buf.len());
+        cut |= piece.len() > room;
+        buf.extend_from_slice(&piece[..piece.len().min(room)]);
+        reader.consume(used);
+        if done {
+            return Ok(Some(cut));
+        }
+    }
+}
+
+/// Reads a whole text file for an edit, up to [`MAX_EDIT_BYTES`].
+pub(super) fn read_for_edit(place: &Place) -> Result<(String, Metadata), String> {
+    let (file, meta) = open_regular(place)?;
+    if meta.len() > MAX_EDIT_BYTES {
+        return Err(format!(
+            "it is {} bytes; files over {} MiB are not edited",
+            meta.len(),
+            MAX_EDIT_BYTES / (1024 * 1024)
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_EDIT_BYTES + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_EDIT_BYTES {
+        return Err(format!(
+            "it grew past {} MiB while being read",
+            MAX_EDIT_BYTES / (1024 * 1024)
+        ));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| "it is not a UTF-8 text file".to_string())?;
+    Ok((text, meta))
+}
+
 pub(super) fn write_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError> {
     let path = args.required("path", true)?;
     let content = args.required("content", false)?;
     let overwrite = args.flag("overwrite", false)?;
     let fail = |detail: String| Ok(Outcome::error(format!("Error writing file {path}: {detail}")));
-    let resolved = match ws.resolve(path) {
+    let place = match ws.locate(path, true, Parents::Create) {
         Ok(p) => p,
         Err(e) => return fail(e),
     };
-    let existing = std::fs::symlink_metadata(&resolved).ok();
-    if let Some(meta) = &existing {
-        if meta.is_dir() {
-            return fail("it is a directory".to_string());
-        }
-        if !overwrite {
+    let existing = match place.kind() {
+        Ok(found) => found,
+        Err(err) => return fail(err.to_string()),
+    };
+    let written = match &existing {
+        Some((Kind::Dir, _)) => return fail("it is a directory".to_string()),
+        Some((Kind::Special, _)) => return fail(refusal(Kind::Special).unwrap_or("").to_string()),
+        Some(_) if !overwrite => {
             return Ok(Outcome::error(format!(
                 "Error: {path} already exists. Pass overwrite: true to replace it."
             )));
         }
-    }
-    if let Some(parent) = resolved.parent() {
-        if let Err(err) = std::fs::create_dir_all(parent) {
-            return fail(err.to_string());
-        }
-    }
-    if let Err(err) = std::fs::write(&resolved, content) {
+        Some((_, meta)) => workspace::replace(&place, content.as_bytes(), meta),
+        None => workspace::create(&place, content.as_bytes()),
+    };
+    if let Err(err) = written {
         return fail(err.to_string());
     }
     let verb = if existing.is_some() { "Overwrote" } else { "Created" };
@@ -192,16 +247,12 @@ pub(super) fn edit_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgE
     let old = args.required("old_string", true)?;
     let new = args.required("new_string", false)?;
     let all = args.flag("replace_all", false)?;
-    let resolved = match ws.resolve(path) {
-        Ok(p) => p,
+    let read = ws
+        .locate(path, true, Parents::Existing)
+        .and_then(|place| read_for_edit(&place).map(|(text, meta)| (place, text, meta)));
+    let (place, content, meta) = match read {
+        Ok(found) => found,
         Err(e) => return Ok(Outcome::error(format!("Error reading {path}: {e}"))),
-    };
-    let mut bytes = Vec::new();
-    if let Err(err) = std::fs::File::open(&resolved).and_then(|mut f| f.read_to_end(&mut bytes)) {
-        return Ok(Outcome::error(format!("Error reading {path}: {err}")));
-    }
-    let Ok(content) = String::from_utf8(bytes) else {
-        return Ok(Outcome::error(format!("Error reading {path}: it is not a UTF-8 text file")));
     };
     let count = content.matches(old).count();
     if count == 0 {
@@ -219,7 +270,7 @@ pub(super) fn edit_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgE
     }
     // Literal replacement: `$` in new_string is just a dollar sign (A9).
     let updated = if all { content.replace(old, new) } else { content.replacen(old, new, 1) };
-    if let Err(err) = std::fs::write(&resolved, updated) {
+    if let Err(err) = workspace::replace(&place, updated.as_bytes(), &meta) {
         return Ok(Outcome::error(format!("Error writing {path}: {err}")));
     }
     let noun = if count == 1 { "occurrence" } else { "occurrences" };

@@ -12,6 +12,8 @@ mod search;
 mod shell;
 pub mod workspace;
 
+use std::ffi::OsString;
+
 use serde_json::{json, Map, Value};
 
 use crate::error::Failure;
@@ -243,6 +245,8 @@ pub struct Toolbox {
     enabled: Vec<String>,
     disabled: Vec<String>,
     plan: Vec<PlanItem>,
+    /// Environment variables the bash tool does not pass on.
+    hidden_env: Vec<OsString>,
 }
 
 impl Toolbox {
@@ -252,7 +256,13 @@ impl Toolbox {
         enabled: Vec<String>,
         disabled: Vec<String>,
     ) -> Toolbox {
-        Toolbox { workspace, mode, enabled, disabled, plan: Vec::new() }
+        Toolbox { workspace, mode, enabled, disabled, plan: Vec::new(), hidden_env: Vec::new() }
+    }
+
+    /// Keeps these environment variables from the bash tool's commands.
+    pub fn hiding_env(mut self, names: Vec<OsString>) -> Toolbox {
+        self.hidden_env = names;
+        self
     }
 
     /// Passes the filters (enabled list, then disabled list).
@@ -319,7 +329,7 @@ impl Toolbox {
             "read_file" => files::read_file(&self.workspace, &args),
             "write_file" => files::write_file(&self.workspace, &args),
             "edit_file" => files::edit_file(&self.workspace, &args),
-            "bash" => shell::bash(&self.workspace, &args),
+            "bash" => shell::bash(&self.workspace, &args, &self.hidden_env),
             "update_plan" => plan::update_plan(&mut self.plan, &args),
             "list_directory" => search::list_directory(&self.workspace, &args),
             "grep" => search::grep(&self.workspace, &args),

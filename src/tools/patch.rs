@@ -3,14 +3,22 @@
 //! A patch may touch several files; each file is created (`--- /dev/null`), deleted
 //! (`+++ /dev/null`) or modified. Hunks are matched against the file at their stated line,
 //! else at the nearest place where their context and removed lines match exactly (then
-//! ignoring trailing whitespace). Every file is computed in memory first: nothing is written
-//! unless every hunk of every file applies.
+//! ignoring trailing whitespace). Every file is computed in memory and every target checked
+//! (parents included) first; then new contents are staged in temporary files, renamed into
+//! place, and deletions done last. If any step fails, what was done is undone: a patch
+//! changes everything or nothing.
 
-use std::path::{Path, PathBuf};
+use std::ffi::OsString;
+use std::fs::Metadata;
+use std::os::unix::fs::MetadataExt;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use super::files::read_for_edit;
+use super::workspace::{self, write_temp, Parents, Place};
 use super::{object_schema, ArgError, Args, Outcome, Workspace};
+use crate::dirfd::{Dir, Kind};
 
 pub fn schema() -> Value {
     object_schema(
@@ -311,20 +319,79 @@ fn mismatch(
     format!("hunk {n} of {of} ({header}) does not apply to {shown}")
 }
 
-/// What one file becomes.
-enum Change {
-    Write { path: PathBuf, content: String, created: bool },
-    Delete { path: PathBuf },
+/// One file the patch touches: where it is, what it held, and what it will hold.
+struct Target {
+    place: Place,
+    /// The content and metadata before the patch; `None` when the file does not exist.
+    original: Option<(String, Metadata)>,
+    /// The content after the patch; `None` when the patch deletes it.
+    content: Option<String>,
+}
+
+/// The targets of a patch, in the order the patch names them.
+#[derive(Default)]
+struct Plan {
+    targets: Vec<Target>,
+}
+
+impl Plan {
+    fn find(&mut self, place: &Place) -> Option<&mut Target> {
+        self.targets.iter_mut().find(|t| t.place.rel == place.rel)
+    }
+
+    /// The text of an existing file, as earlier sections of this patch left it.
+    fn current(&mut self, place: Place, shown: &str) -> Result<String, String> {
+        if let Some(target) = self.find(&place) {
+            return target
+                .content
+                .clone()
+                .ok_or_else(|| format!("{shown} is deleted earlier in this patch"));
+        }
+        let (text, meta) =
+            read_for_edit(&place).map_err(|e| format!("cannot read {shown}: {e}"))?;
+        self.targets.push(Target {
+            place,
+            original: Some((text.clone(), meta)),
+            content: Some(text.clone()),
+        });
+        Ok(text)
+    }
+
+    fn set(&mut self, place: &Place, content: Option<String>) {
+        if let Some(target) = self.find(place) {
+            target.content = content;
+        }
+    }
+
+    /// A new file: nothing may be there (unless this patch deletes it first).
+    fn create(&mut self, place: Place, content: String, shown: &str) -> Result<(), String> {
+        if let Some(target) = self.find(&place) {
+            if target.content.is_some() {
+                return Err(format!("cannot create {shown}: it already exists"));
+            }
+            target.content = Some(content);
+            return Ok(());
+        }
+        match place.kind() {
+            Ok(None) => {}
+            Ok(Some(_)) => return Err(format!("cannot create {shown}: it already exists")),
+            Err(e) => return Err(format!("cannot create {shown}: {e}")),
+        }
+        self.targets.push(Target { place, original: None, content: Some(content) });
+        Ok(())
+    }
 }
 
 pub(super) fn apply_patch(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError> {
     let patch = args.required("patch", true)?;
     let fail = |detail: String| Ok(Outcome::error(format!("Error applying patch: {detail}")));
     let base = match args.string("cwd")? {
-        None => ws.root().to_path_buf(),
-        Some(cwd) => match ws.resolve(cwd) {
-            Ok(dir) if dir.is_dir() => dir,
-            Ok(_) => return fail(format!("cwd {cwd:?} is not a directory")),
+        None => Vec::new(),
+        Some(cwd) => match ws.open_dir(&[], cwd) {
+            Ok((place, _)) => place.rel,
+            Err(e) if e.ends_with("is not a directory") => {
+                return fail(format!("cwd {cwd:?} is not a directory"))
+            }
             Err(_) => {
                 return fail(format!(
                     "cwd must stay inside the workspace ({})",
@@ -337,102 +404,164 @@ pub(super) fn apply_patch(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, Ar
         Ok(files) => files,
         Err(e) => return fail(e),
     };
-    let mut changes = Vec::new();
+    // 1. Everything is checked and computed before anything is written.
+    let mut plan = Plan::default();
     let mut summary = Vec::new();
     for file in &files {
-        let resolve = |p: &str| ws.resolve_from(&base, p);
-        match (&file.old, &file.new) {
-            (None, Some(new)) => {
-                let path = match resolve(new) {
-                    Ok(p) => p,
-                    Err(e) => return fail(e),
-                };
-                if path.exists() {
-                    return fail(format!("cannot create {new}: it already exists"));
-                }
-                let mut text = Text { lines: Vec::new(), final_newline: true };
-                if let Err(e) = apply_hunks(&mut text, &file.hunks, new) {
-                    return fail(e);
-                }
+        let locate =
+            |p: &str, follow: bool, parents: Parents| ws.locate_from(&base, p, follow, parents);
+        let applied = |text: String, shown: &str| -> Result<String, String> {
+            let mut text = Text::parse(&text);
+            apply_hunks(&mut text, &file.hunks, shown)?;
+            Ok(text.render())
+        };
+        let step = match (&file.old, &file.new) {
+            (None, Some(new)) => locate(new, false, Parents::Plan).and_then(|place| {
+                let content = applied(String::new(), new)?;
                 summary.push(format!("A {new}"));
-                changes.push(Change::Write { path, content: text.render(), created: true });
-            }
-            (Some(old), None) => {
-                let path = match resolve(old) {
-                    Ok(p) => p,
-                    Err(e) => return fail(e),
-                };
-                let content = match read_text(&path, old) {
-                    Ok(c) => c,
-                    Err(e) => return fail(e),
-                };
-                let mut text = Text::parse(&content);
-                if let Err(e) = apply_hunks(&mut text, &file.hunks, old) {
-                    return fail(e);
+                plan.create(place, content, new)
+            }),
+            (Some(old), None) => locate(old, false, Parents::Existing).and_then(|place| {
+                if matches!(place.kind(), Ok(Some((Kind::Symlink, _)))) {
+                    return Err(format!("cannot delete {old}: it is a symbolic link"));
                 }
-                if !text.lines.is_empty() {
-                    return fail(format!(
+                let text = plan.current(place.clone(), old)?;
+                let mut left = Text::parse(&text);
+                apply_hunks(&mut left, &file.hunks, old)?;
+                if !left.lines.is_empty() {
+                    return Err(format!(
                         "cannot delete {old}: the patch does not remove all of its lines"
                     ));
                 }
                 summary.push(format!("D {old}"));
-                changes.push(Change::Delete { path });
-            }
-            (Some(old), Some(new)) => {
-                let (from, to) = match (resolve(old), resolve(new)) {
-                    (Ok(a), Ok(b)) => (a, b),
-                    (Err(e), _) | (_, Err(e)) => return fail(e),
-                };
-                // The same file may appear in several sections: later ones see earlier changes.
-                let pending = changes.iter().rev().find_map(|c| match c {
-                    Change::Write { path, content, .. } if *path == from => Some(content.clone()),
-                    _ => None,
-                });
-                let content = match pending.map(Ok).unwrap_or_else(|| read_text(&from, old)) {
-                    Ok(c) => c,
-                    Err(e) => return fail(e),
-                };
-                let mut text = Text::parse(&content);
-                if let Err(e) = apply_hunks(&mut text, &file.hunks, old) {
-                    return fail(e);
-                }
-                if from != to {
-                    summary.push(format!("R {old} -> {new}"));
-                    changes.push(Change::Delete { path: from });
-                    changes.push(Change::Write { path: to, content: text.render(), created: true });
-                } else {
+                plan.set(&place, None);
+                Ok(())
+            }),
+            (Some(old), Some(new)) => locate(old, true, Parents::Existing).and_then(|from| {
+                let text = plan.current(from.clone(), old)?;
+                let content = applied(text, old)?;
+                let to = locate(new, true, Parents::Plan)?;
+                if to.rel == from.rel {
                     summary.push(format!("M {new}"));
-                    changes.push(Change::Write {
-                        path: to,
-                        content: text.render(),
-                        created: false,
-                    });
+                    plan.set(&from, Some(content));
+                    return Ok(());
                 }
-            }
-            (None, None) => return fail("a file header names /dev/null on both sides".to_string()),
+                summary.push(format!("R {old} -> {new}"));
+                plan.set(&from, None);
+                plan.create(to, content, new)
+            }),
+            (None, None) => Err("a file header names /dev/null on both sides".to_string()),
+        };
+        if let Err(e) = step {
+            return fail(e);
         }
     }
-    for change in &changes {
-        let result = match change {
-            Change::Write { path, content, created } => {
-                let parent = if *created { path.parent() } else { None };
-                parent
-                    .map_or(Ok(()), std::fs::create_dir_all)
-                    .and_then(|()| std::fs::write(path, content))
-            }
-            Change::Delete { path } => std::fs::remove_file(path),
-        };
-        if let Err(err) = result {
-            return fail(format!("writing failed after checking every hunk: {err}"));
-        }
+    // 2. Then written as one change: staged, renamed into place, deleted last; on any
+    // failure everything is put back as it was.
+    if let Err(e) = commit(&plan) {
+        return fail(format!("writing failed, nothing was changed: {e}"));
     }
     summary.dedup();
     Ok(Outcome::ok(format!("Patch applied successfully.\n{}", summary.join("\n"))))
 }
 
-fn read_text(path: &Path, shown: &str) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|err| format!("cannot read {shown}: {err}"))?;
-    String::from_utf8(bytes).map_err(|_| format!("{shown} is not a UTF-8 text file"))
+/// What has been done so far, to undo it.
+#[derive(Default)]
+struct Undo {
+    dirs: Vec<(Arc<Dir>, OsString)>,
+    created: Vec<(Arc<Dir>, OsString)>,
+    temps: Vec<(Arc<Dir>, OsString)>,
+    /// Replaced or deleted files, with what they held.
+    changed: Vec<usize>,
+}
+
+fn commit(plan: &Plan) -> Result<(), String> {
+    let mut undo = Undo::default();
+    let result = stage_and_apply(plan, &mut undo);
+    if result.is_err() {
+        roll_back(plan, &undo);
+    }
+    result
+}
+
+fn stage_and_apply(plan: &Plan, undo: &mut Undo) -> Result<(), String> {
+    let shown = |t: &Target| t.place.shown();
+    // New content: new files are created (O_EXCL) with their directories, replacements are
+    // written to temporary files beside the files they replace.
+    let mut staged: Vec<Option<OsString>> = Vec::with_capacity(plan.targets.len());
+    for target in &plan.targets {
+        let (Some(content), Some(name)) = (&target.content, &target.place.name) else {
+            staged.push(None);
+            continue;
+        };
+        match &target.original {
+            Some((_, meta)) => {
+                let temp = write_temp(&target.place.dir, content.as_bytes(), meta.mode() & 0o7777)
+                    .map_err(|e| format!("{}: {e}", shown(target)))?;
+                undo.temps.push((target.place.dir.clone(), temp.clone()));
+                staged.push(Some(temp));
+            }
+            None => {
+                let mut dir = target.place.dir.clone();
+                for missing in &target.place.missing {
+                    match dir.mkdir(missing, 0o777) {
+                        Ok(()) => undo.dirs.push((dir.clone(), missing.clone())),
+                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                        Err(e) => return Err(format!("{}: {e}", shown(target))),
+                    }
+                    dir = Arc::new(
+                        dir.open_dir(missing).map_err(|e| format!("{}: {e}", shown(target)))?,
+                    );
+                }
+                let place = Place { dir: dir.clone(), missing: Vec::new(), ..target.place.clone() };
+                workspace::create(&place, content.as_bytes())
+                    .map_err(|e| format!("{}: {e}", shown(target)))?;
+                undo.created.push((dir, name.clone()));
+                staged.push(None);
+            }
+        }
+    }
+    // Replacements, each one atomic.
+    for (i, target) in plan.targets.iter().enumerate() {
+        let (Some(temp), Some(name)) = (&staged[i], &target.place.name) else { continue };
+        target
+            .place
+            .dir
+            .rename(temp, &target.place.dir, name)
+            .map_err(|e| format!("{}: {e}", shown(target)))?;
+        undo.temps.retain(|(_, t)| t != temp);
+        undo.changed.push(i);
+    }
+    // Deletions last.
+    for (i, target) in plan.targets.iter().enumerate() {
+        if target.content.is_some() || target.original.is_none() {
+            continue;
+        }
+        let Some(name) = &target.place.name else { continue };
+        target.place.dir.unlink(name).map_err(|e| format!("{}: {e}", shown(target)))?;
+        undo.changed.push(i);
+    }
+    Ok(())
+}
+
+/// Puts back what a failed commit changed, newest first (best effort: it is already failing).
+fn roll_back(plan: &Plan, undo: &Undo) {
+    for &i in undo.changed.iter().rev() {
+        let target = &plan.targets[i];
+        if let (Some((text, meta)), Some(name)) = (&target.original, &target.place.name) {
+            if let Ok(temp) = write_temp(&target.place.dir, text.as_bytes(), meta.mode() & 0o7777) {
+                if target.place.dir.rename(&temp, &target.place.dir, name).is_err() {
+                    let _ = target.place.dir.unlink(&temp);
+                }
+            }
+        }
+    }
+    for (dir, name) in undo.temps.iter().chain(undo.created.iter()) {
+        let _ = dir.unlink(name);
+    }
+    for (dir, name) in undo.dirs.iter().rev() {
+        let _ = dir.rmdir(name);
+    }
 }
 
 #[cfg(test)]

@@ -1,16 +1,20 @@
 //! list_directory, glob and grep: read-only views of the workspace (SPEC B 5.3, A9).
 //!
-//! All three walk directories in sorted order (so results are stable), never follow a
-//! symbolic link into a directory (so they cannot leave the workspace), and stop after a
-//! bounded number of entries.
+//! All three walk directories in sorted order (so results are stable) through directory
+//! handles, never follow a symbolic link into a directory (so they cannot leave the
+//! workspace), skip FIFOs, sockets and devices, and stop after a bounded number of entries
+//! and levels.
 
-use std::fs;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::ffi::OsStrExt;
 
 use serde_json::{json, Value};
 
+use super::workspace::{open_regular, refusal, Parents};
 use super::{looks_binary, object_schema, ArgError, Args, Outcome, Workspace};
+use crate::dirfd::{Dir, Kind};
 use crate::glob::Glob;
 use crate::regex::Regex;
 
@@ -38,6 +42,10 @@ const LIST_LIMIT: usize = 1000;
 const GREP_FILE_LIMIT: u64 = 50 * 1024 * 1024;
 /// A matching line is shown up to this many characters.
 const GREP_LINE_CHARS: usize = 500;
+/// The first bytes of a line that grep searches (the rest of a longer line is skipped).
+const GREP_LINE_BYTES: usize = 1024 * 1024;
+/// Directory levels a walk enters at most (each open level holds one file descriptor).
+const MAX_WALK_DEPTH: usize = 128;
 
 pub fn list_schema() -> Value {
     object_schema(
@@ -79,92 +87,101 @@ pub fn glob_schema() -> Value {
 
 /// A directory entry met by a walk.
 struct Entry {
-    path: PathBuf,
+    name: OsString,
     /// Relative to the walk's start, `/`-separated.
     rel: String,
     depth: usize,
-    is_dir: bool,
-    is_link: bool,
+    kind: Kind,
 }
 
-/// Visits entries under `dir` in sorted order, depth first; `descend` decides whether a
-/// directory is entered; `visit` returns false to stop.
+impl Entry {
+    fn is_dir(&self) -> bool {
+        self.kind == Kind::Dir
+    }
+
+    fn name(&self) -> &str {
+        self.rel.rsplit('/').next().unwrap_or(&self.rel)
+    }
+}
+
+/// Visits entries under `dir` in sorted order, depth first, through directory handles only
+/// (a link is listed, never entered; FIFOs, sockets and devices are skipped). `descend`
+/// decides whether a directory is entered; `visit` gets each entry with the handle of its
+/// directory, and returns false to stop.
 fn walk(
-    dir: &Path,
+    dir: &Dir,
     max_depth: usize,
     descend: &dyn Fn(&Entry) -> bool,
-    visit: &mut dyn FnMut(&Entry) -> bool,
+    visit: &mut dyn FnMut(&Entry, &Dir) -> bool,
 ) {
     let mut budget = WALK_LIMIT;
-    walk_into(dir, "", 0, max_depth, descend, visit, &mut budget);
+    walk_into(dir, "", 0, max_depth.min(MAX_WALK_DEPTH), descend, visit, &mut budget);
 }
 
 fn walk_into(
-    dir: &Path,
+    dir: &Dir,
     prefix: &str,
     depth: usize,
     max_depth: usize,
     descend: &dyn Fn(&Entry) -> bool,
-    visit: &mut dyn FnMut(&Entry) -> bool,
+    visit: &mut dyn FnMut(&Entry, &Dir) -> bool,
     budget: &mut usize,
 ) -> bool {
-    let Ok(read) = fs::read_dir(dir) else { return true };
-    let mut entries: Vec<(String, PathBuf, bool, bool)> = read
-        .filter_map(Result::ok)
-        .map(|e| {
-            // A symlink is listed but never entered, even if it points at a directory.
-            let kind = e.file_type().ok();
-            let is_dir = kind.is_some_and(|t| t.is_dir());
-            let is_link = kind.is_some_and(|t| t.is_symlink());
-            (e.file_name().to_string_lossy().into_owned(), e.path(), is_dir, is_link)
-        })
-        .collect();
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    for (name, path, is_dir, is_link) in entries {
+    let Ok(mut entries) = dir.entries(*budget + 1) else { return true };
+    entries.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    for found in entries {
+        if found.kind == Kind::Special {
+            continue;
+        }
         if *budget == 0 {
             return false;
         }
         *budget -= 1;
-        let rel = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
-        let entry = Entry { path, rel, depth, is_dir, is_link };
-        if !visit(&entry) {
+        let name = found.name.to_string_lossy();
+        let rel = if prefix.is_empty() { name.into_owned() } else { format!("{prefix}/{name}") };
+        let entry = Entry { name: found.name, rel, depth, kind: found.kind };
+        if !visit(&entry, dir) {
             return false;
         }
-        if entry.is_dir
-            && depth < max_depth
-            && descend(&entry)
-            && !walk_into(&entry.path, &entry.rel, depth + 1, max_depth, descend, visit, budget)
-        {
-            return false;
+        if entry.is_dir() && depth < max_depth && descend(&entry) {
+            let Ok(sub) = dir.open_dir(&entry.name) else { continue };
+            if !walk_into(&sub, &entry.rel, depth + 1, max_depth, descend, visit, budget) {
+                return false;
+            }
         }
     }
     true
-}
-
-fn name_of(entry: &Entry) -> &str {
-    entry.rel.rsplit('/').next().unwrap_or(&entry.rel)
 }
 
 pub(super) fn list_directory(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError> {
     let path = args.string("path")?.unwrap_or(".");
     let recursive = args.flag("recursive", false)?;
     let max_depth = args.integer("max_depth", 1, 5)?.unwrap_or(2) as usize;
-    let dir = match ws.resolve(path) {
-        Ok(dir) => dir,
+    let place = match ws.locate(path, true, Parents::Existing) {
+        Ok(place) => place,
         Err(e) => return Ok(Outcome::error(format!("Error listing {path}: {e}"))),
     };
-    match fs::metadata(&dir) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => {
+    match place.kind() {
+        Ok(Some((Kind::Dir, _))) => {}
+        Ok(Some(_)) => {
             return Ok(Outcome::error(format!("Error listing {path}: it is a file; use read_file")))
+        }
+        Ok(None) => {
+            return Ok(Outcome::error(format!(
+                "Error listing {path}: No such file or directory (os error 2)"
+            )))
         }
         Err(err) => return Ok(Outcome::error(format!("Error listing {path}: {err}"))),
     }
+    let dir = match place.open_dir() {
+        Ok(dir) => dir,
+        Err(err) => return Ok(Outcome::error(format!("Error listing {path}: {err}"))),
+    };
     let depth = if recursive { max_depth } else { 0 };
-    let skip = |entry: &Entry| LIST_SKIP.contains(&name_of(entry));
+    let skip = |entry: &Entry| LIST_SKIP.contains(&entry.name());
     let mut lines = Vec::new();
     let mut capped = false;
-    walk(&dir, depth, &|e| !skip(e), &mut |entry| {
+    walk(&dir, depth, &|e| !skip(e), &mut |entry, _| {
         if skip(entry) {
             return true;
         }
@@ -173,8 +190,8 @@ pub(super) fn list_directory(ws: &Workspace, args: &Args<'_>) -> Result<Outcome,
             return false;
         }
         let indent = "  ".repeat(entry.depth);
-        let name = name_of(entry);
-        lines.push(if entry.is_dir {
+        let name = entry.name();
+        lines.push(if entry.is_dir() {
             format!("{indent}📁 {name}/")
         } else {
             format!("{indent}📄 {name}")
@@ -198,10 +215,12 @@ pub(super) fn glob(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
     let fail =
         |detail: String| Ok(Outcome::error(format!("Error running glob \"{pattern}\": {detail}")));
     let root = match args.string("cwd")? {
-        None => ws.root().to_path_buf(),
-        Some(cwd) => match ws.resolve(cwd) {
-            Ok(dir) if dir.is_dir() => dir,
-            Ok(_) => return fail(format!("cwd {cwd:?} is not a directory")),
+        None => Vec::new(),
+        Some(cwd) => match ws.open_dir(&[], cwd) {
+            Ok((place, _)) => place.rel,
+            Err(e) if e.ends_with("is not a directory") => {
+                return fail(format!("cwd {cwd:?} is not a directory"))
+            }
             Err(e) => return fail(e),
         },
     };
@@ -214,20 +233,18 @@ pub(super) fn glob(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
         Ok(g) => g,
         Err(e) => return fail(e),
     };
-    let base: PathBuf = glob.base().iter().collect();
-    let start = root.join(&base);
-    if ws.resolve_from(&root, &base.to_string_lossy()).is_err() || !start.is_dir() {
+    let base = glob.base().join("/");
+    let start = if base.is_empty() { ws.open_dir(&root, ".") } else { ws.open_dir(&root, &base) };
+    let Ok((_, start)) = start else {
         return Ok(Outcome::ok(format!("No matches found for {pattern}")));
-    }
-    let prefix = base.to_string_lossy().replace('\\', "/");
+    };
     let mut found = Vec::new();
     let mut more = false;
-    walk(&start, usize::MAX, &|e| !SEARCH_SKIP.contains(&name_of(e)), &mut |entry| {
-        if entry.is_dir && !include_dirs {
+    walk(&start, usize::MAX, &|e| !SEARCH_SKIP.contains(&e.name()), &mut |entry, _| {
+        if entry.is_dir() && !include_dirs {
             return true;
         }
-        let rel =
-            if prefix.is_empty() { entry.rel.clone() } else { format!("{prefix}/{}", entry.rel) };
+        let rel = if base.is_empty() { entry.rel.clone() } else { format!("{base}/{}", entry.rel) };
         if glob.matches(&rel) {
             if found.len() == limit {
                 more = true;
@@ -270,47 +287,78 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
         Ok(f) => f.map(|g| (g, filter.is_some_and(|f| f.contains('/')))),
         Err(err) => return Ok(Outcome::error(format!("Error: invalid glob filter: {err}"))),
     };
-    let target = match ws.resolve(path) {
+    let target = match ws.locate(path, true, Parents::Existing) {
         Ok(t) => t,
         Err(e) => return Ok(Outcome::error(format!("Error searching {path}: {e}"))),
     };
-    let files: Vec<PathBuf> = match fs::metadata(&target) {
-        Ok(meta) if meta.is_file() => vec![target.clone()],
-        Ok(_) => {
-            let mut files = Vec::new();
-            let hidden = |e: &Entry| name_of(e).starts_with('.');
+    // Files to search, as (shown path, open file).
+    let mut files: Vec<(String, File)> = Vec::new();
+    match target.kind() {
+        Ok(Some((Kind::File, _))) => match open_regular(&target) {
+            Ok((file, _)) => files.push((target.shown(), file)),
+            Err(e) => return Ok(Outcome::error(format!("Error searching {path}: {e}"))),
+        },
+        Ok(Some((Kind::Dir, _))) => {
+            let dir = match target.open_dir() {
+                Ok(dir) => dir,
+                Err(e) => return Ok(Outcome::error(format!("Error searching {path}: {e}"))),
+            };
+            let shown_base = target.shown();
+            let hidden = |e: &Entry| e.name().starts_with('.');
             walk(
-                &target,
+                &dir,
                 usize::MAX,
-                &|e| !hidden(e) && !SEARCH_SKIP.contains(&name_of(e)),
-                &mut |entry| {
-                    if !entry.is_dir && !hidden(entry) {
-                        let wanted = match &filter {
-                            None => true,
-                            Some((glob, true)) => glob.matches(&entry.rel),
-                            Some((glob, false)) => glob.matches_name(name_of(entry)),
+                &|e| !hidden(e) && !SEARCH_SKIP.contains(&e.name()),
+                &mut |entry, parent| {
+                    if entry.is_dir() || hidden(entry) {
+                        return true;
+                    }
+                    let wanted = match &filter {
+                        None => true,
+                        Some((glob, true)) => glob.matches(&entry.rel),
+                        Some((glob, false)) => glob.matches_name(entry.name()),
+                    };
+                    if !wanted {
+                        return true;
+                    }
+                    let opened = match entry.kind {
+                        Kind::File => open_file_in(parent, &entry.name),
+                        // A linked file is searched only where it really is inside the
+                        // workspace, resolved as any path the model gives.
+                        _ => ws
+                            .locate_from(&target.rel, &entry.rel, true, Parents::Existing)
+                            .ok()
+                            .and_then(|place| open_regular(&place).ok().map(|(f, _)| f)),
+                    };
+                    if let Some(file) = opened {
+                        let shown = if shown_base == "." {
+                            entry.rel.clone()
+                        } else {
+                            format!("{shown_base}/{}", entry.rel)
                         };
-                        // A linked file is searched only where it really is inside the workspace.
-                        let inside = !entry.is_link
-                            || ws.resolve(&entry.path.to_string_lossy()).is_ok_and(|p| p.is_file());
-                        if wanted && inside {
-                            files.push(entry.path.clone());
-                        }
+                        files.push((shown, file));
                     }
                     true
                 },
             );
-            files
+        }
+        Ok(Some((kind, _))) => {
+            let why = refusal(kind).unwrap_or("it cannot be searched");
+            return Ok(Outcome::error(format!("Error searching {path}: {why}")));
+        }
+        Ok(None) => {
+            return Ok(Outcome::error(format!(
+                "Error searching {path}: No such file or directory (os error 2)"
+            )))
         }
         Err(err) => return Ok(Outcome::error(format!("Error searching {path}: {err}"))),
-    };
+    }
     let mut lines: Vec<String> = Vec::new();
     let mut more = false;
     let mut total = 0usize;
     let mut matched_files = 0usize;
-    for file in files {
-        let shown = ws.display(&file);
-        let count = search_file(&file, &regex, |n, text| {
+    for (shown, file) in files {
+        let count = search_file(file, &regex, |n, text| {
             if mode == "content" {
                 if lines.len() >= head_limit {
                     more = true;
@@ -356,10 +404,17 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
     Ok(Outcome::ok(out))
 }
 
+/// Opens a regular file met by a walk (anything else there now is skipped).
+fn open_file_in(dir: &Dir, name: &OsStr) -> Option<File> {
+    let file = dir.open_read(name).ok()?;
+    let meta = file.metadata().ok()?;
+    (Kind::of(&meta) == Kind::File).then_some(file)
+}
+
 /// Matches a file line by line; `on_match(line_number, text)` returns false to stop. Binary
-/// and oversized files are skipped. Returns the number of matching lines seen.
-fn search_file(path: &Path, regex: &Regex, mut on_match: impl FnMut(usize, &str) -> bool) -> usize {
-    let Ok(file) = fs::File::open(path) else { return 0 };
+/// and oversized files are skipped, and a line is held up to [`GREP_LINE_BYTES`] at most.
+/// Returns the number of matching lines seen.
+fn search_file(file: File, regex: &Regex, mut on_match: impl FnMut(usize, &str) -> bool) -> usize {
     if file.metadata().map(|m| m.len() > GREP_FILE_LIMIT).unwrap_or(true) {
         return 0;
     }
@@ -374,9 +429,18 @@ fn search_file(path: &Path, regex: &Regex, mut on_match: impl FnMut(usize, &str)
     let mut reporting = true;
     loop {
         buf.clear();
-        match reader.read_until(b'\n', &mut buf) {
+        match (&mut reader).take(GREP_LINE_BYTES as u64).read_until(b'\n', &mut buf) {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
+        }
+        if buf.last() != Some(&b'\n') && buf.len() == GREP_LINE_BYTES {
+            // The rest of a very long line is not searched.
+            let mut skip = Vec::new();
+            while matches!((&mut reader).take(64 * 1024).read_until(b'\n', &mut skip), Ok(n) if n > 0)
+                && skip.last() != Some(&b'\n')
+            {
+                skip.clear();
+            }
         }
         number += 1;
         while matches!(buf.last(), Some(b'\n' | b'\r')) {

@@ -1,19 +1,18 @@
 //! The bash tool (A9): `/bin/sh -c` in the workspace, in its own process group, stdin at
 //! `/dev/null`, stdout and stderr each captured up to 1 MiB (the rest is drained and counted,
-//! so memory stays flat whatever the command prints), and a timeout that kills the whole
-//! group. When the shell exits, whatever it left running in its group is killed too, so no
-//! process outlives the call and no pipe is held open.
+//! so memory stays flat whatever the command prints), and a timeout. When the shell exits or
+//! times out, everything it started is killed, also what left its group (`process`), so no
+//! process outlives the call and no pipe holds it open. Variables with sensitive names are
+//! not passed on unless the run says so (`--shell-env`).
 
-use std::io::Read;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use super::{object_schema, ArgError, Args, Outcome, Workspace};
-use crate::signals;
+use crate::process::{self, Finished};
 
 /// Bytes kept of each stream.
 pub const OUTPUT_CAP: usize = 1024 * 1024;
@@ -31,39 +30,18 @@ pub fn schema() -> Value {
     )
 }
 
-/// One captured stream: the first bytes and the total count.
-struct Captured {
-    kept: Vec<u8>,
-    total: u64,
-}
-
-fn capture(mut stream: impl Read) -> Captured {
-    let mut kept = Vec::new();
-    let mut total = 0u64;
-    let mut chunk = vec![0u8; 64 * 1024];
-    loop {
-        match stream.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => {
-                total += n as u64;
-                let room = OUTPUT_CAP.saturating_sub(kept.len());
-                kept.extend_from_slice(&chunk[..n.min(room)]);
-            }
-            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        }
-    }
-    Captured { kept, total }
-}
-
-pub(super) fn bash(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError> {
+pub(super) fn bash(
+    ws: &Workspace,
+    args: &Args<'_>,
+    env_remove: &[OsString],
+) -> Result<Outcome, ArgError> {
     let command = args.required("command", true)?;
     let timeout_ms = args.integer("timeout_ms", 1, MAX_TIMEOUT_MS)?.unwrap_or(DEFAULT_TIMEOUT_MS);
     let dir = match args.string("cwd")? {
         None => ws.root().to_path_buf(),
-        Some(cwd) => match ws.resolve(cwd) {
-            Ok(dir) if dir.is_dir() => dir,
-            Ok(_) => {
+        Some(cwd) => match ws.open_dir(&[], cwd) {
+            Ok((place, _)) => ws.absolute(&place),
+            Err(e) if e.ends_with("is not a directory") => {
                 return Ok(Outcome::error(format!(
                     "Error executing bash: cwd {cwd:?} is not a directory"
                 )))
@@ -71,44 +49,24 @@ pub(super) fn bash(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
             Err(e) => return Ok(Outcome::error(format!("Error executing bash: {e}"))),
         },
     };
-    let spawned = Command::new("/bin/sh")
-        .arg("-c")
-        .arg(command)
-        .current_dir(&dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn();
-    let mut child = match spawned {
-        Ok(child) => child,
+    let spec = process::Spec {
+        command,
+        cwd: &dir,
+        timeout: Duration::from_millis(timeout_ms),
+        env_remove,
+        stdout_cap: OUTPUT_CAP,
+        stderr_cap: OUTPUT_CAP,
+    };
+    let Finished { status, timed_out, stdout, stderr } = match process::run_shell(&spec) {
+        Ok(done) => done,
         Err(err) => {
             return Ok(Outcome::error(format!("Error executing bash: cannot start /bin/sh: {err}")))
         }
     };
-    let pid = child.id();
-    signals::set_running_group(pid);
-    let stdout = child.stdout.take().map(|s| std::thread::spawn(move || capture(s)));
-    let stderr = child.stderr.take().map(|s| std::thread::spawn(move || capture(s)));
-    let (done_tx, done_rx) = mpsc::channel();
-    let waiter = std::thread::spawn(move || {
-        let status = child.wait();
-        let _ = done_tx.send(());
-        status
-    });
-    let timed_out = done_rx.recv_timeout(Duration::from_millis(timeout_ms)).is_err();
-    // Whether the shell finished or not, nothing of its group may survive the call.
-    signals::kill_group(pid);
-    signals::clear_running_group();
-    let status = waiter.join().ok().and_then(Result::ok);
-    let empty = || Captured { kept: Vec::new(), total: 0 };
-    let stdout = stdout.and_then(|h| h.join().ok()).unwrap_or_else(empty);
-    let stderr = stderr.and_then(|h| h.join().ok()).unwrap_or_else(empty);
-
     let mut out = String::new();
     if timed_out {
         out.push_str(&format!(
-            "Error: Command timed out after {} ms; it was killed with its process group.\n",
+            "Error: Command timed out after {} ms; it was killed with everything it started.\n",
             timeout_ms
         ));
     }

@@ -509,3 +509,156 @@ fn apply_patch_refuses_a_cwd_outside_the_workspace() {
     assert_eq!(out, Outcome::ok("Patch applied successfully.\nA n.txt"));
     assert_eq!(s.read("sub/n.txt"), "x\n");
 }
+
+/// Runs a call on another thread and fails the test if it does not end within 10 s (a call
+/// that blocks forever would otherwise hang the suite).
+fn run_bounded(tb: Toolbox, name: &'static str, args: serde_json::Value) -> (Toolbox, Outcome) {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut tb = tb;
+        let out = run(&mut tb, name, args);
+        let _ = done.send((tb, out));
+    });
+    finished
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .unwrap_or_else(|_| panic!("{name} did not return within 10 s"))
+}
+
+#[test]
+fn writes_stay_inside_while_a_directory_is_swapped_for_a_link() {
+    let s = Scratch::new("race");
+    let outside = s.dir.join("target");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("victim.txt"), "original\n").unwrap();
+    let ws = s.ws();
+    std::fs::create_dir_all(ws.join("real")).unwrap();
+    std::os::unix::fs::symlink(&outside, ws.join("link")).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Another process (a background job the model started) swaps `d` between a directory and
+    // a link to the outside directory, as fast as it can, for a bounded number of rounds.
+    let swapper = {
+        let (ws, stop) = (ws.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let d = ws.join("d");
+            let mut rounds = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && rounds < 1_000_000 {
+                let _ = std::fs::rename(ws.join("real"), &d);
+                let _ = std::fs::rename(&d, ws.join("real"));
+                let _ = std::fs::rename(ws.join("link"), &d);
+                let _ = std::fs::rename(&d, ws.join("link"));
+                // A directory the tools created while `d` was missing is taken away again.
+                if std::fs::symlink_metadata(&d).is_ok_and(|m| m.is_dir()) {
+                    let _ = std::fs::remove_dir_all(&d);
+                }
+                rounds += 1;
+            }
+            rounds
+        })
+    };
+    let mut tb = s.toolbox(Mode::Unsafe);
+    for i in 0..300 {
+        let victim = "d/victim.txt";
+        run(&mut tb, "write_file", json!({"path": format!("d/new{i}.txt"), "content": "x"}));
+        run(
+            &mut tb,
+            "write_file",
+            json!({"path": victim, "content": "owned\n", "overwrite": true}),
+        );
+        run(
+            &mut tb,
+            "edit_file",
+            json!({"path": victim, "old_string": "original", "new_string": "changed"}),
+        );
+        let patch = format!("--- /dev/null\n+++ b/d/p{i}.txt\n@@ -0,0 +1 @@\n+x\n");
+        run(&mut tb, "apply_patch", json!({"patch": patch}));
+        let patch = "--- a/d/victim.txt\n+++ b/d/victim.txt\n@@ -1 +1 @@\n-original\n+patched\n";
+        run(&mut tb, "apply_patch", json!({"patch": patch}));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let rounds = swapper.join().unwrap();
+    assert!(rounds > 0);
+    let names: Vec<String> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["victim.txt"], "files were created outside the workspace");
+    assert_eq!(std::fs::read_to_string(outside.join("victim.txt")).unwrap(), "original\n");
+}
+
+/// Makes a FIFO with mkfifo(1) (std has no call for it).
+fn mkfifo(path: &std::path::Path) {
+    let status = crate::process::serialized(|| {
+        std::process::Command::new("mkfifo").arg(path).status().expect("run mkfifo")
+    });
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+#[test]
+fn fifos_and_sockets_are_refused_and_skipped_without_blocking() {
+    let s = Scratch::new("fifo");
+    mkfifo(&s.ws().join("pipe"));
+    let _socket = std::os::unix::net::UnixListener::bind(s.ws().join("sock")).unwrap();
+    s.write("a.txt", "needle\n");
+    let mut tb = s.toolbox(Mode::Unsafe);
+    let calls: Vec<(&'static str, serde_json::Value)> = vec![
+        ("read_file", json!({"path": "pipe"})),
+        ("read_file", json!({"path": "sock"})),
+        ("edit_file", json!({"path": "pipe", "old_string": "a", "new_string": "b"})),
+        ("write_file", json!({"path": "pipe", "content": "x", "overwrite": true})),
+        ("apply_patch", json!({"patch": "--- a/pipe\n+++ b/pipe\n@@ -1 +1 @@\n-a\n+b\n"})),
+        ("grep", json!({"pattern": "needle", "path": "pipe"})),
+    ];
+    for (name, args) in calls {
+        let (back, out) = run_bounded(tb, name, args.clone());
+        tb = back;
+        assert!(!out.ok, "{name} {args}: {out:?}");
+        assert!(out.output.contains("not a regular file"), "{name} {args}: {out:?}");
+    }
+    // Walks skip them and still find the rest.
+    let (back, out) = run_bounded(tb, "grep", json!({"pattern": "needle"}));
+    assert_eq!(out, Outcome::ok("a.txt:1: needle"));
+    let (back, out) = run_bounded(back, "list_directory", json!({}));
+    assert_eq!(out.output, "Contents of .:\n\n📄 a.txt");
+    let (_, out) = run_bounded(back, "glob", json!({"pattern": "*"}));
+    assert_eq!(out.output, "a.txt");
+}
+
+#[test]
+fn apply_patch_checks_target_parents_before_changing_anything() {
+    let s = Scratch::new("patch-parent");
+    s.write("a.txt", "one\n");
+    s.write("gone.txt", "bye\n");
+    s.write("f", "a file, not a directory\n");
+    let mut tb = s.toolbox(Mode::Unsafe);
+    let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n--- /dev/null\n+++ b/f/new.txt\n@@ -0,0 +1 @@\n+x\n";
+    let out = run(&mut tb, "apply_patch", json!({"patch": patch}));
+    assert!(!out.ok && out.output.contains("f is not a directory"), "{out:?}");
+    assert_eq!(s.read("a.txt"), "one\n");
+    assert_eq!(s.read("gone.txt"), "bye\n");
+    assert_eq!(s.read("f"), "a file, not a directory\n");
+}
+
+#[test]
+fn apply_patch_undoes_everything_when_a_write_fails_midway() {
+    let s = Scratch::new("patch-undo");
+    s.write("a.txt", "one\n");
+    s.write("gone.txt", "bye\n");
+    s.write("sub/b.txt", "two\n");
+    let mut tb = s.toolbox(Mode::Unsafe);
+    // The last file cannot be created: its name is too long for the filesystem, which only
+    // shows when it is written (below a directory that the patch creates), after the others
+    // were staged. (A read-only directory would not do: the tests may run as root.)
+    let long = "n".repeat(300);
+    let patch = format!("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n--- /dev/null\n+++ b/new/dir/x.txt\n@@ -0,0 +1 @@\n+x\n--- /dev/null\n+++ b/new/{long}.txt\n@@ -0,0 +1 @@\n+x\n");
+    let out = run(&mut tb, "apply_patch", json!({"patch": patch}));
+    assert!(!out.ok && out.output.contains("nothing was changed"), "{out:?}");
+    assert_eq!(s.read("a.txt"), "one\n");
+    assert_eq!(s.read("gone.txt"), "bye\n");
+    assert!(!s.ws().join("new").exists(), "created directories are removed again");
+    let mut names: Vec<String> = std::fs::read_dir(s.ws())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a.txt", "gone.txt", "sub"], "no temporary file is left");
+}

@@ -1,83 +1,479 @@
-//! Workspace confinement (A9): every path a file tool touches must resolve inside the
-//! workspace root, following symlinks, whether it exists yet or not.
+//! Workspace confinement (A9) that holds under races: every path a file tool touches is
+//! resolved from an open handle of the workspace root, one name at a time, with our own
+//! bookkeeping for `..` and for symbolic links, so nothing the kernel follows on our behalf can
+//! lead out. A link is followed only by reading it and resolving its target the same way; a
+//! directory swapped for a link between two steps makes the next `openat` fail (`O_NOFOLLOW`)
+//! instead of leading elsewhere.
+//!
+//! Writes never go through a name that might have changed: new files are created with
+//! `O_EXCL`, and a file is replaced by writing a temporary file in the same directory handle
+//! and renaming it over the old name. Only regular files and directories are opened: a FIFO,
+//! socket or device is refused before it is opened.
 
+use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
+use std::fs::{File, Metadata};
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
-/// The workspace: the working directory after `-C`, canonicalised.
+use crate::dirfd::{self, Dir, Kind};
+
+/// Symbolic links followed while resolving one path at most (as the kernel's MAXSYMLINKS).
+const MAX_LINKS: u32 = 40;
+
+/// The workspace: the working directory after `-C`, canonicalised and held open.
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
+    dir: Arc<Dir>,
+}
+
+/// What to do with directories on the way to the last name that do not exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parents {
+    /// They are an error.
+    Existing,
+    /// They are created.
+    Create,
+    /// They are listed in [`Place::missing`], to be created later.
+    Plan,
+}
+
+/// A resolved location inside the workspace.
+#[derive(Debug, Clone)]
+pub struct Place {
+    /// The directory holding the last name (the deepest existing one with [`Parents::Plan`]).
+    pub dir: Arc<Dir>,
+    /// The last name; `None` for the workspace root itself.
+    pub name: Option<OsString>,
+    /// Directories still to create between `dir` and `name` ([`Parents::Plan`] only).
+    pub missing: Vec<OsString>,
+    /// The physical path from the root, every link resolved: `dir`'s path, `missing`, `name`.
+    pub rel: Vec<OsString>,
+}
+
+impl Place {
+    /// The path relative to the root, `/`-separated (`.` for the root).
+    pub fn shown(&self) -> String {
+        if self.rel.is_empty() {
+            return ".".to_string();
+        }
+        let parts: Vec<String> =
+            self.rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+        parts.join("/")
+    }
+
+    /// The path relative to the root.
+    pub fn rel_path(&self) -> PathBuf {
+        self.rel.iter().collect()
+    }
+
+    /// What the last name is now, without following it (`None` when it does not exist).
+    pub fn kind(&self) -> std::io::Result<Option<(Kind, Metadata)>> {
+        let Some(name) = &self.name else {
+            let meta = self.dir.own_metadata()?;
+            return Ok(Some((Kind::Dir, meta)));
+        };
+        if !self.missing.is_empty() {
+            return Ok(None);
+        }
+        match self.dir.metadata(name) {
+            Ok(meta) => Ok(Some((Kind::of(&meta), meta))),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Opens the place as a directory.
+    pub fn open_dir(&self) -> std::io::Result<Arc<Dir>> {
+        match &self.name {
+            None => Ok(self.dir.clone()),
+            Some(name) => Ok(Arc::new(self.dir.open_dir(name)?)),
+        }
+    }
+}
+
+/// One step of a path still to resolve.
+enum Step {
+    Up,
+    Name(OsString),
+}
+
+/// A step, and whether it came from a link's target (a missing name there is a broken link).
+struct Pending {
+    step: Step,
+    link: bool,
+}
+
+/// The steps of a relative path (`.` dropped).
+fn steps(path: &Path) -> impl Iterator<Item = Step> + '_ {
+    path.components().filter_map(|c| match c {
+        Component::ParentDir => Some(Step::Up),
+        Component::Normal(name) => Some(Step::Name(name.to_os_string())),
+        _ => None,
+    })
+}
+
+/// Why a file could not be opened for reading, in words for the model.
+pub fn refusal(kind: Kind) -> Option<&'static str> {
+    match kind {
+        Kind::Dir => Some("it is a directory"),
+        Kind::Special => {
+            Some("it is not a regular file (a FIFO, socket or device); file tools only open regular files")
+        }
+        Kind::File | Kind::Symlink => None,
+    }
 }
 
 impl Workspace {
     pub fn new(root: &Path) -> std::io::Result<Workspace> {
-        Ok(Workspace { root: root.canonicalize()? })
+        let root = root.canonicalize()?;
+        let dir = Arc::new(Dir::open(&root)?);
+        Ok(Workspace { root, dir })
     }
 
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    /// Resolves a path the model gave (relative to `base`, or absolute) to a real path inside
-    /// the workspace. Symlinks are followed component by component, so neither `..` nor a link
-    /// can lead out; components that do not exist yet are taken literally.
-    pub fn resolve_from(&self, base: &Path, raw: &str) -> Result<PathBuf, String> {
+    fn outside(&self, raw: &str) -> String {
+        format!(
+            "path {raw:?} is outside the workspace ({}); file tools only work inside it",
+            self.root.display()
+        )
+    }
+
+    /// Resolves a path the model gave (relative to `base`, a place inside the workspace, or
+    /// absolute). With `follow`, a link in the last position is followed too; links elsewhere
+    /// always are. Every link must resolve inside the workspace. Outside the root nothing is
+    /// opened: a path that leaves it is followed by name only, and is refused unless it comes
+    /// straight back in (`../ws/x`, or a link to the workspace's own absolute path).
+    pub fn locate_from(
+        &self,
+        base: &[OsString],
+        raw: &str,
+        follow: bool,
+        parents: Parents,
+    ) -> Result<Place, String> {
         if raw.contains('\0') {
             return Err(format!("path {raw:?} contains a NUL byte"));
         }
         let path = Path::new(raw);
-        let mut current = if path.is_absolute() { PathBuf::from("/") } else { base.to_path_buf() };
-        let mut links = 0;
-        for component in path.components() {
-            match component {
-                Component::Prefix(_) | Component::RootDir => current = PathBuf::from("/"),
-                Component::CurDir => {}
-                Component::ParentDir => {
-                    current.pop();
+        let mut queue: VecDeque<Pending> = VecDeque::new();
+        let mut outside: Option<PathBuf> = None;
+        if let Ok(rest) = path.strip_prefix(&self.root) {
+            queue.extend(steps(rest).map(|step| Pending { step, link: false }));
+        } else if path.is_absolute() {
+            outside = Some(PathBuf::from("/"));
+            queue.extend(steps(path).map(|step| Pending { step, link: false }));
+        } else {
+            queue.extend(base.iter().map(|b| Pending { step: Step::Name(b.clone()), link: false }));
+            queue.extend(steps(path).map(|step| Pending { step, link: false }));
+        }
+        // The directories entered so far, from the root down.
+        let mut stack: Vec<(OsString, Arc<Dir>)> = Vec::new();
+        let mut missing: Vec<OsString> = Vec::new();
+        let mut links = 0u32;
+        while let Some(Pending { step, link }) = queue.pop_front() {
+            if let Some(at) = &mut outside {
+                match step {
+                    Step::Up => {
+                        at.pop();
+                    }
+                    Step::Name(name) => at.push(name),
                 }
-                Component::Normal(name) => {
-                    let next = current.join(name);
-                    match std::fs::symlink_metadata(&next) {
-                        Ok(meta) if meta.file_type().is_symlink() => {
-                            links += 1;
-                            if links > 40 {
-                                return Err(format!("path {raw:?} has too many symbolic links"));
-                            }
-                            current = next.canonicalize().map_err(|_| {
-                                format!(
-                                    "path {raw:?} goes through a broken symbolic link ({})",
-                                    next.display()
-                                )
-                            })?;
-                        }
-                        _ => current = next,
+                if let Ok(rest) = at.strip_prefix(&self.root) {
+                    let back: Vec<Step> = steps(rest).collect();
+                    for step in back.into_iter().rev() {
+                        queue.push_front(Pending { step, link });
+                    }
+                    outside = None;
+                    stack.clear();
+                }
+                continue;
+            }
+            let name = match step {
+                Step::Up => {
+                    if missing.pop().is_none() && stack.pop().is_none() {
+                        outside = Some(self.root.parent().unwrap_or(Path::new("/")).to_path_buf());
+                    }
+                    continue;
+                }
+                Step::Name(name) => name,
+            };
+            let current = stack.last().map_or(&self.dir, |(_, d)| d).clone();
+            let last = queue.is_empty();
+            if !missing.is_empty() {
+                // Below a directory that does not exist yet, nothing can be a link.
+                if last {
+                    return Ok(self.place(current, Some(name), missing, &stack));
+                }
+                missing.push(name);
+                continue;
+            }
+            if last && !follow {
+                return Ok(self.place(current, Some(name), missing, &stack));
+            }
+            if !last {
+                match current.open_dir(&name) {
+                    Ok(dir) => {
+                        stack.push((name, Arc::new(dir)));
+                        continue;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        self.missing_dir(
+                            &current,
+                            name,
+                            link,
+                            parents,
+                            raw,
+                            &mut stack,
+                            &mut missing,
+                        )?;
+                        continue;
+                    }
+                    // A link (ELOOP or ENOTDIR) or a file: read on.
+                    Err(e) if matches!(e.raw_os_error(), Some(dirfd::ELOOP | dirfd::ENOTDIR)) => {}
+                    Err(e) => {
+                        return Err(format!(
+                            "path {raw:?}: {}: {e}",
+                            self.shown_with(&stack, &name)
+                        ))
                     }
                 }
             }
+            match current.read_link(&name) {
+                Ok(target) => {
+                    links += 1;
+                    if links > MAX_LINKS {
+                        return Err(format!("path {raw:?} has too many symbolic links"));
+                    }
+                    let target = PathBuf::from(target);
+                    if target.is_absolute() {
+                        outside = Some(PathBuf::from("/"));
+                    }
+                    let expanded: Vec<Step> = steps(&target).collect();
+                    for step in expanded.into_iter().rev() {
+                        queue.push_front(Pending { step, link: true });
+                    }
+                }
+                Err(e) if e.raw_os_error() == Some(dirfd::EINVAL) => {
+                    if last {
+                        return Ok(self.place(current, Some(name), missing, &stack));
+                    }
+                    return Err(format!(
+                        "path {raw:?}: {} is not a directory",
+                        self.shown_with(&stack, &name)
+                    ));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    if link {
+                        return Err(format!("path {raw:?} goes through a broken symbolic link"));
+                    }
+                    if last {
+                        return Ok(self.place(current, Some(name), missing, &stack));
+                    }
+                    self.missing_dir(&current, name, link, parents, raw, &mut stack, &mut missing)?;
+                }
+                Err(e) => return Err(format!("path {raw:?}: {e}")),
+            }
         }
-        if current.starts_with(&self.root) {
-            Ok(current)
-        } else {
-            Err(format!(
-                "path {raw:?} is outside the workspace ({}); file tools only work inside it",
-                self.root.display()
-            ))
+        if outside.is_some() {
+            return Err(self.outside(raw));
+        }
+        // The path ended on a directory (or on `..`): the place is that directory itself.
+        if let Some(name) = missing.pop() {
+            let current = stack.last().map_or(&self.dir, |(_, d)| d).clone();
+            return Ok(self.place(current, Some(name), missing, &stack));
+        }
+        match stack.pop() {
+            None => Ok(Place { dir: self.dir.clone(), name: None, missing, rel: Vec::new() }),
+            Some((name, _)) => {
+                let parent = stack.last().map_or(&self.dir, |(_, d)| d).clone();
+                Ok(self.place(parent, Some(name), missing, &stack))
+            }
         }
     }
 
-    /// [`Workspace::resolve_from`] the root.
-    pub fn resolve(&self, raw: &str) -> Result<PathBuf, String> {
-        self.resolve_from(&self.root, raw)
-    }
-
-    /// A path inside the workspace, shown relative to the root (`.` for the root itself).
-    pub fn display(&self, path: &Path) -> String {
-        match path.strip_prefix(&self.root) {
-            Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
-            Ok(rel) => rel.to_string_lossy().into_owned(),
-            Err(_) => path.to_string_lossy().into_owned(),
+    /// A directory on the way that does not exist: an error, a plan, or created now.
+    #[allow(clippy::too_many_arguments)]
+    fn missing_dir(
+        &self,
+        current: &Dir,
+        name: OsString,
+        link: bool,
+        parents: Parents,
+        raw: &str,
+        stack: &mut Vec<(OsString, Arc<Dir>)>,
+        missing: &mut Vec<OsString>,
+    ) -> Result<(), String> {
+        if link {
+            return Err(format!("path {raw:?} goes through a broken symbolic link"));
+        }
+        match parents {
+            Parents::Existing => Err(format!(
+                "path {raw:?}: directory {} does not exist",
+                self.shown_with(stack, &name)
+            )),
+            Parents::Plan => {
+                missing.push(name);
+                Ok(())
+            }
+            Parents::Create => {
+                match current.mkdir(&name, 0o777) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                    Err(e) => {
+                        return Err(format!(
+                            "cannot create directory {}: {e}",
+                            self.shown_with(stack, &name)
+                        ))
+                    }
+                }
+                // Opened like any other step: whatever is there now must not be a link.
+                let dir = current.open_dir(&name).map_err(|e| {
+                    format!("cannot enter directory {}: {e}", self.shown_with(stack, &name))
+                })?;
+                stack.push((name, Arc::new(dir)));
+                Ok(())
+            }
         }
     }
+
+    fn place(
+        &self,
+        dir: Arc<Dir>,
+        name: Option<OsString>,
+        missing: Vec<OsString>,
+        stack: &[(OsString, Arc<Dir>)],
+    ) -> Place {
+        let mut rel: Vec<OsString> = stack.iter().map(|(n, _)| n.clone()).collect();
+        rel.extend(missing.iter().cloned());
+        rel.extend(name.iter().cloned());
+        Place { dir, name, missing, rel }
+    }
+
+    fn shown_with(&self, stack: &[(OsString, Arc<Dir>)], name: &OsStr) -> String {
+        let mut parts: Vec<String> =
+            stack.iter().map(|(n, _)| n.to_string_lossy().into_owned()).collect();
+        parts.push(name.to_string_lossy().into_owned());
+        parts.join("/")
+    }
+
+    /// [`Workspace::locate_from`] the root.
+    pub fn locate(&self, raw: &str, follow: bool, parents: Parents) -> Result<Place, String> {
+        self.locate_from(&[], raw, follow, parents)
+    }
+
+    /// A directory inside the workspace, opened.
+    pub fn open_dir(&self, base: &[OsString], raw: &str) -> Result<(Place, Arc<Dir>), String> {
+        let place = self.locate_from(base, raw, true, Parents::Existing)?;
+        match place.kind() {
+            Ok(Some((Kind::Dir, _))) => {}
+            Ok(Some(_)) => return Err(format!("{raw:?} is not a directory")),
+            Ok(None) => return Err(format!("{raw:?} does not exist")),
+            Err(e) => return Err(e.to_string()),
+        }
+        let dir = place.open_dir().map_err(|e| format!("cannot open {raw:?}: {e}"))?;
+        Ok((place, dir))
+    }
+
+    /// The absolute path of a place (for the bash tool's working directory).
+    pub fn absolute(&self, place: &Place) -> PathBuf {
+        self.root.join(place.rel_path())
+    }
+}
+
+/// Opens the regular file at a place for reading. The type is checked before the open (so a
+/// device is never opened) and again on what was opened (so a swap in between is caught).
+pub fn open_regular(place: &Place) -> Result<(File, Metadata), String> {
+    let Some(name) = &place.name else { return Err("it is a directory".to_string()) };
+    match place.kind() {
+        Ok(Some((kind, _))) => {
+            if let Some(why) = refusal(kind) {
+                return Err(why.to_string());
+            }
+        }
+        Ok(None) => return Err("No such file or directory (os error 2)".to_string()),
+        Err(e) => return Err(e.to_string()),
+    }
+    let file = place.dir.open_read(name).map_err(|e| match e.raw_os_error() {
+        Some(dirfd::ELOOP) => "it was replaced by a symbolic link while being opened".to_string(),
+        _ => e.to_string(),
+    })?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if let Some(why) = refusal(Kind::of(&meta)) {
+        return Err(why.to_string());
+    }
+    Ok((file, meta))
+}
+
+/// A unique name for a temporary file beside the one it will replace.
+fn temp_name(attempt: u32) -> OsString {
+    OsString::from(format!(
+        ".zero-{}-{}-{attempt}.tmp",
+        std::process::id(),
+        crate::clock::random_base36(6)
+    ))
+}
+
+/// Writes `content` to a new temporary file in `dir` with `mode`, and returns its name.
+pub fn write_temp(dir: &Dir, content: &[u8], mode: u32) -> std::io::Result<OsString> {
+    let mut attempt = 0;
+    loop {
+        let name = temp_name(attempt);
+        match dir.create_new(&name, 0o600) {
+            Ok(mut file) => {
+                let written = file
+                    .write_all(content)
+                    .and_then(|()| file.set_permissions(std::fs::Permissions::from_mode(mode)))
+                    .and_then(|()| file.sync_all());
+                return match written {
+                    Ok(()) => Ok(name),
+                    Err(err) => {
+                        let _ = dir.unlink(&name);
+                        Err(err)
+                    }
+                };
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && attempt < 8 => {
+                attempt += 1;
+            }
+            Err(err) => return Err(err),
+        }
+    }
+}
+
+/// Replaces the regular file at a place with `content`: a temporary file in the same
+/// directory, renamed over it. The mode (and, where permitted, the owner) is kept.
+pub fn replace(place: &Place, content: &[u8], old: &Metadata) -> std::io::Result<()> {
+    let Some(name) = &place.name else {
+        return Err(std::io::Error::new(std::io::ErrorKind::IsADirectory, "a directory"));
+    };
+    let temp = write_temp(&place.dir, content, old.mode() & 0o7777)?;
+    // Best effort: a file owned by someone else stays theirs when we may say so.
+    if let Ok(file) = place.dir.open_read(&temp) {
+        let meta = file.metadata().ok();
+        if meta.is_some_and(|m| m.uid() != old.uid() || m.gid() != old.gid()) {
+            let _ = std::os::unix::fs::fchown(&file, Some(old.uid()), Some(old.gid()));
+        }
+    }
+    place.dir.rename(&temp, &place.dir, name).inspect_err(|_| {
+        let _ = place.dir.unlink(&temp);
+    })
+}
+
+/// Creates a new file at a place (it must not exist in any form) holding `content`.
+pub fn create(place: &Place, content: &[u8]) -> std::io::Result<()> {
+    let Some(name) = &place.name else {
+        return Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "the root"));
+    };
+    let mut file = place.dir.create_new(name, 0o666)?;
+    file.write_all(content).inspect_err(|_| {
+        let _ = place.dir.unlink(name);
+    })
 }
 
 #[cfg(test)]
@@ -92,27 +488,100 @@ mod tests {
         dir
     }
 
+    fn resolve(ws: &Workspace, raw: &str) -> Result<String, String> {
+        ws.locate(raw, true, Parents::Existing).map(|p| p.shown())
+    }
+
     #[test]
     fn inside_paths_resolve_and_escapes_are_refused() {
         let dir = scratch("escape");
         let ws = Workspace::new(&dir.join("ws")).unwrap();
         let root = ws.root().to_path_buf();
-        assert_eq!(ws.resolve("sub/new.txt").unwrap(), root.join("sub/new.txt"));
-        assert_eq!(ws.resolve("./sub/../a.txt").unwrap(), root.join("a.txt"));
-        assert_eq!(ws.resolve(&root.join("sub").to_string_lossy()).unwrap(), root.join("sub"));
-        assert_eq!(ws.resolve("missing/../../ws/x").unwrap(), root.join("x"));
+        assert_eq!(resolve(&ws, "sub/new.txt").unwrap(), "sub/new.txt");
+        assert_eq!(resolve(&ws, "./sub/../a.txt").unwrap(), "a.txt");
+        assert_eq!(resolve(&ws, &root.join("sub").to_string_lossy()).unwrap(), "sub");
+        assert_eq!(resolve(&ws, ".").unwrap(), ".");
+        assert_eq!(resolve(&ws, "sub/..").unwrap(), ".");
         for escape in
             ["../outside.txt", "sub/../../outside.txt", "/etc/passwd", "/", "..", "a/../../x"]
         {
-            let err = ws.resolve(escape).unwrap_err();
+            let err = ws.locate(escape, true, Parents::Plan).unwrap_err();
             assert!(err.contains("outside the workspace"), "{escape}: {err}");
         }
         std::os::unix::fs::symlink(dir.join("outside.txt"), root.join("link")).unwrap();
         std::os::unix::fs::symlink(&dir.path, root.join("dirlink")).unwrap();
-        assert!(ws.resolve("link").is_err());
-        assert!(ws.resolve("dirlink/outside.txt").is_err());
-        assert!(ws.resolve("dirlink/ws/sub").is_ok(), "a link that comes back inside is fine");
+        std::os::unix::fs::symlink("sub", root.join("rel")).unwrap();
+        assert!(resolve(&ws, "link").unwrap_err().contains("outside the workspace"));
+        assert!(resolve(&ws, "dirlink/outside.txt").is_err());
+        assert_eq!(resolve(&ws, "dirlink/ws/sub").unwrap(), "sub", "a link back inside is fine");
+        assert_eq!(resolve(&ws, "rel/x.txt").unwrap(), "sub/x.txt");
+        assert_eq!(resolve(&ws, "rel/..").unwrap(), ".", "`..` after a link is physical");
         std::os::unix::fs::symlink(root.join("nowhere"), root.join("dangling")).unwrap();
-        assert!(ws.resolve("dangling").unwrap_err().contains("broken symbolic link"));
+        assert!(resolve(&ws, "dangling").unwrap_err().contains("broken symbolic link"));
+        // Without following, the last name is the link itself.
+        let place = ws.locate("link", false, Parents::Existing).unwrap();
+        assert_eq!(place.kind().unwrap().unwrap().0, Kind::Symlink);
+        std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
+        assert!(resolve(&ws, "loop").unwrap_err().contains("too many symbolic links"));
+    }
+
+    #[test]
+    fn missing_parents_are_an_error_a_plan_or_created() {
+        let dir = scratch("parents");
+        let ws = Workspace::new(&dir.join("ws")).unwrap();
+        let err = ws.locate("a/b/c.txt", false, Parents::Existing).unwrap_err();
+        assert!(err.contains("directory a does not exist"), "{err}");
+        let plan = ws.locate("a/b/c.txt", false, Parents::Plan).unwrap();
+        assert_eq!(plan.missing, [OsString::from("a"), OsString::from("b")]);
+        assert_eq!(plan.shown(), "a/b/c.txt");
+        assert!(!dir.join("ws/a").exists());
+        let made = ws.locate("a/b/c.txt", false, Parents::Create).unwrap();
+        assert!(made.missing.is_empty() && dir.join("ws/a/b").is_dir());
+        create(&made, b"hi").unwrap();
+        assert_eq!(dir.read("ws/a/b/c.txt"), "hi");
+        dir.write("ws/file", "");
+        assert!(ws
+            .locate("file/x", false, Parents::Create)
+            .unwrap_err()
+            .contains("not a directory"));
+    }
+
+    #[test]
+    fn replacing_keeps_the_mode_and_never_writes_through_a_link() {
+        let dir = scratch("replace");
+        let ws = Workspace::new(&dir.join("ws")).unwrap();
+        dir.write("ws/run.sh", "old");
+        std::fs::set_permissions(dir.join("ws/run.sh"), std::fs::Permissions::from_mode(0o751))
+            .unwrap();
+        let place = ws.locate("run.sh", true, Parents::Existing).unwrap();
+        let (_, meta) = open_regular(&place).unwrap();
+        replace(&place, b"new", &meta).unwrap();
+        assert_eq!(dir.read("ws/run.sh"), "new");
+        let mode = std::fs::metadata(dir.join("ws/run.sh")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o751);
+        // The name became a link to an outside file after it was resolved: the link is
+        // replaced, the outside file is untouched.
+        std::fs::remove_file(dir.join("ws/run.sh")).unwrap();
+        std::os::unix::fs::symlink(dir.join("outside.txt"), dir.join("ws/run.sh")).unwrap();
+        replace(&place, b"again", &meta).unwrap();
+        assert_eq!(dir.read("outside.txt"), "secret");
+        assert_eq!(dir.read("ws/run.sh"), "again");
+        let leftovers: Vec<_> = std::fs::read_dir(dir.join("ws"))
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn special_files_are_refused_before_they_are_opened() {
+        let dir = scratch("special");
+        let ws = Workspace::new(&dir.join("ws")).unwrap();
+        let _socket = std::os::unix::net::UnixListener::bind(dir.join("ws/sock")).unwrap();
+        let place = ws.locate("sock", true, Parents::Existing).unwrap();
+        assert!(open_regular(&place).unwrap_err().contains("not a regular file"));
+        let root = ws.locate(".", true, Parents::Existing).unwrap();
+        assert_eq!(open_regular(&root).unwrap_err(), "it is a directory");
     }
 }

@@ -1,0 +1,152 @@
+//! How a run ends from outside its main loop: an interrupt (SIGINT, SIGTERM, SIGHUP, A13) or a
+//! panic. Either way the stream still gets its well-formed ending (`error` then `run_end`), the
+//! session records it, everything the run started is killed, and the process exits.
+//!
+//! The emitter is locked first and kept locked until exit, so the main thread cannot write a
+//! line after the end. A panic inside the emitter (this thread already holds its lock) cannot
+//! lock it again: it writes a pre-rendered fallback ending instead, which carries no text that
+//! would need redacting.
+#![forbid(unsafe_code)]
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
+use std::time::{Duration, Instant};
+
+use crate::error::Failure;
+use crate::output::{self, Format, Shared};
+use crate::session::Session;
+
+/// The session of the running exec.
+static ACTIVE_SESSION: Mutex<Option<Arc<Mutex<Session>>>> = Mutex::new(None);
+
+/// What the fallback ending needs, taken when the handlers are installed.
+struct Fallback {
+    format: Format,
+    run_id: String,
+    /// Set by the emitter once the terminal line is written.
+    ended: Arc<AtomicBool>,
+}
+
+static FALLBACK: OnceLock<Fallback> = OnceLock::new();
+
+/// Makes `session` the one the interrupt and panic endings record into.
+pub fn set_active_session(session: Option<Arc<Mutex<Session>>>) {
+    *ACTIVE_SESSION.lock().unwrap_or_else(|p| p.into_inner()) = session;
+}
+
+/// Locks `mutex`, waiting at most `wait`; a poisoned lock is still usable (every write under
+/// these locks is a whole line). For the interrupt and panic paths, which must not hang.
+pub fn lock_for<T>(mutex: &Mutex<T>, wait: Duration) -> Option<MutexGuard<'_, T>> {
+    let deadline = Instant::now() + wait;
+    loop {
+        match mutex.try_lock() {
+            Ok(guard) => return Some(guard),
+            Err(TryLockError::Poisoned(poisoned)) => return Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(1))
+            }
+            Err(TryLockError::WouldBlock) => return None,
+        }
+    }
+}
+
+/// Records a failure in the active session and flushes it (never waiting long for a lock).
+pub fn record_failure(failure: &Failure) {
+    let Some(active) = lock_for(&ACTIVE_SESSION, Duration::from_millis(50)).and_then(|a| a.clone())
+    else {
+        return;
+    };
+    let Some(mut session) = lock_for(&active, Duration::from_millis(50)) else { return };
+    let payload = serde_json::json!({"code": failure.code(), "message": failure.message()});
+    session.record("error", payload);
+    session.sync();
+}
+
+/// Installs the interrupt handler and the panic hook once the emitter exists.
+pub fn install(shared: &Shared) {
+    {
+        let emitter = output::lock(shared);
+        let _ = FALLBACK.set(Fallback {
+            format: emitter.format(),
+            run_id: emitter.run_id().to_string(),
+            ended: emitter.ended_flag(),
+        });
+    }
+    let for_signals = shared.clone();
+    // Without the handler the default action (terminate) still applies; that is the best
+    // that can be done if the socket pair cannot be created.
+    let _ = crate::signals::install(move || end_from_outside(&for_signals, Failure::Interrupted));
+    let for_panics = shared.clone();
+    std::panic::set_hook(Box::new(move |info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_string());
+        let place =
+            info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let failure = Failure::Crash(format!("Internal error (a bug in zero): {what}{place}"));
+        if output::held_by_this_thread() {
+            // The panic is inside the emitter: its lock and its redactor are out of reach.
+            write_fallback(&format!("Internal error (a bug in zero){place}"));
+            finish(&failure);
+        }
+        end_from_outside(&for_panics, failure);
+    }));
+}
+
+/// Writes the failure through the emitter, kills what the run started, records, and exits.
+fn end_from_outside(shared: &Shared, failure: Failure) -> ! {
+    // The lock is kept until exit, so the main thread cannot write after the end; it is taken
+    // before anything is killed, so a tool that ends now cannot report first.
+    let mut emitter = lock_for(shared, Duration::from_millis(100));
+    if let Some(emitter) = emitter.as_mut() {
+        let _ = emitter.failure(&failure);
+    }
+    finish(&failure);
+}
+
+fn finish(failure: &Failure) -> ! {
+    crate::process::kill_everything();
+    record_failure(failure);
+    std::process::exit(failure.exit_code().into());
+}
+
+/// The crash ending without the emitter, rendered here from fixed text.
+fn write_fallback(message: &str) {
+    let Some(fallback) = FALLBACK.get() else { return };
+    if fallback.ended.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let failure = Failure::Crash(message.to_string());
+    let lines = match fallback.format {
+        Format::Text => {
+            let _ = writeln!(std::io::stderr(), "[zero] {message}");
+            return;
+        }
+        Format::StreamJson => {
+            let run_id = json_string(&fallback.run_id);
+            format!(
+                "{{\"schemaVersion\":1,\"type\":\"error\",\"runId\":{run_id},\"code\":\"{}\",\"message\":{},\"recoverable\":false}}\n\
+                 {{\"schemaVersion\":1,\"type\":\"run_end\",\"runId\":{run_id},\"status\":\"error\",\"exitCode\":{}}}\n",
+                failure.code(),
+                json_string(message),
+                failure.exit_code()
+            )
+        }
+        Format::Json => format!(
+            "{{\"type\":\"error\",\"code\":\"{}\",\"message\":{}}}\n",
+            failure.code(),
+            json_string(message)
+        ),
+    };
+    let mut out = std::io::stdout();
+    let _ = out.write_all(lines.as_bytes()).and_then(|()| out.flush());
+    let _ = writeln!(std::io::stderr(), "[zero] {message}");
+}
+
+fn json_string(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_string())
+}

@@ -1,0 +1,314 @@
+//! Child processes that cannot outlive their call: the bash tool and `ZERO_PROVIDER_COMMAND`.
+//!
+//! A command runs as `/bin/sh -c` in its own process group, with stdin at `/dev/null` and
+//! stdout and stderr captured up to a cap (the rest is drained and counted). When it ends, or
+//! at its deadline, every descendant of zero is killed: the group first, then anything that
+//! left it (`setsid`, a daemon), which zero finds in `/proc` because it is the subreaper of its
+//! orphans. Output is read until the pipes close, but no longer than a short grace after the
+//! end, whatever still holds them.
+//!
+//! One command runs at a time (tool calls run in order); the lock that enforces it is what lets
+//! "every descendant of zero" mean "every process this call started".
+#![forbid(unsafe_code)]
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard, Once};
+use std::time::{Duration, Instant};
+
+use crate::signals;
+
+/// How long output is still read after the command ended or was killed.
+const OUTPUT_GRACE: Duration = Duration::from_millis(500);
+/// Rounds of "find descendants, kill them" before giving up on a process that keeps forking.
+const KILL_ROUNDS: usize = 50;
+
+/// The one command running at a time.
+static RUNNING: Mutex<()> = Mutex::new(());
+
+#[cfg(test)]
+/// Runs `work` while no command runs. Code that starts other child processes in the same
+/// process (tests) goes through here, so a call's cleanup never kills what it did not start.
+pub fn serialized<T>(work: impl FnOnce() -> T) -> T {
+    let _one = lock_running();
+    work()
+}
+
+fn lock_running() -> MutexGuard<'static, ()> {
+    RUNNING.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What to run.
+pub struct Spec<'a> {
+    pub command: &'a str,
+    pub cwd: &'a Path,
+    pub timeout: Duration,
+    /// Environment variables the command does not get.
+    pub env_remove: &'a [OsString],
+    pub stdout_cap: usize,
+    pub stderr_cap: usize,
+}
+
+/// One captured stream: the first bytes and the total count.
+#[derive(Debug, Clone, Default)]
+pub struct Captured {
+    pub kept: Vec<u8>,
+    pub total: u64,
+}
+
+/// How a command ended.
+#[derive(Debug)]
+pub struct Finished {
+    /// `None` when the shell could not be waited for (killed, but not yet gone).
+    pub status: Option<ExitStatus>,
+    pub timed_out: bool,
+    pub stdout: Captured,
+    pub stderr: Captured,
+}
+
+/// Reads a stream into `shared` (up to `cap` bytes kept) until it closes, then says so.
+fn pump(mut stream: impl Read, shared: Arc<Mutex<Captured>>, cap: usize, done: mpsc::Sender<()>) {
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        match stream.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => {
+                let mut captured = shared.lock().unwrap_or_else(|p| p.into_inner());
+                captured.total += n as u64;
+                let room = cap.saturating_sub(captured.kept.len());
+                captured.kept.extend_from_slice(&chunk[..n.min(room)]);
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    let _ = done.send(());
+}
+
+/// Runs a shell command to its end or its deadline; nothing it started survives the call.
+pub fn run_shell(spec: &Spec<'_>) -> std::io::Result<Finished> {
+    static SUBREAPER: Once = Once::new();
+    SUBREAPER.call_once(|| {
+        // Without it (an old kernel), a process that leaves its group escapes the cleanup;
+        // the group itself is still killed.
+        let _ = signals::become_subreaper();
+    });
+    let _one = lock_running();
+    let mut command = Command::new("/bin/sh");
+    command
+        .arg("-c")
+        .arg(spec.command)
+        .current_dir(spec.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    for name in spec.env_remove {
+        command.env_remove(name);
+    }
+    let mut child = command.spawn()?;
+    let pid = child.id();
+    signals::set_running_group(pid);
+    let out = Arc::new(Mutex::new(Captured::default()));
+    let err = Arc::new(Mutex::new(Captured::default()));
+    let (closed_tx, closed) = mpsc::channel();
+    if let Some(stream) = child.stdout.take() {
+        let (shared, done, cap) = (out.clone(), closed_tx.clone(), spec.stdout_cap);
+        std::thread::spawn(move || pump(stream, shared, cap, done));
+    }
+    if let Some(stream) = child.stderr.take() {
+        let (shared, done, cap) = (err.clone(), closed_tx.clone(), spec.stderr_cap);
+        std::thread::spawn(move || pump(stream, shared, cap, done));
+    }
+    drop(closed_tx);
+    let (exited_tx, exited) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = exited_tx.send(child.wait());
+    });
+    let started = Instant::now();
+    let mut status = exited.recv_timeout(spec.timeout).ok().and_then(Result::ok);
+    let timed_out = status.is_none();
+    // Whether the shell finished or not, nothing it started may survive the call.
+    signals::kill_group(pid);
+    kill_descendants(pid);
+    signals::clear_running_group();
+    if status.is_none() {
+        status = exited.recv_timeout(OUTPUT_GRACE).ok().and_then(Result::ok);
+    }
+    reap_orphans(pid);
+    // Output still in the pipes is read, but only for a short while.
+    let until = Instant::now().max(started) + OUTPUT_GRACE;
+    for _ in 0..2 {
+        let left = until.saturating_duration_since(Instant::now());
+        if closed.recv_timeout(left).is_err() {
+            break;
+        }
+    }
+    let snapshot = |shared: &Arc<Mutex<Captured>>| {
+        std::mem::take(&mut *shared.lock().unwrap_or_else(|p| p.into_inner()))
+    };
+    Ok(Finished { status, timed_out, stdout: snapshot(&out), stderr: snapshot(&err) })
+}
+
+/// `pid -> parent pid` of every process, from `/proc/<pid>/stat` (empty without `/proc`).
+fn process_table() -> Vec<(u32, u32, bool)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let mut table = Vec::new();
+    for entry in entries.filter_map(Result::ok) {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // `pid (comm) state ppid ...`; the command name may hold spaces and parentheses.
+        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+        let mut fields = rest.split_whitespace();
+        let zombie = fields.next() == Some("Z");
+        if let Some(ppid) = fields.next().and_then(|p| p.parse::<u32>().ok()) {
+            table.push((pid, ppid, zombie));
+        }
+    }
+    table
+}
+
+/// Every live descendant of `ancestor`, and the zombies among its children.
+fn descendants(table: &[(u32, u32, bool)], ancestor: u32) -> (Vec<u32>, Vec<u32>) {
+    let mut live = Vec::new();
+    let mut zombies = Vec::new();
+    let mut frontier = vec![ancestor];
+    while let Some(parent) = frontier.pop() {
+        for &(pid, ppid, zombie) in table {
+            if ppid == parent && pid != ancestor {
+                if zombie {
+                    zombies.push(pid);
+                } else if !live.contains(&pid) {
+                    live.push(pid);
+                    frontier.push(pid);
+                }
+            }
+        }
+    }
+    (live, zombies)
+}
+
+/// Kills every descendant of zero (the shell `shell` included), however far it went from
+/// its group, in rounds until none is left.
+fn kill_descendants(shell: u32) {
+    let me = std::process::id();
+    for _ in 0..KILL_ROUNDS {
+        let (live, _) = descendants(&process_table(), me);
+        if live.is_empty() {
+            return;
+        }
+        for pid in live {
+            signals::kill_process(pid);
+        }
+        // The shell is waited for by its owner; every other child of zero is reaped here.
+        reap_orphans(shell);
+    }
+}
+
+/// Collects the exit status of zero's ended children other than `shell` (re-parented
+/// orphans), so they do not stay as zombies.
+fn reap_orphans(shell: u32) {
+    let me = std::process::id();
+    let (_, zombies) = descendants(&process_table(), me);
+    for pid in zombies {
+        if pid != shell {
+            signals::reap(pid);
+        }
+    }
+}
+
+/// For the interrupt path: kills the running command's group and every descendant, without
+/// waiting for the command lock (the main thread may hold it).
+pub fn kill_everything() {
+    signals::kill_running_group();
+    let me = std::process::id();
+    for _ in 0..KILL_ROUNDS {
+        let (live, _) = descendants(&process_table(), me);
+        if live.is_empty() {
+            return;
+        }
+        for pid in live {
+            signals::kill_process(pid);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec<'a>(command: &'a str, cwd: &'a Path, timeout_ms: u64) -> Spec<'a> {
+        Spec {
+            command,
+            cwd,
+            timeout: Duration::from_millis(timeout_ms),
+            env_remove: &[],
+            stdout_cap: 1024,
+            stderr_cap: 1024,
+        }
+    }
+
+    /// Polls until `pid` is gone (or a zombie), for at most 5 s.
+    fn gone(pid: u32) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|stat| {
+                    stat.rsplit_once(')').is_some_and(|(_, r)| !r.trim_start().starts_with('Z'))
+                })
+                .unwrap_or(false);
+            if !alive {
+                return true;
+            }
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn output_and_status_are_captured_and_capped() {
+        let dir = std::env::temp_dir();
+        let done =
+            run_shell(&spec("printf 'a%.0s' $(seq 2000); echo err >&2; exit 3", &dir, 10_000))
+                .unwrap();
+        assert_eq!(done.status.and_then(|s| s.code()), Some(3));
+        assert!(!done.timed_out);
+        assert_eq!((done.stdout.kept.len(), done.stdout.total), (1024, 2000));
+        assert_eq!(done.stderr.kept, b"err\n");
+    }
+
+    #[test]
+    fn a_process_that_left_the_group_is_killed_and_does_not_hold_the_call() {
+        let dir = crate::testkit::TempDir::new("process-setsid");
+        let marker = dir.join("pid");
+        // The daemon keeps stdout open and sleeps far longer than the call may take.
+        let command = format!(
+            "setsid sh -c 'echo $$ > {}; exec sleep 60' & sleep 0.2; echo done",
+            marker.display()
+        );
+        let started = Instant::now();
+        let done = run_shell(&spec(&command, &dir.path, 30_000)).unwrap();
+        assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+        assert_eq!(done.stdout.kept, b"done\n");
+        let pid: u32 = std::fs::read_to_string(&marker).unwrap().trim().parse().unwrap();
+        assert!(gone(pid), "the setsid daemon {pid} survived the call");
+    }
+
+    #[test]
+    fn a_deadline_holds_even_when_a_daemon_keeps_the_pipe() {
+        let dir = crate::testkit::TempDir::new("process-deadline");
+        let command = "setsid sleep 60 & sleep 60";
+        let started = Instant::now();
+        let done = run_shell(&spec(command, &dir.path, 300)).unwrap();
+        assert!(done.timed_out);
+        assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    }
+}
