@@ -70,6 +70,44 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
+/// (year, month, day) to days since 1970-01-01, after Howard Hinnant's `days_from_civil`.
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let year = year - i64::from(month <= 2);
+    let era = year.div_euclid(400);
+    let yoe = year.rem_euclid(400);
+    let month = i64::from(month);
+    let doy = (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// An HTTP date in its standard form (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110's
+/// IMF-fixdate), as seconds since the epoch; anything else is `None`.
+pub fn parse_http_date(text: &str) -> Option<i64> {
+    let parts: Vec<&str> = text.split_whitespace().collect();
+    let [_weekday, day, month, year, time, "GMT"] = parts.as_slice() else { return None };
+    const MONTHS: [&str; 12] =
+        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let month = MONTHS.iter().position(|m| m == month)? as u32 + 1;
+    let day: u32 = day.parse().ok().filter(|d| (1..=31).contains(d))?;
+    let year: i64 = year.parse().ok().filter(|y| (1970..=9999).contains(y))?;
+    let mut hms = time.split(':').map(|p| p.parse::<i64>().ok());
+    let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
+    if hms.next().is_some()
+        || !(0..24).contains(&h)
+        || !(0..60).contains(&m)
+        || !(0..61).contains(&s)
+    {
+        return None;
+    }
+    Some(days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + s)
+}
+
+/// Seconds since the epoch now.
+pub fn unix_now() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+}
+
 /// A random number, mixed from the clock, the process id and a counter (not for cryptography).
 pub fn random_u64() -> u64 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -109,6 +147,27 @@ pub fn new_run_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn http_dates_parse_and_round_trip_with_civil_days() {
+        assert_eq!(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"), Some(784_111_777));
+        assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
+        for bad in [
+            "",
+            "1e20",
+            "Sun, 06 Nov 1994 08:49:37",
+            "Sun, 32 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Foo 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 25:00:00 GMT",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+        ] {
+            assert_eq!(parse_http_date(bad), None, "{bad:?}");
+        }
+        for days in [0, 59, 60, 365, 10_957, 20_000, 2_932_896] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days);
+        }
+    }
     use std::time::Duration;
 
     #[test]

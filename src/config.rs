@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -142,6 +143,9 @@ pub struct UserConfig {
     pub max_turns: Option<u32>,
 }
 
+/// The user config file is read up to this size.
+const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
 /// `$XDG_CONFIG_HOME/zero/config.json`, else `~/.config/zero/config.json` (A8).
 pub fn config_path(env: &Env) -> Option<PathBuf> {
     if let Some(dir) = env.get("XDG_CONFIG_HOME") {
@@ -154,13 +158,28 @@ pub fn config_path(env: &Env) -> Option<PathBuf> {
 /// file and the place (A8).
 pub fn load_user_config(env: &Env) -> Result<Option<UserConfig>, Failure> {
     let Some(path) = config_path(env) else { return Ok(None) };
-    let text = match std::fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => {
-            return Err(Failure::Config(format!("Cannot read config {}: {err}", path.display())))
-        }
+    let cannot = |detail: String| {
+        Failure::Config(format!("Cannot read config {}: {detail}", path.display()))
     };
+    let file = match crate::dirfd::open_path_nonblocking(&path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(cannot(err.to_string())),
+    };
+    // Only a regular file, and only so much of it: a config linked to /dev/zero or a FIFO is
+    // an error at once, not a hang or an endless read.
+    match file.metadata() {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return Err(cannot("it is not a regular file".to_string())),
+        Err(err) => return Err(cannot(err.to_string())),
+    }
+    let mut text = Vec::new();
+    if let Err(err) = file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut text) {
+        return Err(cannot(err.to_string()));
+    }
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(cannot(format!("it is larger than {} MiB", MAX_CONFIG_BYTES / (1024 * 1024))));
+    }
     let invalid =
         |detail: String| Failure::Config(format!("Invalid config {}: {detail}", path.display()));
     let text = String::from_utf8(text).map_err(|_| invalid("not valid UTF-8".to_string()))?;

@@ -305,6 +305,13 @@ impl Dir {
     }
 }
 
+/// Opens a file by path (following links) for reading without blocking, so a FIFO or a device
+/// opens at once and can be told apart by its type instead of stalling the caller.
+pub fn open_path_nonblocking(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().read(true).custom_flags(O_NONBLOCK | O_NOCTTY).open(path)
+}
+
 /// Takes an exclusive advisory lock on `file` without waiting: `Ok(false)` when another open
 /// file holds it. The kernel releases it when the file is closed or the process ends, however
 /// it ends.

@@ -122,6 +122,18 @@ fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
     let enabled = tools::parse_filter(&args.enabled_tools, "enabled")?;
     let disabled = tools::parse_filter(&args.disabled_tools, "disabled")?;
     tools::check_overlap(&enabled, &disabled)?;
+    let inherit = match args.shell_env.as_deref().map(|v| v.trim().to_ascii_lowercase()) {
+        None => false,
+        Some(v) if v == "filtered" => false,
+        Some(v) if v == "inherit" => true,
+        Some(_) => {
+            return Err(Failure::Usage(format!(
+                "Invalid --shell-env value \"{}\". Expected \"filtered\" or \"inherit\".",
+                args.shell_env.as_deref().unwrap_or_default().trim()
+            ))
+            .into())
+        }
+    };
     let user_config = config::load_user_config(env)?;
     let choice = Choice {
         provider: args.provider.clone(),
@@ -153,18 +165,6 @@ fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
     let workspace = Workspace::new(&cwd).map_err(|err| {
         Failure::Usage(format!("Working directory not found: {} ({err})", cwd.display()))
     })?;
-    let inherit = match args.shell_env.as_deref().map(|v| v.trim().to_ascii_lowercase()) {
-        None => false,
-        Some(v) if v == "filtered" => false,
-        Some(v) if v == "inherit" => true,
-        Some(_) => {
-            return Err(Failure::Usage(format!(
-                "Invalid --shell-env value \"{}\". Expected \"filtered\" or \"inherit\".",
-                args.shell_env.as_deref().unwrap_or_default().trim()
-            ))
-            .into())
-        }
-    };
     for name in &args.shell_env_keep {
         if env.get(name).is_none() {
             warnings.push(format!("--shell-env-keep {name}: the variable is not set."));
@@ -216,9 +216,14 @@ fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
             out.warning(warning)?;
         }
     }
-    // A failpoint for the panic-handling tests; it does not exist in release builds.
-    if cfg!(debug_assertions) && env.get("ZERO_DEBUG_PANIC").is_some() {
-        panic!("ZERO_DEBUG_PANIC is set");
+    // Failpoints for the panic-handling tests (a panic here, or inside the emitter while it
+    // holds its lock); they do not exist in release builds.
+    if cfg!(debug_assertions) {
+        match env.get("ZERO_DEBUG_PANIC") {
+            Some("emitter") => lock(shared).panic_on_next_text(),
+            Some(_) => panic!("ZERO_DEBUG_PANIC is set"),
+            None => {}
+        }
     }
     // 12. The user's prompt is the session's next event.
     if let Some(s) = &session {

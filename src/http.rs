@@ -232,26 +232,41 @@ fn between<'a>(text: &'a str, lower: &str, open: &str, close: &str) -> Option<&'
     text.get(start..end).map(str::trim).filter(|t| !t.is_empty())
 }
 
-/// One line of at most 300 characters.
+/// One line of at most 300 characters, cut at a word boundary where there is one: the text is
+/// redacted later, and a secret cut in half could no longer be recognised.
 pub fn summarize(text: &str) -> String {
     let line = crate::error::one_line(text);
     if line.chars().count() <= 300 {
         return line;
     }
     let cut: String = line.chars().take(300).collect();
+    let cut = match cut.rfind(' ') {
+        Some(space) if space > 0 => &cut[..space],
+        _ => &cut[..],
+    };
     format!("{cut}...")
 }
 
-/// `retry-after-ms` (milliseconds) or `retry-after` (seconds).
+/// `retry-after-ms` (milliseconds) or `retry-after` (seconds, or an HTTP date), clamped to
+/// `0..=MAX_RETRY_AFTER` whatever the server wrote (`1e20`, `-5`, `NaN`); a value that is none
+/// of these is no hint at all.
 fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
     let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
-    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        if ms.is_finite() && ms >= 0.0 {
-            return Some(Duration::from_secs_f64(ms / 1000.0).min(MAX_RETRY_AFTER));
-        }
+    retry_hint(get("retry-after-ms"), get("retry-after"), crate::clock::unix_now())
+}
+
+fn retry_hint(millis: Option<&str>, seconds: Option<&str>, now: i64) -> Option<Duration> {
+    let clamp = |secs: f64| Duration::from_secs_f64(secs.clamp(0.0, MAX_RETRY_AFTER.as_secs_f64()));
+    let number = |v: &str| v.parse::<f64>().ok().filter(|n| n.is_finite());
+    if let Some(ms) = millis.and_then(number) {
+        return Some(clamp(ms / 1000.0));
     }
-    let secs = get("retry-after")?.parse::<f64>().ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs).min(MAX_RETRY_AFTER))
+    let seconds = seconds?;
+    if let Some(secs) = number(seconds) {
+        return Some(clamp(secs));
+    }
+    let at = crate::clock::parse_http_date(seconds)?;
+    Some(clamp(at.saturating_sub(now) as f64))
 }
 
 fn host_of(url: &str) -> &str {
@@ -334,7 +349,10 @@ mod tests {
         let long = "word\n".repeat(200);
         let detail = body_detail(&long).unwrap();
         assert!(!detail.contains('\n'));
-        assert!(detail.ends_with("...") && detail.chars().count() == 303);
+        assert!(detail.ends_with(" word...") && detail.chars().count() == 302, "{detail}");
+        // A long word (a key, say) is never cut in the middle when a boundary is near.
+        let keyed = format!("{} Bearer sk-{}", "x".repeat(280), "A1b2".repeat(10));
+        assert_eq!(body_detail(&keyed).unwrap(), format!("{} Bearer...", "x".repeat(280)));
     }
 
     #[test]
@@ -346,6 +364,31 @@ mod tests {
         assert!(first >= Duration::from_millis(500) && first <= Duration::from_millis(625));
         let later = http.backoff(6, None);
         assert!(later >= Duration::from_secs(8) && later <= Duration::from_secs(10));
+    }
+
+    #[test]
+    fn retry_hints_are_clamped_whatever_the_server_wrote() {
+        let max = Some(MAX_RETRY_AFTER);
+        let zero = Some(Duration::ZERO);
+        let now = 784_111_777; // Sun, 06 Nov 1994 08:49:37 GMT
+        let cases: &[(Option<&str>, Option<&str>, Option<Duration>)] = &[
+            (None, Some("1"), Some(Duration::from_secs(1))),
+            (None, Some("1e20"), max),
+            (None, Some("-5"), zero),
+            (None, Some("NaN"), None),
+            (None, Some("inf"), None),
+            (None, Some("soon"), None),
+            (Some("1500"), Some("9"), Some(Duration::from_millis(1500))),
+            (Some("1e300"), None, max),
+            (Some("-1"), None, zero),
+            (Some("nan"), Some("2"), Some(Duration::from_secs(2))),
+            (None, Some("Sun, 06 Nov 1994 08:49:47 GMT"), Some(Duration::from_secs(10))),
+            (None, Some("Sun, 06 Nov 1994 08:00:00 GMT"), zero),
+            (None, Some("Fri, 31 Dec 9999 23:59:59 GMT"), max),
+        ];
+        for (ms, secs, want) in cases {
+            assert_eq!(retry_hint(*ms, *secs, now), *want, "{ms:?} {secs:?}");
+        }
     }
 
     #[test]

@@ -133,6 +133,8 @@ pub struct Emitter {
     ended: bool,
     /// The same, for the fallback ending of a panic inside the emitter (`ending`).
     ended_flag: Arc<AtomicBool>,
+    /// A failpoint for the tests (debug builds only set it): panic while writing text.
+    panic_on_text: bool,
 }
 
 impl Emitter {
@@ -157,7 +159,13 @@ impl Emitter {
             turn_break: false,
             ended: false,
             ended_flag: Arc::new(AtomicBool::new(false)),
+            panic_on_text: false,
         }
+    }
+
+    /// The emitter failpoint (see `exec`).
+    pub fn panic_on_next_text(&mut self) {
+        self.panic_on_text = cfg!(debug_assertions);
     }
 
     pub fn format(&self) -> Format {
@@ -277,6 +285,9 @@ impl Emitter {
     fn write_text(&mut self, text: &str) -> Result<(), OutputClosed> {
         if text.is_empty() || self.ended {
             return Ok(());
+        }
+        if self.panic_on_text {
+            panic!("ZERO_DEBUG_PANIC=emitter: a panic inside the emitter");
         }
         match self.format {
             Format::Text => {

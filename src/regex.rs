@@ -46,15 +46,45 @@ enum Look {
     NotWordBoundary,
 }
 
+/// The shorthand classes, on Unicode: `\w` is what `\b` calls a word character.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shorthand {
+    /// `\d`: any Unicode number.
+    Digit,
+    /// `\w`: any Unicode letter or number, or `_`.
+    Word,
+    /// `\s`: Unicode white space.
+    Space,
+}
+
+impl Shorthand {
+    fn contains(self, c: char) -> bool {
+        match self {
+            Shorthand::Digit => c.is_numeric(),
+            Shorthand::Word => is_word_char(c),
+            Shorthand::Space => c.is_whitespace(),
+        }
+    }
+}
+
+/// A word character for `\w` and `\b` alike.
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Class {
     ranges: Vec<(char, char)>,
+    shorthands: Vec<Shorthand>,
     negated: bool,
 }
 
 impl Class {
     fn contains(&self, c: char, fold: bool) -> bool {
-        let hit = |c: char| self.ranges.iter().any(|&(lo, hi)| lo <= c && c <= hi);
+        let hit = |c: char| {
+            self.ranges.iter().any(|&(lo, hi)| lo <= c && c <= hi)
+                || self.shorthands.iter().any(|s| s.contains(c))
+        };
         let found = hit(c)
             || (fold && {
                 let lower = simple_lower(c);
@@ -175,7 +205,7 @@ struct Context {
 
 impl Context {
     fn holds(self, look: Look) -> bool {
-        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        let word = |c: Option<char>| c.is_some_and(is_word_char);
         match look {
             Look::Start => self.prev.is_none(),
             Look::End => self.next.is_none(),
@@ -348,19 +378,16 @@ impl Parser {
     fn escape(&mut self, in_class: bool) -> Result<Node, RegexError> {
         let Some(c) = self.peek() else { return Err(self.error("pattern ends with a backslash")) };
         self.at += 1;
-        let class = |ranges: &[(char, char)], negated: bool| {
-            Node::Class(Class { ranges: ranges.to_vec(), negated })
+        let class = |shorthand: Shorthand, negated: bool| {
+            Node::Class(Class { ranges: Vec::new(), shorthands: vec![shorthand], negated })
         };
-        const DIGIT: &[(char, char)] = &[('0', '9')];
-        const WORD: &[(char, char)] = &[('0', '9'), ('A', 'Z'), ('_', '_'), ('a', 'z')];
-        const SPACE: &[(char, char)] = &[('\t', '\r'), (' ', ' '), ('\u{a0}', '\u{a0}')];
         Ok(match c {
-            'd' => class(DIGIT, false),
-            'D' => class(DIGIT, true),
-            'w' => class(WORD, false),
-            'W' => class(WORD, true),
-            's' => class(SPACE, false),
-            'S' => class(SPACE, true),
+            'd' => class(Shorthand::Digit, false),
+            'D' => class(Shorthand::Digit, true),
+            'w' => class(Shorthand::Word, false),
+            'W' => class(Shorthand::Word, true),
+            's' => class(Shorthand::Space, false),
+            'S' => class(Shorthand::Space, true),
             'b' if !in_class => Node::Look(Look::WordBoundary),
             'B' if !in_class => Node::Look(Look::NotWordBoundary),
             'n' => Node::Char('\n'),
@@ -389,6 +416,7 @@ impl Parser {
         let open = self.at - 1;
         let negated = self.eat('^');
         let mut ranges = Vec::new();
+        let mut shorthands = Vec::new();
         let mut first = true;
         loop {
             let Some(c) = self.peek() else {
@@ -406,6 +434,7 @@ impl Parser {
                     Node::Char(c) => c,
                     Node::Class(inner) if !inner.negated => {
                         ranges.extend(inner.ranges);
+                        shorthands.extend(inner.shorthands);
                         continue;
                     }
                     _ => {
@@ -445,7 +474,7 @@ impl Parser {
                 ranges.push((lo, lo));
             }
         }
-        Ok(Class { ranges, negated })
+        Ok(Class { ranges, shorthands, negated })
     }
 
     fn quantified(&mut self, atom: Node) -> Result<Node, RegexError> {
@@ -599,6 +628,22 @@ mod tests {
         assert!(m(r"[\d.]+", "v1.2"));
         assert!(m(r"\.", "a.b") && !m(r"\.", "ab"));
         assert!(m("[]a]", "]") && m("[a-]", "-"));
+    }
+
+    #[test]
+    fn shorthands_and_word_boundaries_agree_on_unicode() {
+        assert!(m(r"^\w+\b$", "café"));
+        assert!(m(r"\bnaïve\b", "a naïve plan") && !m(r"\bcafé\b", "cafés"));
+        assert!(m(r"^\w+$", "Straße_42") && m(r"^\w+$", "日本語"));
+        assert!(!m(r"\w", "!?.") && m(r"^\W+$", "—…"));
+        assert!(m(r"^\d+$", "٣٤٥") && !m(r"\d", "abc"));
+        assert!(m(r"a\sb", "a\u{2003}b") && m(r"a\sb", "a\u{3000}b") && !m(r"a\Sb", "a b"));
+        assert!(m(r"^[\w-]+$", "élan-vital") && !m(r"^[\w-]+$", "a b"));
+        // Every character is a word character for \w exactly when \b sees one.
+        for c in ['a', 'é', 'ß', '_', '9', '٣', '中', ' ', '-', '—', '\u{a0}'] {
+            let word = m(r"^\w$", &c.to_string());
+            assert_eq!(m(r"^.\b", &c.to_string()), word, "{c:?}");
+        }
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! It frames events only; what they mean is each provider decoder's business. Lines end in
 //! LF, CRLF or CR; `data:` lines accumulate (joined with `\n`); `event:` names the next event;
-//! `id:` and `retry:` are read and ignored; `:` lines are comments (OpenRouter's keep-alives).
+//! every other field (`id:`, `retry:`, or one a proxy adds) is ignored; `:` lines are comments
+//! (OpenRouter's keep-alives).
 //! A blank line dispatches; an event still open at the end of the body is dispatched too.
 //!
 //! Text that is not SSE at all (an HTML error page, a bare JSON error object after the events, as
@@ -162,7 +163,9 @@ impl<R: BufRead> SseReader<R> {
                 self.has_data = true;
             }
             "event" => self.name = Some(value.to_string()),
-            "id" | "retry" => {}
+            // Other fields (`id`, `retry`, and any a server or proxy adds) are ignored, as the
+            // standard says; only text that is not field-shaped at all is kept as stray.
+            name if is_field_name(name) => {}
             _ => {
                 if self.stray.len() < MAX_STRAY_BYTES {
                     self.stray.push_str(line);
@@ -181,6 +184,14 @@ impl<R: BufRead> SseReader<R> {
         self.has_data = false;
         Some(Frame::Event { name, data: std::mem::take(&mut self.data) })
     }
+}
+
+/// A field name as servers write them (`data`, `event`, `id`, `retry`, `x-trace-id`): a letter,
+/// then letters, digits, `-` or `_`. JSON (`{"error": ...`) and HTML lines are not.
+fn is_field_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_alphabetic())
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 #[cfg(test)]
@@ -241,6 +252,14 @@ mod tests {
                 frames(input, step),
                 vec![event(None, "a"), event(None, "b"), event(None, "c")]
             );
+        }
+    }
+
+    #[test]
+    fn unknown_fields_are_ignored_as_the_standard_says() {
+        let input = b"x-trace-id: abc\ndata: one\nfoo: bar\nweird\n\ndata: two\n\n";
+        for step in [1, 4, 100] {
+            assert_eq!(frames(input, step), vec![event(None, "one"), event(None, "two")]);
         }
     }
 

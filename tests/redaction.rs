@@ -4,9 +4,9 @@ use crate::mock::{openai, Mock, Reply};
 use crate::util::{Output, TestDir};
 
 /// The API key in use: it has no token shape, so only the exact-value rule can catch it.
-const API_KEY: &str = "zq-live-4f9a81c2d7e6b5a3f0c9e8d7b6a5";
+pub const API_KEY: &str = "zq-live-4f9a81c2d7e6b5a3f0c9e8d7b6a5";
 /// A shaped key that is not registered anywhere: only the shape rule can catch it.
-const SHAPED: &str = "sk-proj-Zx81mQ2wLk9vBn4cRt7yUi0oPa3sDf6g";
+pub const SHAPED: &str = "sk-proj-Zx81mQ2wLk9vBn4cRt7yUi0oPa3sDf6g";
 
 /// An answer that spells `key` many times, each occurrence cut differently: at every single
 /// offset, at every pair of offsets, and into 20 pieces at several places. Returns the deltas
@@ -51,13 +51,7 @@ fn answer_reply(deltas: &[String]) -> Reply {
 
 #[track_caller]
 fn assert_no_piece_of(out: &Output, key: &str) {
-    for window in key.as_bytes().windows(12) {
-        let piece = std::str::from_utf8(window).unwrap();
-        assert!(
-            !out.stdout.contains(piece) && !out.stderr.contains(piece),
-            "{piece:?} of the key leaked{out:?}"
-        );
-    }
+    crate::util::assert_no_piece_of(&format!("{}{}", out.stdout, out.stderr), key, "the output");
 }
 
 #[test]

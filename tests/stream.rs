@@ -107,14 +107,15 @@ fn each_delta_is_written_before_the_next_chunk_is_sent() {
     let dir = TestDir::new("incremental");
     let (go_second, second_gate) = channel();
     let (go_third, third_gate) = channel();
-    // No delta ends in a possible secret prefix (such as the "t" of the test key "test-..."),
-    // so the redactor has nothing to hold back and each delta must appear whole.
+    // No delta ends in a possible secret prefix (such as the "t" of the test key "test-...",
+    // or the "e" that could begin a JWT), so the redactor has nothing to hold back and each
+    // delta must appear whole.
     let mock = Mock::start(vec![Reply::stream(vec![
-        Step::Send(openai::text("one").into_bytes()),
+        Step::Send(openai::text("one.").into_bytes()),
         Step::Wait(second_gate),
-        Step::Send(openai::text(" two").into_bytes()),
+        Step::Send(openai::text(" two.").into_bytes()),
         Step::Wait(third_gate),
-        Step::Send(openai::text(" three").into_bytes()),
+        Step::Send(openai::text(" three.").into_bytes()),
         Step::Send(openai::finish("stop").into_bytes()),
         Step::Send(openai::done().into_bytes()),
     ])]);
@@ -142,11 +143,11 @@ fn each_delta_is_written_before_the_next_chunk_is_sent() {
         }
     };
     // The mock holds the second chunk back until the first delta has been read from stdout.
-    assert_eq!(next_text()["delta"], "one");
+    assert_eq!(next_text()["delta"], "one.");
     go_second.send(()).unwrap();
-    assert_eq!(next_text()["delta"], " two");
+    assert_eq!(next_text()["delta"], " two.");
     go_third.send(()).unwrap();
-    assert_eq!(next_text()["delta"], " three");
+    assert_eq!(next_text()["delta"], " three.");
     assert!(child.wait().unwrap().success());
 }
 

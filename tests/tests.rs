@@ -16,3 +16,4 @@ mod scripts;
 mod sessions;
 mod signals;
 mod stream;
+mod trust;

@@ -62,7 +62,12 @@ impl TestDir {
         env.insert("HOME".to_string(), self.path("home").display().to_string());
         env.insert("XDG_DATA_HOME".to_string(), self.path("data").display().to_string());
         env.insert("XDG_CONFIG_HOME".to_string(), self.path("config").display().to_string());
-        Zero { args: Vec::new(), env, cwd: self.work(), stdin: None }
+        Zero { args: Vec::new(), env, cwd: self.work(), stdin: None, address_space_kib: None }
+    }
+
+    /// Writes a scripted-provider script and returns its path.
+    pub fn script(&self, script: &Value) -> PathBuf {
+        self.write("script.json", &script.to_string())
     }
 }
 
@@ -80,6 +85,8 @@ pub struct Zero {
     pub env: BTreeMap<String, String>,
     pub cwd: PathBuf,
     pub stdin: Option<Vec<u8>>,
+    /// `ulimit -v` for the run: the most memory it may map, as a small container allows.
+    pub address_space_kib: Option<u64>,
 }
 
 impl Zero {
@@ -105,8 +112,21 @@ impl Zero {
             .env("OPENAI_MODEL", model)
     }
 
+    /// Runs with at most `mib` MiB of address space, as in a container with a memory limit.
+    pub fn memory_limit_mib(mut self, mib: u64) -> Zero {
+        self.address_space_kib = Some(mib * 1024);
+        self
+    }
+
     pub fn command(&self) -> Command {
-        let mut cmd = Command::new(ZERO);
+        let mut cmd = match self.address_space_kib {
+            None => Command::new(ZERO),
+            Some(kib) => {
+                let mut sh = Command::new("/bin/sh");
+                sh.arg("-c").arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\"")).arg(ZERO);
+                sh
+            }
+        };
         cmd.args(&self.args).env_clear().envs(&self.env).current_dir(&self.cwd);
         cmd
     }
@@ -232,6 +252,28 @@ pub fn alive(pid: u32) -> bool {
             stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next()) != Some("Z")
         }
         Err(_) => false,
+    }
+}
+
+/// Waits (polling, at most `limit`) for a process to be gone; false if it is still alive.
+pub fn gone_within(pid: u32, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while alive(pid) {
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    true
+}
+
+/// Fails if any 12-byte piece of `secret` appears in `text` (so neither the secret nor a
+/// recognisable part of it was written).
+#[track_caller]
+pub fn assert_no_piece_of(text: &str, secret: &str, what: &str) {
+    for window in secret.as_bytes().windows(12.min(secret.len())) {
+        let piece = String::from_utf8_lossy(window);
+        assert!(!text.contains(piece.as_ref()), "{piece:?} of a secret leaked in {what}:\n{text}");
     }
 }
 

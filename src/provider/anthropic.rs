@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::{
-    error_message, parse_payload, stream_call, Decoder, Message, ProviderError, Request, Role,
-    Sink, StreamEvent, ToolCall,
+    append_within, error_message, parse_payload, stream_call, Decoder, Message, ProviderError,
+    Request, Role, Sink, StreamEvent, ToolCall, MAX_CALL_ARGUMENTS, MAX_TURN_REASONING,
 };
 use crate::error::Stop;
 use crate::http::{body_detail, Http, Retry};
@@ -246,20 +246,22 @@ impl Decoder for AnthropicDecoder {
                         out.push(StreamEvent::Text(field("text").to_string()))
                     }
                     (Some("input_json_delta"), Some(Block::Tool { fragments, fragmented, .. })) => {
-                        fragments.push_str(field("partial_json"));
+                        let what = "a tool call's arguments";
+                        append_within(fragments, field("partial_json"), MAX_CALL_ARGUMENTS, what)?;
                         *fragmented |= !field("partial_json").is_empty();
                     }
                     (Some("thinking_delta"), block) => {
                         let piece = field("thinking");
                         if let Some(Block::Thinking { text, .. }) = block {
-                            text.push_str(piece);
+                            append_within(text, piece, MAX_TURN_REASONING, "reasoning text")?;
                         }
                         if !piece.is_empty() {
                             out.push(StreamEvent::Reasoning(piece.to_string()));
                         }
                     }
                     (Some("signature_delta"), Some(Block::Thinking { signature, .. })) => {
-                        signature.push_str(field("signature"))
+                        let what = "a thinking signature";
+                        append_within(signature, field("signature"), MAX_TURN_REASONING, what)?;
                     }
                     _ => {}
                 }

@@ -145,6 +145,67 @@ impl From<ProviderError> for Failure {
     }
 }
 
+/// Answer text of one model call at most: a model (or server) that writes more is broken or
+/// hostile, and the run ends with a `provider_error` instead of holding it all in memory.
+pub const MAX_TURN_TEXT: usize = 4 * 1024 * 1024;
+/// Reasoning text of one model call at most (kept for providers that need it sent back).
+pub const MAX_TURN_REASONING: usize = 4 * 1024 * 1024;
+/// The arguments of one tool call at most.
+pub const MAX_CALL_ARGUMENTS: usize = 4 * 1024 * 1024;
+
+/// The error for a stream that went past one of the limits above.
+pub(crate) fn over_limit(what: &str, limit: usize) -> ProviderError {
+    ProviderError::fatal(format!(
+        "Provider stream exceeded zero's limit: {what} over {} MiB in one model call",
+        limit / (1024 * 1024)
+    ))
+}
+
+/// Appends a streamed piece to text a decoder is assembling, within `limit`.
+pub(crate) fn append_within(
+    held: &mut String,
+    piece: &str,
+    limit: usize,
+    what: &str,
+) -> Result<(), ProviderError> {
+    if held.len() + piece.len() > limit {
+        return Err(over_limit(what, limit));
+    }
+    held.push_str(piece);
+    Ok(())
+}
+
+/// What one model call has streamed so far, checked against the limits.
+#[derive(Default)]
+struct Sizes {
+    text: usize,
+    reasoning: usize,
+}
+
+impl Sizes {
+    fn check(&mut self, event: &StreamEvent) -> Result<(), ProviderError> {
+        match event {
+            StreamEvent::Text(t) => {
+                self.text += t.len();
+                if self.text > MAX_TURN_TEXT {
+                    return Err(over_limit("answer text", MAX_TURN_TEXT));
+                }
+            }
+            StreamEvent::Reasoning(t) => {
+                self.reasoning += t.len();
+                if self.reasoning > MAX_TURN_REASONING {
+                    return Err(over_limit("reasoning text", MAX_TURN_REASONING));
+                }
+            }
+            StreamEvent::ToolCall(call) if call.arguments.len() > MAX_CALL_ARGUMENTS => {
+                return Err(over_limit("a tool call's arguments", MAX_CALL_ARGUMENTS));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
 /// Turns one wire format's frames into events.
 pub trait Decoder {
     fn feed(&mut self, frame: Frame, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError>;
@@ -231,8 +292,10 @@ fn attempt_call<D: Decoder>(
     let reader = http.post_stream(url, headers, body).map_err(AttemptError::Provider)?;
     let mut sse = SseReader::new(BufReader::with_capacity(16 * 1024, reader));
     let mut events = Vec::new();
+    let mut sizes = Sizes::default();
     let mut forward = |events: &mut Vec<StreamEvent>, emitted: &mut bool| {
         for event in events.drain(..) {
+            sizes.check(&event).map_err(AttemptError::Provider)?;
             *emitted |= event.is_output();
             sink(event).map_err(AttemptError::Sink)?;
         }

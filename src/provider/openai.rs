@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::{
-    error_message, parse_payload, stream_call, Decoder, Message, ProviderError, Request, Role,
-    Sink, StreamEvent, ToolCall,
+    append_within, error_message, parse_payload, stream_call, Decoder, Message, ProviderError,
+    Request, Role, Sink, StreamEvent, ToolCall, MAX_CALL_ARGUMENTS,
 };
 use crate::error::Stop;
 use crate::http::{body_detail, Http};
@@ -189,7 +189,7 @@ impl OpenAiDecoder {
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for (position, call) in calls.iter().enumerate() {
-                    self.fragment(call, position as u64, out);
+                    self.fragment(call, position as u64, out)?;
                 }
             }
         }
@@ -215,7 +215,12 @@ impl OpenAiDecoder {
         Ok(())
     }
 
-    fn fragment(&mut self, call: &Value, position: u64, out: &mut Vec<StreamEvent>) {
+    fn fragment(
+        &mut self,
+        call: &Value,
+        position: u64,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
         let index = call.get("index").and_then(Value::as_u64).unwrap_or(position);
         if let Some(open) = self.open.filter(|&open| open != index) {
             // A later call started: the earlier one's arguments are complete.
@@ -240,11 +245,16 @@ impl OpenAiDecoder {
                 slot.name = Some(name.to_string());
             }
         }
+        let what = "a tool call's arguments";
         match function.and_then(|f| f.get("arguments")) {
-            Some(Value::String(fragment)) => slot.arguments.push_str(fragment),
+            Some(Value::String(fragment)) => {
+                append_within(&mut slot.arguments, fragment, MAX_CALL_ARGUMENTS, what)
+            }
             // Some servers send the arguments as an object rather than JSON text.
-            Some(value @ Value::Object(_)) => slot.arguments.push_str(&value.to_string()),
-            _ => {}
+            Some(value @ Value::Object(_)) => {
+                append_within(&mut slot.arguments, &value.to_string(), MAX_CALL_ARGUMENTS, what)
+            }
+            _ => Ok(()),
         }
     }
 

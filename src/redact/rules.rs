@@ -376,8 +376,8 @@ impl Scanner {
             Mode::Normal => {
                 if b == b'-' {
                     pem_begin(&bytes[i..], at_end)
-                } else if is_shape_start(b) && !self.word_before(bytes, i) {
-                    shape(&bytes[i..], at_end)
+                } else if is_shape_start(b) {
+                    shape(&bytes[i..], at_end, self.word_before(bytes, i))
                 } else {
                     Hold::Pass
                 }
@@ -570,7 +570,8 @@ fn plain_run(bytes: &[u8], i: usize, word_before: bool, at_end: bool) -> usize {
             let stop = match b {
                 b'=' | b':' => true,
                 b'-' => could_be_pem(&bytes[j..], at_end),
-                _ => !word_at(bytes, j, word_before),
+                // A token shape may start anywhere, but inside a word only its head counts.
+                _ => !word_at(bytes, j, word_before) || could_be_shape(&bytes[j..], at_end),
             };
             if stop {
                 return j - i;
@@ -581,11 +582,41 @@ fn plain_run(bytes: &[u8], i: usize, word_before: bool, at_end: bool) -> usize {
     }
     // The last byte may begin something together with what comes next.
     let separator = matches!(b, b'=' | b':' | b'-');
-    if separator || (!at_end && is_shape_start(b) && !word_at(bytes, j, word_before)) {
+    if separator || (!at_end && is_shape_start(b)) {
         return j - i;
     }
     j + 1 - i
 }
+
+/// The first three bytes of every token shape.
+const SHAPE_HEADS: &[&[u8; 3]] = &[
+    b"sk-", b"sk_", b"ghp", b"gho", b"ghu", b"ghs", b"ghr", b"git", b"glp", b"gsk", b"AIz", b"AKI",
+    b"ASI", b"xox", b"xai", b"rk_", b"npm", b"hf_", b"eyJ",
+];
+
+/// Whether a token shape may begin at the start of `s` (or does, once more text arrives).
+fn could_be_shape(s: &[u8], at_end: bool) -> bool {
+    if s.len() >= 3 {
+        SHAPE_HEADS.iter().any(|head| s[..3] == head[..])
+    } else {
+        !at_end && SHAPE_HEADS.iter().any(|head| head.starts_with(s))
+    }
+}
+
+/// Whether a token's body looks generated rather than written: upper and lower case letters,
+/// or upper case and digits. Required of a shape that starts inside a word (after `\n`
+/// written as text, an ANSI colour, `%20`, `_`), where a word like `task-` could otherwise
+/// begin a match; a real key's random body has both almost surely.
+fn looks_random(body: &[u8]) -> bool {
+    let upper = body.iter().any(u8::is_ascii_uppercase);
+    let lower = body.iter().any(u8::is_ascii_lowercase);
+    let digit = body.iter().any(u8::is_ascii_digit);
+    upper && (lower || digit)
+}
+
+/// A shape inside a word is given up after this many body bytes that do not look random, so
+/// a long written word cannot hold a stream back.
+const IN_WORD_BODY_CAP: usize = 512;
 
 /// Whether the byte before `j` is a word character (`word_before` at the start of the text).
 fn word_at(bytes: &[u8], j: usize, word_before: bool) -> bool {
@@ -812,11 +843,12 @@ fn is_shape_start(b: u8) -> bool {
     matches!(b, b's' | b'g' | b'A' | b'x' | b'r' | b'n' | b'h' | b'e')
 }
 
-/// Token shapes at a word start (SPEC B 7.2 rule 9).
-fn shape(s: &[u8], at_end: bool) -> Hold {
+/// Token shapes (SPEC B 7.2 rule 9), wherever they start: at a word start by their shape
+/// alone, inside a word (`in_word`) only with a body that looks random.
+fn shape(s: &[u8], at_end: bool, in_word: bool) -> Hold {
     let mut need = false;
     for shape in SHAPES.iter().filter(|shape| shape.prefix[0] == s[0]) {
-        match prefixed_run(s, shape.prefix, shape.class, shape.min, at_end) {
+        match prefixed_run(s, shape.prefix, shape.class, shape.min, at_end, in_word) {
             Hold::Pass => {}
             Hold::Need => need = true,
             take => return take,
@@ -824,7 +856,7 @@ fn shape(s: &[u8], at_end: bool) -> Hold {
     }
     if s[0] == b'A' {
         for prefix in [&b"AKIA"[..], &b"ASIA"[..]] {
-            match aws_key_id(s, prefix, at_end) {
+            match aws_key_id(s, prefix, at_end, in_word) {
                 Hold::Pass => {}
                 Hold::Need => need = true,
                 take => return take,
@@ -853,12 +885,23 @@ fn literal(s: &[u8], prefix: &[u8], at_end: bool) -> Option<Hold> {
     (!s.starts_with(prefix)).then_some(Hold::Pass)
 }
 
-fn prefixed_run(s: &[u8], prefix: &[u8], class: TokenClass, min: usize, at_end: bool) -> Hold {
+fn prefixed_run(
+    s: &[u8],
+    prefix: &[u8],
+    class: TokenClass,
+    min: usize,
+    at_end: bool,
+    in_word: bool,
+) -> Hold {
     if let Some(hold) = literal(s, prefix, at_end) {
         return hold;
     }
     let body = &s[prefix.len()..];
     let n = body.iter().take_while(|&&b| class.contains(b)).count();
+    if in_word && n >= min && !looks_random(&body[..n]) {
+        let open = n == body.len() && !at_end && n < IN_WORD_BODY_CAP;
+        return if open { Hold::Need } else { Hold::Pass };
+    }
     if n >= min {
         Hold::Take { len: prefix.len() + n, emit: Emit::Marker, then: Mode::Token(class) }
     } else if n == body.len() && !at_end {
@@ -868,8 +911,9 @@ fn prefixed_run(s: &[u8], prefix: &[u8], class: TokenClass, min: usize, at_end: 
     }
 }
 
-/// `AKIA`/`ASIA` and exactly 16 of `[A-Z0-9]`, ending at a word boundary.
-fn aws_key_id(s: &[u8], prefix: &[u8], at_end: bool) -> Hold {
+/// `AKIA`/`ASIA` and exactly 16 of `[A-Z0-9]`, ending at a word boundary (inside a word, with
+/// a digit among them).
+fn aws_key_id(s: &[u8], prefix: &[u8], at_end: bool, in_word: bool) -> Hold {
     if let Some(hold) = literal(s, prefix, at_end) {
         return hold;
     }
@@ -878,7 +922,10 @@ fn aws_key_id(s: &[u8], prefix: &[u8], at_end: bool) -> Hold {
     match (n.cmp(&16), body.get(n)) {
         (std::cmp::Ordering::Less, None) if !at_end => Hold::Need,
         (std::cmp::Ordering::Equal, None) if !at_end => Hold::Need,
-        (std::cmp::Ordering::Equal, next) if next.is_none_or(|&b| !is_word_byte(b)) => {
+        (std::cmp::Ordering::Equal, next)
+            if next.is_none_or(|&b| !is_word_byte(b))
+                && (!in_word || body[..16].iter().any(u8::is_ascii_digit)) =>
+        {
             Hold::Take { len: prefix.len() + 16, emit: Emit::Marker, then: Mode::Normal }
         }
         _ => Hold::Pass,

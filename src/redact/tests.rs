@@ -123,6 +123,24 @@ fn corpus_every_shape_in_every_context_is_replaced_and_the_rest_kept() {
 }
 
 #[test]
+fn corpus_every_shape_is_found_whatever_byte_precedes_it() {
+    // JSON text with `\n` and `\t` escapes (a key on its own line of a file's content), ANSI
+    // colours in command output, URL-encoded spaces, identifiers, other letters and digits.
+    let befores = ["\\n", "\\t", "\\r", "\u{1b}[31m", "\u{1b}[0;1m", "%20", "_", "x", "0", "."];
+    let r = plain();
+    let mut cases = 0;
+    for secret in shaped_secrets() {
+        for before in befores {
+            let text = format!("{{\"content\":\"line{before}{secret}\\nnext\"}}");
+            let expected = format!("{{\"content\":\"line{before}{REDACTED}\\nnext\"}}");
+            assert_eq!(r.redact_str(&text), expected, "{secret:?} after {before:?}");
+            cases += 1;
+        }
+    }
+    assert!(cases >= 300, "{cases} cases");
+}
+
+#[test]
 fn corpus_keyed_secrets_in_files_dumps_urls_and_yaml() {
     let cases: &[(&str, &str)] = &[
         // env files and shell history
@@ -214,6 +232,17 @@ fn corpus_near_misses_stay_unchanged() {
         "{\"secret_name\": \"prod-db\"}",
         "s3cr3t is not a keyword here",
         "énorme mot de passe: ceci est du texte",
+        // Shape heads inside ordinary words: the body would have to look generated.
+        "task-management-and-risk-scoring-framework-2024",
+        "desk-organizer-for-small-apartments",
+        "mask-0123456789abcdef0123456789abcdef",
+        "kiosk_live_terminal_session_manager",
+        "risk_test_suite_for_every_single_module",
+        "the flask-sqlalchemy-integration-layer",
+        "XAKIAABCDEFGHIJKLMNOP is upper case only",
+        "heyJude.sometimes.elsewhere",
+        "whisk-Together-the-eggs",
+        "ghost_protocol_was_released_yesterday",
     ];
     let r = plain();
     for case in cases {
@@ -274,11 +303,29 @@ fn plain_text_is_released_at_once() {
     let r = Redactor::new(["Zq9-secret-value".to_string()]);
     let mut stream = TextStream::default();
     let mut out = String::new();
-    for piece in ["Hello", " world", ", this is", " fine.\n"] {
+    for piece in ["Hello", " world", ", this ", "is fine.\n"] {
         let before = out.len();
         stream.push(&r, piece, &mut out);
         assert_eq!(&out[before..], piece, "piece {piece:?} was held back");
     }
+}
+
+#[test]
+fn a_last_letter_that_could_begin_a_key_waits_for_the_next_piece() {
+    // A key may start inside a word (after `\n` written as text, say), so a piece ending in
+    // the first letters of a shape keeps them until the next piece decides.
+    let r = plain();
+    let mut stream = TextStream::default();
+    let mut out = String::new();
+    stream.push(&r, "this is", &mut out);
+    assert_eq!(out, "this i");
+    stream.push(&r, " fine, ta", &mut out);
+    assert_eq!(out, "this is fine, ta");
+    stream.push(&r, "sk", &mut out);
+    assert_eq!(out, "this is fine, ta");
+    stream.push(&r, "-list", &mut out);
+    stream.finish(&r, &mut out);
+    assert_eq!(out, "this is fine, task-list");
 }
 
 #[test]
@@ -292,11 +339,11 @@ fn only_a_possible_secret_prefix_is_held_back() {
     assert_eq!(out, "use ");
     stream.push(&r, "aaaaaaaaaaaaaaaaaaaaaaaa", &mut out);
     assert_eq!(out, "use [REDACTED]");
-    stream.push(&r, "aaaa and more", &mut out);
-    assert_eq!(out, "use [REDACTED] and more");
+    stream.push(&r, "aaaa and more.", &mut out);
+    assert_eq!(out, "use [REDACTED] and more.");
     stream.push(&r, " sk-x", &mut out);
     stream.finish(&r, &mut out);
-    assert_eq!(out, "use [REDACTED] and more sk-x");
+    assert_eq!(out, "use [REDACTED] and more. sk-x");
 }
 
 #[test]

@@ -305,11 +305,20 @@ fn bash_timeout_kills_the_whole_group() {
     assert!(!out.ok && out.output.starts_with("Error: Command timed out after 500 ms"), "{out:?}");
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     let pid = std::fs::read_to_string(&marker).unwrap().trim().to_string();
-    // The grandchild is gone (or a zombie being reaped): no live process with that pid.
-    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|stat| stat.split_whitespace().nth(2).is_none_or(|state| state != "Z"))
-        .unwrap_or(false);
-    assert!(!alive, "grandchild {pid} survived");
+    // The grandchild goes (or becomes a zombie being reaped) soon after SIGKILL, not at once:
+    // poll, with a deadline.
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|stat| {
+                stat.rsplit_once(')').is_some_and(|(_, r)| !r.trim_start().starts_with('Z'))
+            })
+            .unwrap_or(false)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while alive() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(!alive(), "grandchild {pid} survived");
 }
 
 #[test]
