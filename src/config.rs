@@ -180,12 +180,17 @@ pub fn load_user_config(env: &Env) -> Result<Option<UserConfig>, Failure> {
     if text.len() as u64 > MAX_CONFIG_BYTES {
         return Err(cannot(format!("it is larger than {} MiB", MAX_CONFIG_BYTES / (1024 * 1024))));
     }
-    let invalid =
-        |detail: String| Failure::Config(format!("Invalid config {}: {detail}", path.display()));
-    let text = String::from_utf8(text).map_err(|_| invalid("not valid UTF-8".to_string()))?;
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|err| invalid(format!("line {}, column {}: {err}", err.line(), err.column())))?;
-    parse_user_config(&value).map(Some).map_err(invalid)
+    parse_config_bytes(&text)
+        .map(Some)
+        .map_err(|detail| Failure::Config(format!("Invalid config {}: {detail}", path.display())))
+}
+
+/// The config file's bytes to a config, or what is wrong and where, in one line.
+pub(crate) fn parse_config_bytes(bytes: &[u8]) -> Result<UserConfig, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "not valid UTF-8".to_string())?;
+    let value: Value = serde_json::from_str(text)
+        .map_err(|err| format!("line {}, column {}: {err}", err.line(), err.column()))?;
+    parse_user_config(&value)
 }
 
 fn parse_user_config(value: &Value) -> Result<UserConfig, String> {

@@ -474,3 +474,60 @@ fn fuzz_emitter_lines_are_always_json() {
         }
     });
 }
+
+#[test]
+fn fuzz_retry_hints_are_always_within_bounds() {
+    let dict: &[&str] = &[
+        "0", "1", "9", "5", ".", "e", "E", "-", "+", "20", "300", "NaN", "nan", "inf", "-inf", " ",
+        ",", ":", "GMT", "Sun", "Wed", "Nov", "Oct", "1994", "9999", "08:49:37", "é",
+    ];
+    let max = crate::http::MAX_RETRY_AFTER;
+    campaign("retry-after", 10_000, |rng| {
+        let millis = String::from_utf8_lossy(&text(rng, dict, 6)).into_owned();
+        let seconds = String::from_utf8_lossy(&text(rng, dict, 8)).into_owned();
+        let millis = rng.chance(2).then_some(millis.as_str());
+        let now = rng.next() as i64 >> rng.below(64);
+        if let Some(wait) = crate::http::retry_hint(millis, Some(&seconds), now) {
+            assert!(wait <= max, "{millis:?} {seconds:?} gave {wait:?}");
+        }
+        let _ = crate::clock::parse_http_date(&seconds);
+    });
+}
+
+#[test]
+fn fuzz_config_file_parser() {
+    let samples: &[&str] = &[
+        r#"{"activeProvider":"work","maxTurns":20,"providers":[{"name":"work","provider":"anthropic","baseURL":"https://api.anthropic.com","apiKey":"k","model":"sonnet-4.5"}]}"#,
+        r#"{"providers":[{"name":"a","baseURL":"http://localhost:1/v1","model":"m","description":"d"}],"planMode":false}"#,
+    ];
+    campaign("config file", 10_000, |rng| {
+        let bytes = sample(rng, samples, JSON_DICT);
+        if let Err(message) = crate::config::parse_config_bytes(&bytes) {
+            assert!(!message.contains('\n'), "multi-line error {message:?}");
+        }
+    });
+}
+
+#[test]
+fn fuzz_decoded_arguments_never_keep_a_secret() {
+    let secrets = ["secret-value-99", "sk-proj-Zx81mQ2wLk9vBn4cRt7yUi0oPa3sDf6g"];
+    let redactor = Redactor::new([secrets[0].to_string()]);
+    let pieces: &[&str] =
+        &["{\"a\":\"", "\",\"b\":\"", "\"}", "\\n", "\\t", "\\\\", "x", " ", "{", "\""];
+    campaign("decoded arguments", 10_000, |rng| {
+        let secret = *rng.pick(&secrets);
+        // The secret with some characters written as `\u` escapes, somewhere in JSON text
+        // (valid or not).
+        let spelled: String = secret
+            .chars()
+            .map(|c| if rng.chance(3) { format!("\\u{:04x}", c as u32) } else { c.to_string() })
+            .collect();
+        let mut text = String::from_utf8_lossy(&text(rng, pieces, 4)).into_owned();
+        text.push_str(&spelled);
+        text.push_str(&String::from_utf8_lossy(&self::text(rng, pieces, 4)));
+        let out = redactor.redact_json_text(&text);
+        assert!(!out.contains(secret), "{secret} kept from {text:?}: {out:?}");
+        let decoded = crate::redact::unescape_lenient(&out);
+        assert!(!decoded.contains(secret), "{secret} recoverable from {out:?} (input {text:?})");
+    });
+}

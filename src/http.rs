@@ -17,7 +17,7 @@ use crate::sse::SseError;
 /// Error bodies are read up to this size.
 const ERROR_BODY_CAP: u64 = 64 * 1024;
 /// A server's `retry-after` is honoured up to this long.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 /// Whether and when a failed call may be tried again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -255,7 +255,11 @@ fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
     retry_hint(get("retry-after-ms"), get("retry-after"), crate::clock::unix_now())
 }
 
-fn retry_hint(millis: Option<&str>, seconds: Option<&str>, now: i64) -> Option<Duration> {
+pub(crate) fn retry_hint(
+    millis: Option<&str>,
+    seconds: Option<&str>,
+    now: i64,
+) -> Option<Duration> {
     let clamp = |secs: f64| Duration::from_secs_f64(secs.clamp(0.0, MAX_RETRY_AFTER.as_secs_f64()));
     let number = |v: &str| v.parse::<f64>().ok().filter(|n| n.is_finite());
     if let Some(ms) = millis.and_then(number) {

@@ -17,7 +17,7 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, MutexGuard, Once};
+use std::sync::{Arc, Mutex, MutexGuard, Once, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::signals;
@@ -154,7 +154,30 @@ pub fn run_shell(spec: &Spec<'_>) -> std::io::Result<Finished> {
     Ok(Finished { status, timed_out, stdout: snapshot(&out), stderr: snapshot(&err) })
 }
 
-/// `pid -> parent pid` of every process, from `/proc/<pid>/stat` (empty without `/proc`).
+/// Whether `/proc/<pid>/task/<tid>/children` exists on this kernel (CONFIG_PROC_CHILDREN): it
+/// names a process's children directly, without reading every process's `stat`.
+fn has_children_files() -> bool {
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        let me = std::process::id();
+        Path::new(&format!("/proc/{me}/task/{me}/children")).exists()
+    })
+}
+
+/// The children of `pid` (of all its threads), from the children files.
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    let mut out = Vec::new();
+    for task in tasks.filter_map(Result::ok) {
+        if let Ok(list) = std::fs::read_to_string(task.path().join("children")) {
+            out.extend(list.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
+        }
+    }
+    out
+}
+
+/// `(pid, parent pid, zombie)` of every process, from `/proc/<pid>/stat` (empty without
+/// `/proc`): the slower way, for kernels without children files.
 fn process_table() -> Vec<(u32, u32, bool)> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     let mut table = Vec::new();
@@ -162,20 +185,53 @@ fn process_table() -> Vec<(u32, u32, bool)> {
         let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
             continue;
         };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-        // `pid (comm) state ppid ...`; the command name may hold spaces and parentheses.
-        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
-        let mut fields = rest.split_whitespace();
-        let zombie = fields.next() == Some("Z");
-        if let Some(ppid) = fields.next().and_then(|p| p.parse::<u32>().ok()) {
+        if let Some((ppid, zombie)) = stat_of(pid) {
             table.push((pid, ppid, zombie));
         }
     }
     table
 }
 
-/// Every live descendant of `ancestor`, and the zombies among its children.
-fn descendants(table: &[(u32, u32, bool)], ancestor: u32) -> (Vec<u32>, Vec<u32>) {
+/// The parent and whether it is a zombie, from `/proc/<pid>/stat`.
+fn stat_of(pid: u32) -> Option<(u32, bool)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid ...`; the command name may hold spaces and parentheses.
+    let (_, rest) = stat.rsplit_once(')')?;
+    let mut fields = rest.split_whitespace();
+    let zombie = fields.next() == Some("Z");
+    let ppid = fields.next()?.parse::<u32>().ok()?;
+    Some((ppid, zombie))
+}
+
+/// Every live descendant of `ancestor`, and the zombies among them.
+fn descendants(ancestor: u32) -> (Vec<u32>, Vec<u32>) {
+    if has_children_files() {
+        descendants_by_children(ancestor)
+    } else {
+        descendants_in(&process_table(), ancestor)
+    }
+}
+
+fn descendants_by_children(ancestor: u32) -> (Vec<u32>, Vec<u32>) {
+    let mut live = Vec::new();
+    let mut zombies = Vec::new();
+    let mut frontier = vec![ancestor];
+    while let Some(parent) = frontier.pop() {
+        for pid in children_of(parent) {
+            match stat_of(pid) {
+                Some((_, true)) => zombies.push(pid),
+                Some((_, false)) if !live.contains(&pid) => {
+                    live.push(pid);
+                    frontier.push(pid);
+                }
+                _ => {}
+            }
+        }
+    }
+    (live, zombies)
+}
+
+fn descendants_in(table: &[(u32, u32, bool)], ancestor: u32) -> (Vec<u32>, Vec<u32>) {
     let mut live = Vec::new();
     let mut zombies = Vec::new();
     let mut frontier = vec![ancestor];
@@ -199,7 +255,7 @@ fn descendants(table: &[(u32, u32, bool)], ancestor: u32) -> (Vec<u32>, Vec<u32>
 fn kill_descendants(shell: u32) {
     let me = std::process::id();
     for _ in 0..KILL_ROUNDS {
-        let (live, _) = descendants(&process_table(), me);
+        let (live, _) = descendants(me);
         if live.is_empty() {
             return;
         }
@@ -215,7 +271,7 @@ fn kill_descendants(shell: u32) {
 /// orphans), so they do not stay as zombies.
 fn reap_orphans(shell: u32) {
     let me = std::process::id();
-    let (_, zombies) = descendants(&process_table(), me);
+    let (_, zombies) = descendants(me);
     for pid in zombies {
         if pid != shell {
             signals::reap(pid);
@@ -229,7 +285,7 @@ pub fn kill_everything() {
     signals::kill_running_group();
     let me = std::process::id();
     for _ in 0..KILL_ROUNDS {
-        let (live, _) = descendants(&process_table(), me);
+        let (live, _) = descendants(me);
         if live.is_empty() {
             return;
         }
@@ -271,6 +327,36 @@ mod tests {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    #[test]
+    fn both_ways_of_finding_descendants_agree() {
+        serialized(|| {
+            let mut shell = Command::new("/bin/sh")
+                .args(["-c", "sleep 30 & sleep 30"])
+                .process_group(0)
+                .spawn()
+                .unwrap();
+            let me = std::process::id();
+            let deadline = Instant::now() + Duration::from_secs(5);
+            // The shell's two sleeps start soon after it does.
+            let found = loop {
+                let mut by_table = descendants_in(&process_table(), me).0;
+                by_table.sort_unstable();
+                if by_table.len() >= 3 || Instant::now() > deadline {
+                    break by_table;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            };
+            let mut by_files = descendants_by_children(me).0;
+            by_files.sort_unstable();
+            signals::kill_group(shell.id());
+            let _ = shell.wait();
+            assert!(found.contains(&shell.id()) && found.len() == 3, "{found:?}");
+            if has_children_files() {
+                assert_eq!(by_files, found);
+            }
+        });
     }
 
     #[test]

@@ -121,7 +121,7 @@ impl Redactor {
 
 /// Decodes the escapes of JSON strings (`\n`, `\"`, `\u0073`, surrogate pairs) wherever they
 /// appear; anything else is kept as it is.
-fn unescape_lenient(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn unescape_lenient(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.contains('\\') {
         return std::borrow::Cow::Borrowed(text);
     }

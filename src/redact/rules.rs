@@ -919,6 +919,19 @@ fn aws_key_id(s: &[u8], prefix: &[u8], at_end: bool, in_word: bool) -> Hold {
     }
     let body = &s[prefix.len()..];
     let n = body.iter().take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit()).count();
+    // A marker right after the id stands for the word that was there (a key glued to the id,
+    // redacted earlier): the id did not end at a word boundary then, so it does not now, and
+    // redacting twice changes nothing.
+    let after = &body[n..];
+    if n == 16 && after.first() == Some(&b'[') {
+        let marker = REDACTED.as_bytes();
+        if after.starts_with(marker) {
+            return Hold::Pass;
+        }
+        if !at_end && marker.starts_with(after) {
+            return Hold::Need;
+        }
+    }
     match (n.cmp(&16), body.get(n)) {
         (std::cmp::Ordering::Less, None) if !at_end => Hold::Need,
         (std::cmp::Ordering::Equal, None) if !at_end => Hold::Need,

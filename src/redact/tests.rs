@@ -381,6 +381,9 @@ fn redaction_is_idempotent_over_the_corpus() {
     }
     texts.push("password=\"\" token='' \"secret\": \"\" \\\"jwt\\\": \\\"\\\"".to_string());
     texts.push("Authorization: Bearer [REDACTED] https://a:[REDACTED]@h".to_string());
+    // An AWS id glued to a key found inside the word (the fuzzer's find): the marker that
+    // replaces the key must not turn the id's end into a word boundary.
+    texts.push(format!("?ASIA{}github_pat_0123456789abcdefBearer ", "A".repeat(16)));
     for text in texts {
         let once = r.redact_str(&text);
         assert_eq!(r.redact_str(&once), once, "not idempotent on {text:?}");
