@@ -171,6 +171,29 @@ def main():
             f"{size / 1048576:.0f} MiB")
         os.unlink(path)
 
+    # Peak memory under hostile sizes (issue 11): a 100 MiB file with no newline read whole,
+    # a 48 MiB answer, 40 MiB of one call's arguments (the last two end at zero's 4 MiB limit).
+    work = tempfile.mkdtemp(prefix="zero-bench-hostile-")
+    with open(os.path.join(work, "big.txt"), "wb") as f:
+        f.write(b"a" * (100 * 1024 * 1024))
+    script = os.path.join(work, "read.json")
+    with open(script, "w") as f:
+        json.dump({"turns": [{"toolCalls": [{"name": "read_file",
+                                              "arguments": {"path": "big.txt"}}]},
+                             {"text": "done"}]}, f)
+    hostile = {
+        "read_file of a 100 MiB line": ([ZERO, "exec", "-C", work, "--script", script, "go"],
+                                        clean_env()),
+        "48 MiB streamed answer": ([ZERO, "exec", "-o", "stream-json", "hi"],
+                                   run_env("bench-flood-text")),
+        "40 MiB of one call's arguments": ([ZERO, "exec", "-o", "stream-json", "hi"],
+                                           run_env("bench-flood-args")),
+    }
+    for name, (args, env) in hostile.items():
+        rss = [peak_rss_kib(args, env=env) for _ in range(3)]
+        row(f"peak RSS, {name}", round(median(rss) / 1024, 2), "MiB", "< 64 MiB")
+    os.unlink(os.path.join(work, "big.txt"))
+
     # 7. Size of the static binary.
     if os.path.exists(STATIC):
         row("static binary size", round(os.path.getsize(STATIC) / 1048576, 2), "MiB", "<= 4 MiB",

@@ -4,12 +4,30 @@
 //! `<dir>/port` and appends the arrival time (Unix nanoseconds) of every request to
 //! `<dir>/arrivals`. The model name chooses the answer: `bench-1` (one text chunk),
 //! `bench-20` (twenty), `bench-10000` (ten thousand deltas), `bench-tool` (a read_file call,
-//! then an answer once the result comes back). Without the variable it checks those answers.
+//! then an answer once the result comes back), `bench-flood-text` (48 MiB of answer text) and
+//! `bench-flood-args` (40 MiB of one call's arguments). Without the variable it checks those
+//! answers.
 
 use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::mock::{openai, Mock, Reply, Request};
+use crate::mock::{openai, Mock, Reply, Request, Step};
+
+/// `mib` MiB of answer text, or of one tool call's arguments, in 64 KiB deltas.
+fn flood(mib: usize, arguments: bool) -> Reply {
+    let piece = "a".repeat(64 * 1024);
+    let mut steps = Vec::new();
+    if arguments {
+        steps.push(Step::Send(openai::call_start(0, "c1", "write_file").into_bytes()));
+    }
+    for _ in 0..mib * 16 {
+        let chunk = if arguments { openai::call_args(0, &piece) } else { openai::text(&piece) };
+        steps.push(Step::Send(chunk.into_bytes()));
+    }
+    steps.push(Step::Send(openai::finish("stop").into_bytes()));
+    steps.push(Step::Send(openai::done().into_bytes()));
+    Reply::stream(steps)
+}
 
 fn answer(request: &Request) -> Reply {
     let body = request.json();
@@ -24,6 +42,8 @@ fn answer(request: &Request) -> Reply {
                 r#"{"path":"Cargo.toml","max_lines":5}"#,
             ))
         }
+        "bench-flood-text" => return flood(48, false),
+        "bench-flood-args" => return flood(40, true),
         "bench-20" => 20,
         "bench-10000" => 10_000,
         _ => 1,
@@ -51,6 +71,7 @@ fn bench_mock_server() {
         };
         assert_eq!(count(answer(&request("bench-1", false))), 1 + 3);
         assert_eq!(count(answer(&request("bench-10000", false))), 10_000 + 3);
+        assert_eq!(count(answer(&request("bench-flood-text", false))), 48 * 16 + 2);
         assert!(
             count(answer(&request("bench-tool", false)))
                 < count(answer(&request("bench-tool", true))) + 10
