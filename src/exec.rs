@@ -378,9 +378,7 @@ impl SessionJournal {
             let _ = lock(&self.out).warning(&format!("Session recording stopped: {message}"));
         }
     }
-}
 
-impl SessionJournal {
     /// A payload built with the session's redactor.
     fn with_redactor(
         &self,

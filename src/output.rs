@@ -129,10 +129,9 @@ pub struct Emitter {
     at_line_start: bool,
     /// A turn ended: text-mode output of the next turn starts on a new line.
     turn_break: bool,
-    /// The terminal line was written: nothing more may follow.
-    ended: bool,
-    /// The same, for the fallback ending of a panic inside the emitter (`ending`).
-    ended_flag: Arc<AtomicBool>,
+    /// The terminal line was written: nothing more may follow. Shared with the fallback
+    /// ending of a panic inside the emitter (`ending`).
+    ended: Arc<AtomicBool>,
     /// A failpoint for the tests (debug builds only set it): panic while writing text.
     panic_on_text: bool,
 }
@@ -157,8 +156,7 @@ impl Emitter {
             streamed: false,
             at_line_start: true,
             turn_break: false,
-            ended: false,
-            ended_flag: Arc::new(AtomicBool::new(false)),
+            ended: Arc::new(AtomicBool::new(false)),
             panic_on_text: false,
         }
     }
@@ -178,12 +176,15 @@ impl Emitter {
 
     /// Set once the terminal line is written.
     pub fn ended_flag(&self) -> Arc<AtomicBool> {
-        self.ended_flag.clone()
+        self.ended.clone()
+    }
+
+    fn ended(&self) -> bool {
+        self.ended.load(Ordering::SeqCst)
     }
 
     fn mark_ended(&mut self) {
-        self.ended = true;
-        self.ended_flag.store(true, Ordering::SeqCst);
+        self.ended.store(true, Ordering::SeqCst);
     }
 
     pub fn redactor(&self) -> &Redactor {
@@ -283,7 +284,7 @@ impl Emitter {
     }
 
     fn write_text(&mut self, text: &str) -> Result<(), OutputClosed> {
-        if text.is_empty() || self.ended {
+        if text.is_empty() || self.ended() {
             return Ok(());
         }
         if self.panic_on_text {
@@ -447,7 +448,7 @@ impl Emitter {
     /// The failure ending: `error` (and `run_end` in stream-json). Does nothing if the run has
     /// already ended.
     pub fn failure(&mut self, failure: &Failure) -> Result<(), OutputClosed> {
-        if self.ended {
+        if self.ended() {
             return Ok(());
         }
         self.end_text()?;
@@ -555,7 +556,7 @@ impl Emitter {
 
     fn finish_line(&mut self) -> Result<(), OutputClosed> {
         self.line.extend_from_slice(b"}\n");
-        if self.ended {
+        if self.ended() {
             // After the terminal line nothing may follow: the interrupt or panic handler ended
             // the run while the main thread was still working.
             return Ok(());
@@ -574,7 +575,7 @@ impl Emitter {
     /// A stderr row: one line, control characters shown escaped, nothing after the end. A
     /// closed stderr is ignored (A4).
     fn stderr(&mut self, row: &str) {
-        if self.ended {
+        if self.ended() {
             return;
         }
         let row = terminal_safe(row, true);

@@ -702,6 +702,11 @@ pub fn command(args: &crate::cli::SessionsArgs, env: &Env) -> u8 {
             for warning in &warnings {
                 let _ = writeln!(std::io::stderr(), "[zero] WARNING: {warning}");
             }
+            // Sessions written by an older zero may hold argument text with JSON escapes.
+            let mut events = events;
+            for event in &mut events {
+                redact_argument_text(event, &redactor);
+            }
             if *json {
                 let value = redactor.redact_value(&json!({"metadata": meta, "events": events}));
                 writeln!(out, "{value}")
@@ -727,6 +732,17 @@ pub fn command(args: &crate::cli::SessionsArgs, env: &Env) -> u8 {
     match written.and_then(|()| out.flush()) {
         Ok(()) => 0,
         Err(_) => 1,
+    }
+}
+
+/// Replaces the argument text of an assistant message's tool calls with its decoded,
+/// redacted form (see [`Redactor::redact_json_text`]).
+fn redact_argument_text(event: &mut Event, redactor: &Redactor) {
+    let calls = event.payload.as_mut().and_then(|p| p.get_mut("toolCalls"));
+    for call in calls.and_then(Value::as_array_mut).into_iter().flatten() {
+        if let Some(Value::String(arguments)) = call.get_mut("arguments") {
+            *arguments = redactor.redact_json_text(arguments);
+        }
     }
 }
 

@@ -130,6 +130,27 @@ fn tool_call_arguments_are_redacted_decoded_in_every_output_and_file() {
 }
 
 #[test]
+fn a_session_stored_by_an_older_zero_is_shown_redacted() {
+    // Older versions stored argument text as the model wrote it, escapes and all.
+    let dir = TestDir::new("old-session");
+    let id = "zero_20261101000000_old00000";
+    let arguments = format!("{{\"content\":\"{}\"}}", escaped(SHAPED));
+    let event = json!({"id": format!("{id}:1"), "sessionId": id, "sequence": 1, "type": "message",
+        "createdAt": "2026-11-01T00:00:00.000Z", "payload": {"role": "assistant", "content": "",
+        "toolCalls": [{"id": "c1", "name": "write_file", "arguments": arguments}]}});
+    let meta = json!({"sessionId": id, "createdAt": "2026-11-01T00:00:00.000Z",
+        "updatedAt": "2026-11-01T00:00:00.000Z", "eventCount": 1});
+    dir.write(&format!("data/zero/sessions/{id}/events.jsonl"), &format!("{event}\n"));
+    dir.write(&format!("data/zero/sessions/{id}/metadata.json"), &meta.to_string());
+    for args in [&["sessions", "show", id][..], &["sessions", "show", id, "--json"]] {
+        let out = dir.zero().args(args).run();
+        out.assert_code(0);
+        assert_no_piece_of(&out.stdout, SHAPED, "zero sessions show");
+        assert!(out.stdout.contains("[REDACTED]"), "{out:?}");
+    }
+}
+
+#[test]
 fn the_exact_api_key_escaped_in_arguments_is_redacted() {
     let dir = TestDir::new("args-api-key");
     let arguments = format!("{{\"path\":\"k.txt\",\"content\":\"{}\"}}", escaped(API_KEY));
