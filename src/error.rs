@@ -114,6 +114,15 @@ pub fn one_line(text: &str) -> String {
     out
 }
 
+/// At most `max` characters of `text`, with `...` when it was cut. Cut only text that is
+/// already redacted: a secret cut in half can no longer be recognised.
+pub fn cut_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((end, _)) => format!("{}...", &text[..end]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +142,13 @@ mod tests {
             assert_eq!(failure.code(), code);
             assert_eq!(failure.recoverable(), recoverable);
         }
+    }
+
+    #[test]
+    fn cuts_count_characters_and_say_so() {
+        assert_eq!(cut_chars("héllo", 5), "héllo");
+        assert_eq!(cut_chars("héllo", 2), "hé...");
+        assert_eq!(cut_chars("", 0), "");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 
-use crate::error::{Failure, OutputClosed};
+use crate::error::{cut_chars, Failure, OutputClosed};
 use crate::models::Usage;
 use crate::redact::{Redactor, TextStream};
 
@@ -22,6 +22,8 @@ use crate::redact::{Redactor, TextStream};
 pub const TOOL_OUTPUT_EVENT_CAP: usize = 32 * 1024;
 /// `[result]` rows in text mode are cut at this many characters.
 const RESULT_ROW_CHARS: usize = 200;
+/// A tool name in a text-mode `[tool]` row is cut at this many characters.
+const TOOL_NAME_ROW_CHARS: usize = 100;
 
 /// `-o` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -321,7 +323,7 @@ impl Emitter {
         self.end_text()?;
         match self.format {
             Format::Text => {
-                let name = self.redactor.redact_str(name);
+                let name = cut_chars(&self.redactor.redact_str(name), TOOL_NAME_ROW_CHARS);
                 self.stderr(&format!("[tool] {name}"));
                 Ok(())
             }
@@ -361,15 +363,8 @@ impl Emitter {
         let (shown, truncated) = cap_utf8(&redacted, TOOL_OUTPUT_EVENT_CAP);
         match self.format {
             Format::Text => {
-                let summary = self.redactor.redact_str(output);
-                let summary = crate::error::one_line(&summary);
-                let row = if summary.chars().count() > RESULT_ROW_CHARS {
-                    let cut: String = summary.chars().take(RESULT_ROW_CHARS).collect();
-                    format!("{cut}...")
-                } else {
-                    summary
-                };
-                self.stderr(&format!("[result] {row}"));
+                let summary = crate::error::one_line(&self.redactor.redact_str(output));
+                self.stderr(&format!("[result] {}", cut_chars(&summary, RESULT_ROW_CHARS)));
                 Ok(())
             }
             Format::StreamJson => {

@@ -298,6 +298,7 @@ pub fn kill_everything() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit::process_gone_within;
 
     fn spec<'a>(command: &'a str, cwd: &'a Path, timeout_ms: u64) -> Spec<'a> {
         Spec {
@@ -307,25 +308,6 @@ mod tests {
             env_remove: &[],
             stdout_cap: 1024,
             stderr_cap: 1024,
-        }
-    }
-
-    /// Polls until `pid` is gone (or a zombie), for at most 5 s.
-    fn gone(pid: u32) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .map(|stat| {
-                    stat.rsplit_once(')').is_some_and(|(_, r)| !r.trim_start().starts_with('Z'))
-                })
-                .unwrap_or(false);
-            if !alive {
-                return true;
-            }
-            if Instant::now() > deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(10));
         }
     }
 
@@ -385,7 +367,7 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
         assert_eq!(done.stdout.kept, b"done\n");
         let pid: u32 = std::fs::read_to_string(&marker).unwrap().trim().parse().unwrap();
-        assert!(gone(pid), "the setsid daemon {pid} survived the call");
+        assert!(process_gone_within(pid, Duration::from_secs(5)), "the daemon {pid} survived");
     }
 
     #[test]

@@ -760,13 +760,7 @@ fn summarize(payload: &Value) -> String {
     }
     let mut parts = Vec::new();
     leaves(payload, &mut parts);
-    let line = crate::error::one_line(&parts.join(" "));
-    let cut: String = line.chars().take(200).collect();
-    if cut.len() < line.len() {
-        format!("{cut}...")
-    } else {
-        cut
-    }
+    crate::error::cut_chars(&crate::error::one_line(&parts.join(" ")), 200)
 }
 
 #[cfg(test)]

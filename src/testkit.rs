@@ -71,6 +71,26 @@ impl Write for SharedBuf {
     }
 }
 
+/// Polls (at most `limit`) until process `pid` is gone or a zombie: a killed process takes a
+/// moment to go. False if it is still alive at the deadline.
+pub fn process_gone_within(pid: u32, limit: std::time::Duration) -> bool {
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|stat| {
+                stat.rsplit_once(')').is_some_and(|(_, r)| !r.trim_start().starts_with('Z'))
+            })
+            .unwrap_or(false)
+    };
+    let deadline = std::time::Instant::now() + limit;
+    while alive() {
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    true
+}
+
 /// A xorshift generator: the same seed gives the same cases on every run.
 pub struct Rng(u64);
 

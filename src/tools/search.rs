@@ -104,6 +104,31 @@ impl Entry {
     }
 }
 
+/// What a walk left out because of its limits.
+#[derive(Debug, Default)]
+struct Walked {
+    /// It stopped after [`WALK_LIMIT`] entries.
+    out_of_budget: bool,
+    /// Directories below [`MAX_WALK_DEPTH`] levels were not entered.
+    too_deep: bool,
+}
+
+impl Walked {
+    /// A note for the model on what was not searched, if anything.
+    fn note(&self) -> String {
+        let mut note = String::new();
+        if self.out_of_budget {
+            note.push_str(&format!("\n... (the search stopped after {WALK_LIMIT} entries)"));
+        }
+        if self.too_deep {
+            note.push_str(&format!(
+                "\n... (directories more than {MAX_WALK_DEPTH} levels deep were not searched)"
+            ));
+        }
+        note
+    }
+}
+
 /// Visits entries under `dir` in sorted order, depth first, through directory handles only
 /// (a link is listed, never entered; FIFOs, sockets and devices are skipped). `descend`
 /// decides whether a directory is entered; `visit` gets each entry with the handle of its
@@ -113,44 +138,59 @@ fn walk(
     max_depth: usize,
     descend: &dyn Fn(&Entry) -> bool,
     visit: &mut dyn FnMut(&Entry, &Dir) -> bool,
-) {
-    let mut budget = WALK_LIMIT;
-    walk_into(dir, "", 0, max_depth.min(MAX_WALK_DEPTH), descend, visit, &mut budget);
+) -> Walked {
+    let mut walk = Walk { budget: WALK_LIMIT, max_depth, walked: Walked::default() };
+    walk.enter(dir, "", 0, descend, visit);
+    walk.walked
 }
 
-fn walk_into(
-    dir: &Dir,
-    prefix: &str,
-    depth: usize,
+struct Walk {
+    budget: usize,
     max_depth: usize,
-    descend: &dyn Fn(&Entry) -> bool,
-    visit: &mut dyn FnMut(&Entry, &Dir) -> bool,
-    budget: &mut usize,
-) -> bool {
-    let Ok(mut entries) = dir.entries(*budget + 1) else { return true };
-    entries.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
-    for found in entries {
-        if found.kind == Kind::Special {
-            continue;
-        }
-        if *budget == 0 {
-            return false;
-        }
-        *budget -= 1;
-        let name = found.name.to_string_lossy();
-        let rel = if prefix.is_empty() { name.into_owned() } else { format!("{prefix}/{name}") };
-        let entry = Entry { name: found.name, rel, depth, kind: found.kind };
-        if !visit(&entry, dir) {
-            return false;
-        }
-        if entry.is_dir() && depth < max_depth && descend(&entry) {
+    walked: Walked,
+}
+
+impl Walk {
+    fn enter(
+        &mut self,
+        dir: &Dir,
+        prefix: &str,
+        depth: usize,
+        descend: &dyn Fn(&Entry) -> bool,
+        visit: &mut dyn FnMut(&Entry, &Dir) -> bool,
+    ) -> bool {
+        let Ok(mut entries) = dir.entries(self.budget + 1) else { return true };
+        entries.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        for found in entries {
+            if found.kind == Kind::Special {
+                continue;
+            }
+            if self.budget == 0 {
+                self.walked.out_of_budget = true;
+                return false;
+            }
+            self.budget -= 1;
+            let name = found.name.to_string_lossy();
+            let rel =
+                if prefix.is_empty() { name.into_owned() } else { format!("{prefix}/{name}") };
+            let entry = Entry { name: found.name, rel, depth, kind: found.kind };
+            if !visit(&entry, dir) {
+                return false;
+            }
+            if !entry.is_dir() || depth >= self.max_depth || !descend(&entry) {
+                continue;
+            }
+            if depth >= MAX_WALK_DEPTH {
+                self.walked.too_deep = true;
+                continue;
+            }
             let Ok(sub) = dir.open_dir(&entry.name) else { continue };
-            if !walk_into(&sub, &entry.rel, depth + 1, max_depth, descend, visit, budget) {
+            if !self.enter(&sub, &entry.rel, depth + 1, descend, visit) {
                 return false;
             }
         }
+        true
     }
-    true
 }
 
 pub(super) fn list_directory(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError> {
@@ -181,7 +221,7 @@ pub(super) fn list_directory(ws: &Workspace, args: &Args<'_>) -> Result<Outcome,
     let skip = |entry: &Entry| LIST_SKIP.contains(&entry.name());
     let mut lines = Vec::new();
     let mut capped = false;
-    walk(&dir, depth, &|e| !skip(e), &mut |entry, _| {
+    let _ = walk(&dir, depth, &|e| !skip(e), &mut |entry, _| {
         if skip(entry) {
             return true;
         }
@@ -240,27 +280,30 @@ pub(super) fn glob(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
     };
     let mut found = Vec::new();
     let mut more = false;
-    walk(&start, usize::MAX, &|e| !SEARCH_SKIP.contains(&e.name()), &mut |entry, _| {
-        if entry.is_dir() && !include_dirs {
-            return true;
-        }
-        let rel = if base.is_empty() { entry.rel.clone() } else { format!("{base}/{}", entry.rel) };
-        if glob.matches(&rel) {
-            if found.len() == limit {
-                more = true;
-                return false;
+    let walked =
+        walk(&start, usize::MAX, &|e| !SEARCH_SKIP.contains(&e.name()), &mut |entry, _| {
+            if entry.is_dir() && !include_dirs {
+                return true;
             }
-            found.push(rel);
-        }
-        true
-    });
+            let rel =
+                if base.is_empty() { entry.rel.clone() } else { format!("{base}/{}", entry.rel) };
+            if glob.matches(&rel) {
+                if found.len() == limit {
+                    more = true;
+                    return false;
+                }
+                found.push(rel);
+            }
+            true
+        });
     if found.is_empty() {
-        return Ok(Outcome::ok(format!("No matches found for {pattern}")));
+        return Ok(Outcome::ok(format!("No matches found for {pattern}{}", walked.note())));
     }
     let mut out = found.join("\n");
     if more {
         out.push_str(&format!("\n... truncated after {limit} matches"));
     }
+    out.push_str(&walked.note());
     Ok(Outcome::ok(out))
 }
 
@@ -293,6 +336,7 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
     };
     // Files to search, as (shown path, open file).
     let mut files: Vec<(String, File)> = Vec::new();
+    let mut walked = Walked::default();
     match target.kind() {
         Ok(Some((Kind::File, _))) => match open_regular(&target) {
             Ok((file, _)) => files.push((target.shown(), file)),
@@ -305,7 +349,7 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
             };
             let shown_base = target.shown();
             let hidden = |e: &Entry| e.name().starts_with('.');
-            walk(
+            walked = walk(
                 &dir,
                 usize::MAX,
                 &|e| !hidden(e) && !SEARCH_SKIP.contains(&e.name()),
@@ -390,7 +434,7 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
         }
     }
     if lines.is_empty() {
-        return Ok(Outcome::ok("No matches found."));
+        return Ok(Outcome::ok(format!("No matches found.{}", walked.note())));
     }
     let mut out = lines.join("\n");
     if mode == "count" {
@@ -401,6 +445,7 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
             "\n... (limited to the first {head_limit} results; raise head_limit for more)"
         ));
     }
+    out.push_str(&walked.note());
     Ok(Outcome::ok(out))
 }
 

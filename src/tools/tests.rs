@@ -305,20 +305,10 @@ fn bash_timeout_kills_the_whole_group() {
     assert!(!out.ok && out.output.starts_with("Error: Command timed out after 500 ms"), "{out:?}");
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     let pid = std::fs::read_to_string(&marker).unwrap().trim().to_string();
-    // The grandchild goes (or becomes a zombie being reaped) soon after SIGKILL, not at once:
-    // poll, with a deadline.
-    let alive = || {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|stat| {
-                stat.rsplit_once(')').is_some_and(|(_, r)| !r.trim_start().starts_with('Z'))
-            })
-            .unwrap_or(false)
-    };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while alive() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    assert!(!alive(), "grandchild {pid} survived");
+    // The grandchild goes (or becomes a zombie being reaped) soon after SIGKILL, not at once.
+    let pid: u32 = pid.parse().unwrap();
+    let gone = crate::testkit::process_gone_within(pid, std::time::Duration::from_secs(5));
+    assert!(gone, "grandchild {pid} survived");
 }
 
 #[test]
@@ -670,4 +660,22 @@ fn apply_patch_undoes_everything_when_a_write_fails_midway() {
         .collect();
     names.sort();
     assert_eq!(names, ["a.txt", "gone.txt", "sub"], "no temporary file is left");
+}
+
+#[test]
+fn walks_say_what_their_depth_limit_left_out() {
+    let s = Scratch::new("deep");
+    let deep: String = (0..130).map(|_| "d/").collect();
+    s.write(&format!("{deep}needle.txt"), "needle\n");
+    s.write("top.txt", "needle\n");
+    let mut tb = s.toolbox(Mode::Auto);
+    let note = "... (directories more than 128 levels deep were not searched)";
+    let out =
+        run(&mut tb, "grep", json!({"pattern": "needle", "output_mode": "files_with_matches"}));
+    assert_eq!(out.output, format!("top.txt\n{note}"));
+    let out = run(&mut tb, "glob", json!({"pattern": "**/needle.txt"}));
+    assert_eq!(out.output, format!("No matches found for **/needle.txt\n{note}"));
+    // Reached directly, the deep file is read like any other.
+    let out = run(&mut tb, "read_file", json!({"path": format!("{deep}needle.txt")}));
+    assert!(out.ok, "{out:?}");
 }
