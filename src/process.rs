@@ -134,7 +134,7 @@ pub fn run_shell(spec: &Spec<'_>) -> std::io::Result<Finished> {
     let timed_out = status.is_none();
     // Whether the shell finished or not, nothing it started may survive the call.
     signals::kill_group(pid);
-    kill_descendants(pid);
+    kill_descendants(Some(pid));
     signals::clear_running_group();
     if status.is_none() {
         status = exited.recv_timeout(OUTPUT_GRACE).ok().and_then(Result::ok);
@@ -250,9 +250,9 @@ fn descendants_in(table: &[(u32, u32, bool)], ancestor: u32) -> (Vec<u32>, Vec<u
     (live, zombies)
 }
 
-/// Kills every descendant of zero (the shell `shell` included), however far it went from
-/// its group, in rounds until none is left.
-fn kill_descendants(shell: u32) {
+/// Kills every descendant of zero, however far it went from its group, in rounds until none
+/// is left. With `shell` (waited for by its owner), every other child that ended is reaped.
+fn kill_descendants(shell: Option<u32>) {
     let me = std::process::id();
     for _ in 0..KILL_ROUNDS {
         let (live, _) = descendants(me);
@@ -262,8 +262,9 @@ fn kill_descendants(shell: u32) {
         for pid in live {
             signals::kill_process(pid);
         }
-        // The shell is waited for by its owner; every other child of zero is reaped here.
-        reap_orphans(shell);
+        if let Some(shell) = shell {
+            reap_orphans(shell);
+        }
     }
 }
 
@@ -283,16 +284,7 @@ fn reap_orphans(shell: u32) {
 /// waiting for the command lock (the main thread may hold it).
 pub fn kill_everything() {
     signals::kill_running_group();
-    let me = std::process::id();
-    for _ in 0..KILL_ROUNDS {
-        let (live, _) = descendants(me);
-        if live.is_empty() {
-            return;
-        }
-        for pid in live {
-            signals::kill_process(pid);
-        }
-    }
+    kill_descendants(None);
 }
 
 #[cfg(test)]

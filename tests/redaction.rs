@@ -63,9 +63,7 @@ fn a_key_split_at_every_offset_never_shows_in_any_format() {
             let mock = Mock::start(vec![answer_reply(&deltas)]);
             let out = dir
                 .zero()
-                .env("OPENAI_BASE_URL", &mock.v1())
-                .env("OPENAI_API_KEY", API_KEY)
-                .env("OPENAI_MODEL", "local-coder")
+                .openai_keyed(&mock.v1(), API_KEY, "local-coder")
                 .args(&["exec", "-o", format, "spell it"])
                 .run();
             out.assert_code(0);
@@ -101,9 +99,7 @@ fn a_provider_error_echoing_the_key_is_redacted() {
         let mock = Mock::start(vec![Reply::status(401, "application/json", &body)]);
         let out = dir
             .zero()
-            .env("OPENAI_BASE_URL", &mock.v1())
-            .env("OPENAI_API_KEY", API_KEY)
-            .env("OPENAI_MODEL", "local-coder")
+            .openai_keyed(&mock.v1(), API_KEY, "local-coder")
             .args(&["exec", "-o", format, "hi"])
             .run();
         out.assert_code(3);

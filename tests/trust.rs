@@ -161,9 +161,7 @@ fn the_exact_api_key_escaped_in_arguments_is_redacted() {
         ]);
         let out = dir
             .zero()
-            .env("OPENAI_BASE_URL", &mock.v1())
-            .env("OPENAI_API_KEY", API_KEY)
-            .env("OPENAI_MODEL", "local-coder")
+            .openai_keyed(&mock.v1(), API_KEY, "local-coder")
             .args(&["exec", "-o", format, "hi"])
             .run();
         out.assert_code(0);
@@ -202,9 +200,7 @@ fn a_short_api_key_echoed_in_an_error_is_redacted() {
         let mock = Mock::start(vec![Reply::status(401, "application/json", body)]);
         let out = dir
             .zero()
-            .env("OPENAI_BASE_URL", &mock.v1())
-            .env("OPENAI_API_KEY", "sk-1234")
-            .env("OPENAI_MODEL", "local-coder")
+            .openai_keyed(&mock.v1(), "sk-1234", "local-coder")
             .args(&["exec", "-o", format, "hi"])
             .run();
         out.assert_code(3);

@@ -107,9 +107,12 @@ impl Zero {
 
     /// Points the OpenAI-compatible provider at a mock.
     pub fn openai(self, base: &str, model: &str) -> Zero {
-        self.env("OPENAI_BASE_URL", base)
-            .env("OPENAI_API_KEY", "test-key-0123456789")
-            .env("OPENAI_MODEL", model)
+        self.openai_keyed(base, "test-key-0123456789", model)
+    }
+
+    /// The same, with the given API key.
+    pub fn openai_keyed(self, base: &str, key: &str, model: &str) -> Zero {
+        self.env("OPENAI_BASE_URL", base).env("OPENAI_API_KEY", key).env("OPENAI_MODEL", model)
     }
 
     /// Runs with at most `mib` MiB of address space, as in a container with a memory limit.
