@@ -683,3 +683,48 @@ fn a_config_that_is_not_a_small_regular_file_is_one_config_error() {
         assert!(message.contains(expected) && message.contains("config.json"), "{message}");
     }
 }
+
+// --- Against real programs -------------------------------------------------------------------
+
+/// Runs git in `dir`; `None` when git is not installed.
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git").args(args).current_dir(dir).output().ok()?;
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn apply_patch_applies_a_diff_git_wrote_as_git_would() {
+    let dir = TestDir::new("git-diff");
+    let work = dir.work();
+    if git(&work, &["init", "-q"]).is_none() {
+        eprintln!("skipped: git is not installed");
+        return;
+    }
+    for config in [["user.email", "t@example.com"], ["user.name", "t"]] {
+        git(&work, &["config", config[0], config[1]]);
+    }
+    dir.write("work/a.txt", "one\ntwo\nthree\n");
+    dir.write("work/gone.txt", "bye\n");
+    dir.write("work/src/main.rs", "fn main() {}\n");
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-qm", "base"]);
+    // The change, as git records it, then undone.
+    dir.write("work/a.txt", "one\nTWO\nthree\nfour\n");
+    std::fs::remove_file(dir.path("work/gone.txt")).unwrap();
+    dir.write("work/new/dir/x.txt", "hello\n");
+    dir.write("work/src/main.rs", "fn main() {\n    println!(\"hi\");\n}\n");
+    git(&work, &["add", "-A"]);
+    let diff = git(&work, &["diff", "--cached"]).unwrap();
+    git(&work, &["reset", "-q", "--hard"]);
+    assert_eq!(git(&work, &["status", "--porcelain"]).unwrap(), "");
+    let out = scripted(
+        &dir,
+        &calls_then_done(json!([{"name": "apply_patch", "arguments": {"patch": diff}}])),
+        &["-o", "stream-json", "apply"],
+    );
+    out.assert_code(0);
+    assert_eq!(tool_results(&out)[0]["status"], "ok", "{out:?}");
+    git(&work, &["add", "-A"]);
+    assert_eq!(git(&work, &["diff", "--cached"]).unwrap(), diff);
+}
