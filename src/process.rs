@@ -129,19 +129,19 @@ pub fn run_shell(spec: &Spec<'_>) -> std::io::Result<Finished> {
     std::thread::spawn(move || {
         let _ = exited_tx.send(child.wait());
     });
-    let started = Instant::now();
-    let mut status = exited.recv_timeout(spec.timeout).ok().and_then(Result::ok);
-    let timed_out = status.is_none();
+    let waited = exited.recv_timeout(spec.timeout);
+    let timed_out = waited.is_err();
+    let mut status = waited.ok().and_then(Result::ok);
     // Whether the shell finished or not, nothing it started may survive the call.
     signals::kill_group(pid);
     kill_descendants(Some(pid));
     signals::clear_running_group();
-    if status.is_none() {
+    if timed_out {
         status = exited.recv_timeout(OUTPUT_GRACE).ok().and_then(Result::ok);
     }
     reap_orphans(pid);
     // Output still in the pipes is read, but only for a short while.
-    let until = Instant::now().max(started) + OUTPUT_GRACE;
+    let until = Instant::now() + OUTPUT_GRACE;
     for _ in 0..2 {
         let left = until.saturating_duration_since(Instant::now());
         if closed.recv_timeout(left).is_err() {
