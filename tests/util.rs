@@ -175,14 +175,102 @@ impl Zero {
                 panic!("zero {:?} did not finish within {RUN_LIMIT:?}", self.args);
             }
         };
-        Output {
+        let output = Output {
             code: status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.join().unwrap()).into_owned(),
             stderr: String::from_utf8_lossy(&err.join().unwrap()).into_owned(),
             args: self.args.clone(),
             elapsed: started.elapsed(),
+        };
+        capture(&output);
+        output
+    }
+}
+
+/// With `ZERO_E2E_CAPTURE=<dir>`, every run's exit code, stdout and stderr are appended to
+/// `<dir>/<test>.txt` with what differs from run to run (ids, temporary paths, ports, retry
+/// jitter) replaced, so two versions of zero can be compared byte for byte:
+/// `ZERO_E2E_CAPTURE=/tmp/a cargo test --test e2e`, change, `.../tmp/b`, then `diff -r`.
+fn capture(output: &Output) {
+    let Some(dir) = std::env::var_os("ZERO_E2E_CAPTURE") else { return };
+    let test = std::thread::current().name().unwrap_or("unnamed").replace("::", "-");
+    let block = format!(
+        "=== {:?} exit {}\n--- stdout\n{}--- stderr\n{}",
+        output.args, output.code, output.stdout, output.stderr
+    );
+    let block = normalize(&block);
+    let path = Path::new(&dir).join(format!("{test}.txt"));
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+    file.write_all(block.as_bytes()).unwrap();
+}
+
+/// Replaces the parts of a run's output that change from run to run.
+fn normalize(text: &str) -> String {
+    // Generated ids: `run_` or `zero_`, 14 digits, `_`, then letters and digits.
+    let mut out = text.to_string();
+    for (prefix, with) in [("run_", "run_ID"), ("zero_", "zero_SESSION")] {
+        out = replace_each(&out, prefix, |after| {
+            let stamp = after.len() > 14
+                && after.as_bytes()[..14].iter().all(u8::is_ascii_digit)
+                && after.as_bytes()[14] == b'_';
+            let n = after.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+            stamp.then(|| (with.to_string(), n))
+        });
+    }
+    // Temporary directories: `zero-e2e-<name>-<pid>-<n>`.
+    out = replace_each(&out, "zero-e2e-", |after| {
+        let end = after.find(['/', '"', ' ', '\n', ')']).unwrap_or(after.len());
+        let parts: Vec<&str> = after[..end].rsplitn(3, '-').collect();
+        let numbered = parts.len() == 3
+            && parts[..2].iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        numbered.then(|| (format!("zero-e2e-{}", parts[2]), end))
+    });
+    // Timestamps of session files: `2026-12-01T09:51:13.676Z`.
+    out = replace_each(&out, "T", |after| {
+        let b = after.as_bytes();
+        let shaped = b.len() >= 13
+            && [2, 5].iter().all(|&i| b[i] == b':')
+            && b[8] == b'.'
+            && b[12] == b'Z'
+            && [0, 1, 3, 4, 6, 7, 9, 10, 11].iter().all(|&i| b[i].is_ascii_digit());
+        shaped.then(|| ("TTIME".to_string(), 13))
+    });
+    // Mock ports, retry jitter, pids of other runs.
+    for (marker, with) in
+        [("127.0.0.1:", "127.0.0.1:PORT"), ("retrying in ", "retrying in N"), ("(pid ", "(pid N")]
+    {
+        out = replace_each(&out, marker, |after| {
+            let n = after.bytes().take_while(|b| b.is_ascii_digit() || *b == b'.').count();
+            (n > 0).then(|| (with.to_string(), n))
+        });
+    }
+    out
+}
+
+/// Replaces each `prefix` and the `n` bytes after it with what `decide` says, where it says.
+fn replace_each(
+    text: &str,
+    prefix: &str,
+    decide: impl Fn(&str) -> Option<(String, usize)>,
+) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(prefix) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + prefix.len()..];
+        match decide(after) {
+            Some((with, n)) => {
+                out.push_str(&with);
+                rest = &after[n..];
+            }
+            None => {
+                out.push_str(prefix);
+                rest = after;
+            }
         }
     }
+    out.push_str(rest);
+    out
 }
 
 /// A finished run.
