@@ -6,10 +6,11 @@
 //! must never mistake a non-answer for an answer (A12).
 #![forbid(unsafe_code)]
 
+use crate::conversation::{Message, ToolCall};
 use crate::error::{Failure, Stop};
 use crate::models::{self, Model, Usage};
 use crate::output::{lock, Shared};
-use crate::provider::{Message, Provider, Request, StreamEvent, ToolCall};
+use crate::provider::{Provider, Request, StreamEvent};
 use crate::tools::{side_effect_of, Outcome, Toolbox};
 
 /// The system prompt: who zero is and how it should work.
@@ -33,7 +34,7 @@ fn for_model(output: &str) -> String {
         return output.to_string();
     }
     let half = MODEL_RESULT_CAP / 2;
-    let (head, _) = crate::output::cap_utf8(output, half);
+    let (head, _) = crate::text::cap_utf8(output, half);
     let mut tail_start = output.len() - half;
     while !output.is_char_boundary(tail_start) {
         tail_start += 1;
@@ -149,9 +150,9 @@ impl Agent<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conversation::Role;
     use crate::output::{Emitter, Format};
     use crate::provider::scripted::Scripted;
-    use crate::provider::Role;
     use crate::redact::Redactor;
     use crate::testkit::{SharedBuf, TempDir};
     use crate::tools::{Mode, Workspace};

@@ -45,6 +45,13 @@ impl Env {
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
+
+    /// The values of variables whose names are sensitive (A6): exact secrets from the start.
+    pub fn secret_values(&self) -> impl Iterator<Item = String> + '_ {
+        self.iter()
+            .filter(|(name, _)| crate::redact::is_sensitive_key(name))
+            .map(|(_, v)| v.to_string())
+    }
 }
 
 /// The process's environment variables the bash tool does not get: those whose names are
@@ -719,7 +726,7 @@ fn provider_command(command: &str) -> Result<Source, Failure> {
         return Err(fail("ZERO_PROVIDER_COMMAND failed: its exit status is unknown".to_string()));
     };
     if !status.success() {
-        let detail = crate::http::summarize(&String::from_utf8_lossy(&stderr));
+        let detail = crate::text::summarize(&String::from_utf8_lossy(&stderr));
         let code = status.code().map_or("a signal".to_string(), |c| format!("exit code {c}"));
         let detail = if detail.is_empty() { String::new() } else { format!(": {detail}") };
         return Err(fail(format!("ZERO_PROVIDER_COMMAND failed with {code} ({command}){detail}")));

@@ -2,7 +2,7 @@
 //! and an `error.code` string (SPEC A1, A2).
 //!
 //! Each module has its own error type at its boundary (`input::InputError`,
-//! `config::ConfigError`, `provider::ProviderError`, ...); they all convert into [`Failure`]
+//! `config::ConfigError`, `provider::CallError`, ...); they all convert into [`Failure`]
 //! here, so the mapping to exit codes cannot drift between call sites.
 #![forbid(unsafe_code)]
 
@@ -67,7 +67,7 @@ impl Failure {
             | Failure::Crash(m) => m.as_str(),
             Failure::Interrupted => "Interrupted.",
         };
-        one_line(text)
+        crate::text::one_line(text)
     }
 }
 
@@ -102,27 +102,6 @@ impl From<OutputClosed> for Stop {
     }
 }
 
-/// Collapses line breaks and runs of whitespace so a message is one line.
-pub fn one_line(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for word in text.split_whitespace() {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    out
-}
-
-/// At most `max` characters of `text`, with `...` when it was cut. Cut only text that is
-/// already redacted: a secret cut in half can no longer be recognised.
-pub fn cut_chars(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_string(),
-        Some((end, _)) => format!("{}...", &text[..end]),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,13 +121,6 @@ mod tests {
             assert_eq!(failure.code(), code);
             assert_eq!(failure.recoverable(), recoverable);
         }
-    }
-
-    #[test]
-    fn cuts_count_characters_and_say_so() {
-        assert_eq!(cut_chars("héllo", 5), "héllo");
-        assert_eq!(cut_chars("héllo", 2), "hé...");
-        assert_eq!(cut_chars("", 0), "");
     }
 
     #[test]

@@ -9,13 +9,14 @@ use std::sync::{Arc, Mutex};
 use crate::agent::{Agent, Journal, SYSTEM_PROMPT};
 use crate::cli::{ExecArgs, Resume};
 use crate::config::{self, Choice, Env, ProviderKind, Runtime};
+use crate::conversation::{Message, ToolCall};
 use crate::error::{Failure, Stop};
 use crate::http::Http;
 use crate::input::{self, InputFormat};
 use crate::models::{self, Model, Usage};
 use crate::output::{lock, Emitter, Format, RunInfo, Shared, ToolRow};
-use crate::provider::{self, Message, Provider, ToolCall};
-use crate::redact::{is_sensitive_key, Redactor};
+use crate::provider::{self, Provider};
+use crate::redact::Redactor;
 use crate::session::{self, NewSession, Session, Store};
 use crate::tools::{self, Mode, Outcome, Toolbox, Workspace};
 
@@ -28,9 +29,7 @@ pub struct Process {
 
 /// The secrets known before anything runs: values of sensitive environment variables (A6).
 fn startup_redactor(env: &Env) -> Redactor {
-    Redactor::new(
-        env.iter().filter(|(name, _)| is_sensitive_key(name)).map(|(_, value)| value.to_string()),
-    )
+    Redactor::new(env.secret_values())
 }
 
 /// Runs `zero exec` and returns the exit code. `on_start` receives the shared emitter as soon

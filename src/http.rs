@@ -11,13 +11,56 @@ use std::time::Duration;
 
 use ureq::Timeout;
 
-use crate::provider::{error_message, ProviderError};
+use crate::error::Failure;
 use crate::sse::SseError;
+use crate::text::summarize;
 
 /// Error bodies are read up to this size.
 const ERROR_BODY_CAP: u64 = 64 * 1024;
 /// A server's `retry-after` is honoured up to this long.
 pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// Why one provider call failed (the transport, the status, or what the stream said), and
+/// whether trying it again may help.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallError {
+    pub message: String,
+    pub retry: Retry,
+}
+
+impl CallError {
+    pub fn fatal(message: impl Into<String>) -> CallError {
+        CallError { message: message.into(), retry: Retry::No }
+    }
+}
+
+impl From<CallError> for Failure {
+    fn from(err: CallError) -> Failure {
+        Failure::Provider(err.message)
+    }
+}
+
+/// The message inside a JSON error object: `error.message`, `message`, `error` as text, ...
+pub(crate) fn error_message(value: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let value = match value {
+        Value::Array(items) => items.first()?,
+        other => other,
+    };
+    let error = value.get("error");
+    let text = error
+        .and_then(|e| e.get("message"))
+        .or_else(|| value.get("message"))
+        .or_else(|| error.filter(|e| e.is_string()))
+        .or_else(|| value.get("detail"))
+        .and_then(Value::as_str)?;
+    let mut text = text.trim().to_string();
+    // OpenRouter puts the upstream provider's own words in metadata.raw.
+    if let Some(raw) = error.and_then(|e| e.pointer("/metadata/raw")).and_then(Value::as_str) {
+        text = format!("{text} ({})", raw.trim());
+    }
+    (!text.is_empty()).then_some(text)
+}
 
 /// Whether and when a failed call may be tried again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +134,7 @@ impl Http {
         url: &str,
         headers: &[(&str, String)],
         body: &[u8],
-    ) -> Result<ureq::BodyReader<'static>, ProviderError> {
+    ) -> Result<ureq::BodyReader<'static>, CallError> {
         let mut request = self.agent.post(url).header("accept", "text/event-stream");
         for (name, value) in headers {
             request = request.header(*name, value.as_str());
@@ -113,11 +156,11 @@ impl Http {
     }
 
     /// A failure before the response headers arrived.
-    fn send_error(&self, err: ureq::Error, url: &str) -> ProviderError {
+    fn send_error(&self, err: ureq::Error, url: &str) -> CallError {
         let host = host_of(url);
         let retry = Retry::After(None);
         match err {
-            ureq::Error::Timeout(Timeout::Connect | Timeout::Resolve) => ProviderError {
+            ureq::Error::Timeout(Timeout::Connect | Timeout::Resolve) => CallError {
                 message: format!(
                     "Provider unreachable: connecting to {host} timed out after {} (ZERO_CONNECT_TIMEOUT_MS)",
                     human(self.settings.connect)
@@ -125,54 +168,54 @@ impl Http {
                 retry,
             },
             ureq::Error::Timeout(Timeout::Global | Timeout::PerCall) => self.total_timeout(),
-            ureq::Error::Timeout(_) => ProviderError::fatal(format!(
+            ureq::Error::Timeout(_) => CallError::fatal(format!(
                 "Provider did not answer: no response from {host} within {} (ZERO_HEADERS_TIMEOUT_MS)",
                 human(self.settings.headers)
             )),
             ureq::Error::HostNotFound => {
-                ProviderError::fatal(format!("Provider unreachable: host not found: {host}"))
+                CallError::fatal(format!("Provider unreachable: host not found: {host}"))
             }
-            ureq::Error::ConnectionFailed => ProviderError {
+            ureq::Error::ConnectionFailed => CallError {
                 message: format!("Provider unreachable: could not connect to {host}"),
                 retry,
             },
-            ureq::Error::Io(io) => ProviderError {
+            ureq::Error::Io(io) => CallError {
                 message: format!("Provider unreachable: {host}: {}", io_text(&io)),
                 retry,
             },
             ureq::Error::BadUri(uri) => {
-                ProviderError::fatal(format!("Invalid provider URL: {uri}"))
+                CallError::fatal(format!("Invalid provider URL: {uri}"))
             }
-            other => ProviderError::fatal(format!("Provider request to {host} failed: {other}")),
+            other => CallError::fatal(format!("Provider request to {host} failed: {other}")),
         }
     }
 
     /// A failure while reading the streamed body.
-    pub fn stream_error(&self, err: SseError) -> ProviderError {
+    pub fn stream_error(&self, err: SseError) -> CallError {
         match err {
             SseError::Io(io) => match ureq::Error::from(io) {
                 ureq::Error::Timeout(Timeout::Global | Timeout::PerCall) => self.total_timeout(),
-                ureq::Error::Timeout(_) => ProviderError::fatal(format!(
+                ureq::Error::Timeout(_) => CallError::fatal(format!(
                     "Provider stream stalled: no data for {} (ZERO_IDLE_TIMEOUT_MS)",
                     human(self.settings.idle)
                 )),
-                ureq::Error::Io(io) => ProviderError {
+                ureq::Error::Io(io) => CallError {
                     message: format!("Provider stream failed: {}", io_text(&io)),
                     retry: Retry::After(None),
                 },
-                other => ProviderError {
+                other => CallError {
                     message: format!("Provider stream failed: {other}"),
                     retry: Retry::After(None),
                 },
             },
             SseError::TooLong | SseError::NotUtf8 => {
-                ProviderError::fatal(format!("Provider stream is malformed: {err}"))
+                CallError::fatal(format!("Provider stream is malformed: {err}"))
             }
         }
     }
 
-    fn total_timeout(&self) -> ProviderError {
-        ProviderError::fatal(format!(
+    fn total_timeout(&self) -> CallError {
+        CallError::fatal(format!(
             "Provider call exceeded {} in total (ZERO_TOTAL_TIMEOUT_MS)",
             human(self.settings.total)
         ))
@@ -185,7 +228,7 @@ pub(crate) fn status_error(
     reason: &str,
     body: &str,
     hint: Option<Duration>,
-) -> ProviderError {
+) -> CallError {
     let detail = body_detail(body).unwrap_or_else(|| reason.to_string());
     let (what, retry) = match status {
         401 | 403 => (
@@ -199,7 +242,7 @@ pub(crate) fn status_error(
         }
         _ => (format!("Provider returned error (HTTP {status})"), Retry::No),
     };
-    ProviderError { message: format!("{what}: {detail}"), retry }
+    CallError { message: format!("{what}: {detail}"), retry }
 }
 
 /// What an error body says, in one line: the JSON error message, an HTML page's title, or the
@@ -230,21 +273,6 @@ fn between<'a>(text: &'a str, lower: &str, open: &str, close: &str) -> Option<&'
     let start = lower.find(open)? + open.len();
     let end = start + lower[start..].find(close)?;
     text.get(start..end).map(str::trim).filter(|t| !t.is_empty())
-}
-
-/// One line of at most 300 characters, cut at a word boundary where there is one: the text is
-/// redacted later, and a secret cut in half could no longer be recognised.
-pub fn summarize(text: &str) -> String {
-    let line = crate::error::one_line(text);
-    if line.chars().count() <= 300 {
-        return line;
-    }
-    let cut: String = line.chars().take(300).collect();
-    let cut = match cut.rfind(' ') {
-        Some(space) if space > 0 => &cut[..space],
-        _ => &cut[..],
-    };
-    format!("{cut}...")
 }
 
 /// `retry-after-ms` (milliseconds) or `retry-after` (seconds, or an HTTP date), clamped to

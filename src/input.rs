@@ -224,7 +224,7 @@ fn describe(value: &Value) -> String {
         Value::Null => "null".to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
-        Value::String(s) => format!("the string {}", Value::String(crate::http::summarize(s))),
+        Value::String(s) => format!("the string {}", Value::String(crate::text::summarize(s))),
         Value::Array(_) => "an array".to_string(),
         Value::Object(_) => "an object".to_string(),
     }

@@ -12,7 +12,9 @@
 mod agent;
 mod cli;
 mod clock;
+mod commands;
 mod config;
+mod conversation;
 mod dirfd;
 mod ending;
 mod error;
@@ -33,6 +35,7 @@ mod signals;
 mod sse;
 #[cfg(test)]
 mod testkit;
+mod text;
 mod tools;
 
 use std::io::Write;
@@ -54,8 +57,8 @@ fn main() -> ExitCode {
             let _ = writeln!(std::io::stderr(), "[zero] {message}");
             2
         }
-        Command::Sessions(args) => session::command(&args, &config::Env::from_process()),
-        Command::Redact(names) => redact_stdin(&names, &config::Env::from_process()),
+        Command::Sessions(args) => commands::sessions(&args, &config::Env::from_process()),
+        Command::Redact(names) => commands::redact(&names, &config::Env::from_process()),
         Command::Exec(args) => {
             let process = exec::Process {
                 env: config::Env::from_process(),
@@ -66,30 +69,4 @@ fn main() -> ExitCode {
         }
     };
     ExitCode::from(code)
-}
-
-/// `zero redact`: stdin to stdout through the redactor, with the environment's secrets.
-fn redact_stdin(names: &[String], env: &config::Env) -> u8 {
-    let sensitive =
-        env.iter().filter(|(k, _)| redact::is_sensitive_key(k)).map(|(_, v)| v.to_string());
-    let mut redactor = redact::Redactor::new(sensitive);
-    for name in names {
-        match env.get(name) {
-            Some(value) => redactor.add_secrets_min([value.to_string()], 4),
-            None => {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "[zero] WARNING: --redact-env {name}: the variable is not set."
-                );
-            }
-        }
-    }
-    match redact::filter(std::io::stdin().lock(), std::io::stdout().lock(), &redactor) {
-        Ok(()) => 0,
-        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => 1,
-        Err(err) => {
-            let _ = writeln!(std::io::stderr(), "[zero] redact failed: {err}");
-            1
-        }
-    }
 }

@@ -14,9 +14,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 
-use crate::error::{cut_chars, Failure, OutputClosed};
+use crate::error::{Failure, OutputClosed};
 use crate::models::Usage;
 use crate::redact::{Redactor, TextStream};
+use crate::text::{cap_utf8, cut_chars};
 
 /// `output` of a `tool_result` event is capped at this many bytes (A9).
 pub const TOOL_OUTPUT_EVENT_CAP: usize = 32 * 1024;
@@ -363,7 +364,7 @@ impl Emitter {
         let (shown, truncated) = cap_utf8(&redacted, TOOL_OUTPUT_EVENT_CAP);
         match self.format {
             Format::Text => {
-                let summary = crate::error::one_line(&self.redactor.redact_str(output));
+                let summary = crate::text::one_line(&self.redactor.redact_str(output));
                 self.stderr(&format!("[result] {}", cut_chars(&summary, RESULT_ROW_CHARS)));
                 Ok(())
             }
@@ -628,18 +629,6 @@ pub fn wire_id(id: &str) -> std::borrow::Cow<'_, str> {
         out.push_str(&format!("-{sum:08x}"));
     }
     std::borrow::Cow::Owned(out)
-}
-
-/// A prefix of at most `cap` bytes ending on a character boundary, and whether it was cut.
-pub fn cap_utf8(text: &str, cap: usize) -> (&str, bool) {
-    if text.len() <= cap {
-        return (text, false);
-    }
-    let mut end = cap;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    (&text[..end], true)
 }
 
 /// Appends `,"key":value` pairs to a line; every string value is redacted.

@@ -18,9 +18,9 @@ use serde_json::{json, Value};
 
 use crate::clock::{random_base36, Utc};
 use crate::config::Env;
+use crate::conversation::{Message, Role, ToolCall};
 use crate::error::Failure;
 use crate::models::Usage;
-use crate::provider::{Message, Role, ToolCall};
 use crate::redact::Redactor;
 
 /// How long a run waits for another run's lock on the same session.
@@ -137,7 +137,7 @@ fn stamp() -> String {
 
 /// Session title: whitespace collapsed, at most 80 characters (B 1.4).
 pub fn title_of(prompt: &str) -> String {
-    let collapsed = crate::error::one_line(prompt);
+    let collapsed = crate::text::one_line(prompt);
     let title: String = collapsed.chars().take(80).collect();
     if title.is_empty() {
         "Zero exec session".to_string()
@@ -536,7 +536,7 @@ pub fn assistant_payload(text: &str, calls: &[ToolCall], redactor: &Redactor) ->
 /// leave a secret's prefix too short to be recognised.
 pub fn tool_result_payload(id: &str, ok: bool, output: &str, redactor: &Redactor) -> Value {
     let redacted = redactor.redact_str(output);
-    let (kept, truncated) = crate::output::cap_utf8(&redacted, STORED_OUTPUT_CAP);
+    let (kept, truncated) = crate::text::cap_utf8(&redacted, STORED_OUTPUT_CAP);
     json!({"id": id, "status": if ok { "ok" } else { "error" }, "output": kept, "truncated": truncated})
 }
 
@@ -639,7 +639,7 @@ pub fn trim_to_budget(messages: Vec<Message>, budget: u64) -> Vec<Message> {
     if total > budget {
         // One exchange alone is too big: shorten its tool results.
         for m in kept.iter_mut().filter(|m| m.role == Role::Tool && m.content.len() > 8192) {
-            let (head, _) = crate::output::cap_utf8(&m.content, 8192);
+            let (head, _) = crate::text::cap_utf8(&m.content, 8192);
             m.content = format!("{head}\n[... shortened to fit the context window]");
         }
     }
@@ -648,119 +648,6 @@ pub fn trim_to_budget(messages: Vec<Message>, budget: u64) -> Vec<Message> {
         kept.remove(0);
     }
     kept
-}
-
-/// `zero sessions list|show`.
-pub fn command(args: &crate::cli::SessionsArgs, env: &Env) -> u8 {
-    use crate::cli::SessionsArgs;
-    let redactor = Redactor::new(
-        env.iter().filter(|(k, _)| crate::redact::is_sensitive_key(k)).map(|(_, v)| v.to_string()),
-    );
-    let mut out = std::io::stdout().lock();
-    let fail = |message: String, code: u8| {
-        let _ = writeln!(std::io::stderr(), "[zero] {}", redactor.redact_str(&message));
-        code
-    };
-    let store = match Store::locate(env) {
-        Ok(store) => store,
-        Err(SessionError::Io(m) | SessionError::Usage(m)) => return fail(m, 1),
-    };
-    let written = match args {
-        SessionsArgs::List { json } => {
-            let list = match store.list() {
-                Ok(list) => list,
-                Err(SessionError::Io(m)) => return fail(m, 1),
-                Err(SessionError::Usage(m)) => return fail(m, 2),
-            };
-            if *json {
-                let value = redactor.redact_value(&json!({"sessions": list}));
-                writeln!(out, "{value}")
-            } else if list.is_empty() {
-                writeln!(out, "No sessions yet ({}).", store.root().display())
-            } else {
-                list.iter().try_for_each(|m| {
-                    let title = redactor.redact_str(m.title.as_deref().unwrap_or(""));
-                    writeln!(
-                        out,
-                        "{}  {}  {:>4} events  {}",
-                        m.session_id, m.updated_at, m.event_count, title
-                    )
-                })
-            }
-        }
-        SessionsArgs::Show { id, json } => {
-            let meta = match store.metadata(id) {
-                Ok(meta) => meta,
-                Err(SessionError::Io(m)) => return fail(m, 1),
-                Err(SessionError::Usage(m)) => return fail(m, 2),
-            };
-            let (events, warnings) = match store.events(id) {
-                Ok(found) => found,
-                Err(SessionError::Io(m)) => return fail(m, 1),
-                Err(SessionError::Usage(m)) => return fail(m, 2),
-            };
-            for warning in &warnings {
-                let _ = writeln!(std::io::stderr(), "[zero] WARNING: {warning}");
-            }
-            // Sessions written by an older zero may hold argument text with JSON escapes.
-            let mut events = events;
-            for event in &mut events {
-                redact_argument_text(event, &redactor);
-            }
-            if *json {
-                let value = redactor.redact_value(&json!({"metadata": meta, "events": events}));
-                writeln!(out, "{value}")
-            } else {
-                let mut text = format!(
-                    "Session {}\nTitle: {}\nModel: {} ({})\nCreated: {}\nUpdated: {}\nEvents: {}\n",
-                    meta.session_id,
-                    meta.title.as_deref().unwrap_or("-"),
-                    meta.model_id.as_deref().unwrap_or("-"),
-                    meta.provider.as_deref().unwrap_or("-"),
-                    meta.created_at,
-                    meta.updated_at,
-                    meta.event_count
-                );
-                for event in &events {
-                    let summary = event.payload.as_ref().map(summarize).unwrap_or_default();
-                    text.push_str(&format!("#{} {}: {}\n", event.sequence, event.kind, summary));
-                }
-                out.write_all(redactor.redact_str(&text).as_bytes())
-            }
-        }
-    };
-    match written.and_then(|()| out.flush()) {
-        Ok(()) => 0,
-        Err(_) => 1,
-    }
-}
-
-/// Replaces the argument text of an assistant message's tool calls with its decoded,
-/// redacted form (see [`Redactor::redact_json_text`]).
-fn redact_argument_text(event: &mut Event, redactor: &Redactor) {
-    let calls = event.payload.as_mut().and_then(|p| p.get_mut("toolCalls"));
-    for call in calls.and_then(Value::as_array_mut).into_iter().flatten() {
-        if let Some(Value::String(arguments)) = call.get_mut("arguments") {
-            *arguments = redactor.redact_json_text(arguments);
-        }
-    }
-}
-
-/// The string, number and boolean leaves of a payload, one line, at most 200 characters.
-fn summarize(payload: &Value) -> String {
-    fn leaves(value: &Value, out: &mut Vec<String>) {
-        match value {
-            Value::String(s) => out.push(s.clone()),
-            Value::Number(n) => out.push(n.to_string()),
-            Value::Bool(b) => out.push(b.to_string()),
-            Value::Array(items) => items.iter().for_each(|v| leaves(v, out)),
-            Value::Object(map) => map.values().for_each(|v| leaves(v, out)),
-            Value::Null => {}
-        }
-    }
-    let mut parts = Vec::new();
-    leaves(payload, &mut parts);
-    crate::error::cut_chars(&crate::error::one_line(&parts.join(" ")), 200)
 }
 
 #[cfg(test)]

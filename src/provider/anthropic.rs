@@ -11,11 +11,12 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::{
-    append_within, error_message, parse_payload, stream_call, Decoder, Message, ProviderError,
-    Request, Role, Sink, StreamEvent, ToolCall, MAX_CALL_ARGUMENTS, MAX_TURN_REASONING,
+    append_within, parse_payload, stream_call, CallError, Decoder, Request, Sink, StreamEvent,
+    MAX_CALL_ARGUMENTS, MAX_TURN_REASONING,
 };
+use crate::conversation::{Message, Role, ToolCall};
 use crate::error::Stop;
-use crate::http::{body_detail, Http, Retry};
+use crate::http::{body_detail, error_message, Http, Retry};
 use crate::models::{Effort, Usage};
 use crate::sse::Frame;
 
@@ -59,7 +60,7 @@ pub fn request_body(
     max_tokens: u64,
     effort: Option<Effort>,
     request: &Request<'_>,
-) -> Result<Value, ProviderError> {
+) -> Result<Value, CallError> {
     let mut system: Vec<&str> = Vec::new();
     let mut messages: Vec<(String, Vec<Value>)> = Vec::new();
     for m in request.messages {
@@ -76,7 +77,7 @@ pub fn request_body(
             }
             Role::Tool => {
                 let id = m.tool_call_id.as_deref().ok_or_else(|| {
-                    ProviderError::fatal(
+                    CallError::fatal(
                         "Zero Anthropic provider requires toolCallId on tool result messages",
                     )
                 })?;
@@ -89,7 +90,7 @@ pub fn request_body(
         }
     }
     if messages.is_empty() {
-        return Err(ProviderError::fatal(
+        return Err(CallError::fatal(
             "Zero Anthropic provider requires at least one non-system message",
         ));
     }
@@ -134,7 +135,7 @@ fn push_user(messages: &mut Vec<(String, Vec<Value>)>, block: Value) {
     }
 }
 
-fn assistant_blocks(m: &Message) -> Result<Vec<Value>, ProviderError> {
+fn assistant_blocks(m: &Message) -> Result<Vec<Value>, CallError> {
     let mut blocks: Vec<Value> = m.native.clone();
     if !m.content.is_empty() {
         blocks.push(json!({"type": "text", "text": m.content}));
@@ -146,7 +147,7 @@ fn assistant_blocks(m: &Message) -> Result<Vec<Value>, ProviderError> {
             match serde_json::from_str::<Value>(&call.arguments) {
                 Ok(value @ Value::Object(_)) => value,
                 Ok(_) => {
-                    return Err(ProviderError::fatal(format!(
+                    return Err(CallError::fatal(format!(
                     "Zero Anthropic provider requires tool arguments for {} to be a JSON object",
                     call.name
                 )))
@@ -176,12 +177,12 @@ pub struct AnthropicDecoder {
 }
 
 impl Decoder for AnthropicDecoder {
-    fn feed(&mut self, frame: Frame, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+    fn feed(&mut self, frame: Frame, out: &mut Vec<StreamEvent>) -> Result<(), CallError> {
         let data = match frame {
             Frame::Event { data, .. } => data,
             Frame::Stray(text) => {
                 let detail = body_detail(&text).unwrap_or_default();
-                return Err(ProviderError::fatal(format!(
+                return Err(CallError::fatal(format!(
                     "Provider returned a response that is not an event stream: {detail}"
                 )));
             }
@@ -285,7 +286,7 @@ impl Decoder for AnthropicDecoder {
                             .to_string(),
                     )),
                     Some("refusal") => {
-                        return Err(ProviderError::fatal(
+                        return Err(CallError::fatal(
                             "Provider stopped the answer: refusal (stop_reason refusal)",
                         ))
                     }
@@ -311,7 +312,7 @@ impl Decoder for AnthropicDecoder {
                 } else {
                     Retry::No
                 };
-                return Err(ProviderError {
+                return Err(CallError {
                     message: format!("Provider returned error during streaming: {detail}"),
                     retry,
                 });
@@ -321,10 +322,10 @@ impl Decoder for AnthropicDecoder {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), CallError> {
         if !self.stopped {
             self.close(out);
-            return Err(ProviderError {
+            return Err(CallError {
                 message: "Provider stream ended before the model finished (no message_stop)"
                     .to_string(),
                 retry: Retry::After(None),

@@ -8,12 +8,10 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{
-    error_message, parse_payload, stream_call, Decoder, Message, ProviderError, Request, Role,
-    Sink, StreamEvent, ToolCall,
-};
+use super::{parse_payload, stream_call, CallError, Decoder, Request, Sink, StreamEvent};
+use crate::conversation::{Message, Role, ToolCall};
 use crate::error::Stop;
-use crate::http::{body_detail, Http, Retry};
+use crate::http::{body_detail, error_message, Http, Retry};
 use crate::models::{Effort, Usage};
 use crate::sse::Frame;
 
@@ -28,7 +26,7 @@ pub struct Gemini {
 
 impl Gemini {
     pub fn stream(&mut self, request: &Request<'_>, sink: &mut Sink<'_>) -> Result<(), Stop> {
-        let fail = |e: ProviderError| Stop::from(crate::error::Failure::Provider(e.message));
+        let fail = |e: CallError| Stop::from(crate::error::Failure::Provider(e.message));
         let url = stream_url(&self.base_url, &self.api_model).map_err(fail)?;
         let body = request_body(self.max_tokens, self.effort, request).map_err(fail)?;
         let body = serde_json::to_vec(&body).unwrap_or_default();
@@ -38,11 +36,11 @@ impl Gemini {
 }
 
 /// The streaming URL; the model name is trimmed, `models/` removed, and percent-encoded.
-pub fn stream_url(base: &str, model: &str) -> Result<String, ProviderError> {
+pub fn stream_url(base: &str, model: &str) -> Result<String, CallError> {
     let model = model.trim();
     let model = model.strip_prefix("models/").unwrap_or(model);
     if model.is_empty() {
-        return Err(ProviderError::fatal("Zero Gemini provider requires a model"));
+        return Err(CallError::fatal("Zero Gemini provider requires a model"));
     }
     let mut encoded = String::new();
     for b in model.bytes() {
@@ -72,7 +70,7 @@ pub fn request_body(
     max_tokens: u64,
     effort: Option<Effort>,
     request: &Request<'_>,
-) -> Result<Value, ProviderError> {
+) -> Result<Value, CallError> {
     let mut system: Vec<Value> = Vec::new();
     let mut contents: Vec<(String, Vec<Value>)> = Vec::new();
     let mut call_names: Vec<(&str, &str)> = Vec::new();
@@ -90,7 +88,7 @@ pub fn request_body(
             }
             Role::Tool => {
                 let id = m.tool_call_id.as_deref().ok_or_else(|| {
-                    ProviderError::fatal(
+                    CallError::fatal(
                         "Zero Gemini provider requires toolCallId on tool result messages",
                     )
                 })?;
@@ -116,7 +114,7 @@ pub fn request_body(
         }
     }
     if contents.is_empty() {
-        return Err(ProviderError::fatal(
+        return Err(CallError::fatal(
             "Zero Gemini provider requires at least one non-system message",
         ));
     }
@@ -153,7 +151,7 @@ fn push_user(contents: &mut Vec<(String, Vec<Value>)>, part: Value) {
 
 /// An assistant turn as Gemini `model` parts: the parts it sent, when kept (they carry thought
 /// signatures), else text and function calls.
-fn model_parts(m: &Message) -> Result<Vec<Value>, ProviderError> {
+fn model_parts(m: &Message) -> Result<Vec<Value>, CallError> {
     if !m.native.is_empty() {
         return Ok(m.native.clone());
     }
@@ -168,7 +166,7 @@ fn model_parts(m: &Message) -> Result<Vec<Value>, ProviderError> {
             match serde_json::from_str::<Value>(&call.arguments) {
                 Ok(value @ Value::Object(_)) => value,
                 Ok(_) => {
-                    return Err(ProviderError::fatal(format!(
+                    return Err(CallError::fatal(format!(
                         "Zero Gemini provider requires tool arguments for {} to be a JSON object",
                         call.name
                     )))
@@ -242,7 +240,7 @@ pub struct GeminiDecoder {
 }
 
 impl Decoder for GeminiDecoder {
-    fn feed(&mut self, frame: Frame, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+    fn feed(&mut self, frame: Frame, out: &mut Vec<StreamEvent>) -> Result<(), CallError> {
         let data = match frame {
             Frame::Event { data, .. } => data,
             Frame::Stray(text) => {
@@ -252,7 +250,7 @@ impl Decoder for GeminiDecoder {
                 } else {
                     "Provider returned error during streaming"
                 };
-                return Err(ProviderError::fatal(format!("{what}: {detail}")));
+                return Err(CallError::fatal(format!("{what}: {detail}")));
             }
         };
         if data.trim() == "[DONE]" {
@@ -265,7 +263,7 @@ impl Decoder for GeminiDecoder {
                     chunk.pointer("/error/status").and_then(Value::as_str).map(str::to_string)
                 })
                 .unwrap_or_else(|| "Gemini stream error".to_string());
-            return Err(ProviderError::fatal(format!(
+            return Err(CallError::fatal(format!(
                 "Provider returned error during streaming: {detail}"
             )));
         }
@@ -273,7 +271,7 @@ impl Decoder for GeminiDecoder {
             if let Some(reason) = feedback.get("blockReason").and_then(Value::as_str) {
                 let why =
                     feedback.get("blockReasonMessage").and_then(Value::as_str).unwrap_or(reason);
-                return Err(ProviderError::fatal(format!(
+                return Err(CallError::fatal(format!(
                     "Content blocked: {why} (blockReason {reason})"
                 )));
             }
@@ -309,13 +307,13 @@ impl Decoder for GeminiDecoder {
                     "The model stopped at its output token limit; the answer may be cut short.".to_string(),
                 )),
                 "MALFORMED_FUNCTION_CALL" => {
-                    return Err(ProviderError {
+                    return Err(CallError {
                         message: "Provider returned error during streaming: the model produced a malformed function call (finishReason MALFORMED_FUNCTION_CALL)".to_string(),
                         retry: Retry::After(None),
                     })
                 }
                 other => {
-                    return Err(ProviderError::fatal(format!(
+                    return Err(CallError::fatal(format!(
                         "Provider stopped the answer: content blocked (finishReason {other})"
                     )))
                 }
@@ -324,7 +322,7 @@ impl Decoder for GeminiDecoder {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), CallError> {
         if self.signed {
             for part in self.parts.drain(..) {
                 out.push(StreamEvent::Native(part));
@@ -334,7 +332,7 @@ impl Decoder for GeminiDecoder {
             out.push(StreamEvent::Usage(usage));
         }
         if !self.finished {
-            return Err(ProviderError {
+            return Err(CallError {
                 message: "Provider stream ended before the model finished (no finishReason)"
                     .to_string(),
                 retry: Retry::After(None),

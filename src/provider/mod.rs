@@ -17,84 +17,11 @@ use std::io::BufReader;
 
 use serde_json::Value;
 
+use crate::conversation::{Message, ToolCall, ToolSpec};
 use crate::error::{Failure, Stop};
-use crate::http::{Http, Retry};
+use crate::http::{CallError, Http, Retry};
 use crate::models::Usage;
 use crate::sse::{Frame, SseReader};
-
-/// Who said something.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    System,
-    User,
-    Assistant,
-    Tool,
-}
-
-/// A complete tool call from the model.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    /// The arguments as the model wrote them: JSON text, `{}` when it sent none.
-    pub arguments: String,
-}
-
-/// One message of the conversation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Message {
-    pub role: Role,
-    pub content: String,
-    /// Calls the assistant made in this message.
-    pub tool_calls: Vec<ToolCall>,
-    /// For a tool result: the call it answers, and that call's tool.
-    pub tool_call_id: Option<String>,
-    pub tool_name: Option<String>,
-    /// Provider-native content of an assistant turn that must be sent back verbatim
-    /// (Anthropic thinking blocks with their signatures, Gemini parts with thought signatures).
-    pub native: Vec<Value>,
-}
-
-impl Message {
-    pub fn system(content: impl Into<String>) -> Message {
-        Message::plain(Role::System, content.into())
-    }
-
-    pub fn user(content: impl Into<String>) -> Message {
-        Message::plain(Role::User, content.into())
-    }
-
-    pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Message {
-        Message { tool_calls, ..Message::plain(Role::Assistant, content.into()) }
-    }
-
-    pub fn tool_result(call: &ToolCall, content: impl Into<String>) -> Message {
-        Message {
-            tool_call_id: Some(call.id.clone()),
-            tool_name: Some(call.name.clone()),
-            ..Message::plain(Role::Tool, content.into())
-        }
-    }
-
-    fn plain(role: Role, content: String) -> Message {
-        Message {
-            role,
-            content,
-            tool_calls: Vec::new(),
-            tool_call_id: None,
-            tool_name: None,
-            native: Vec::new(),
-        }
-    }
-}
-
-/// A tool as advertised to the model.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolSpec {
-    pub name: &'static str,
-    pub description: &'static str,
-    pub parameters: Value,
-}
 
 /// What one call sends.
 pub struct Request<'a> {
@@ -126,25 +53,6 @@ impl StreamEvent {
     }
 }
 
-/// A provider failure, with whether a retry may help.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProviderError {
-    pub message: String,
-    pub retry: Retry,
-}
-
-impl ProviderError {
-    pub fn fatal(message: impl Into<String>) -> ProviderError {
-        ProviderError { message: message.into(), retry: Retry::No }
-    }
-}
-
-impl From<ProviderError> for Failure {
-    fn from(err: ProviderError) -> Failure {
-        Failure::Provider(err.message)
-    }
-}
-
 /// Answer text of one model call at most: a model (or server) that writes more is broken or
 /// hostile, and the run ends with a `provider_error` instead of holding it all in memory.
 pub const MAX_TURN_TEXT: usize = 4 * 1024 * 1024;
@@ -154,8 +62,8 @@ pub const MAX_TURN_REASONING: usize = 4 * 1024 * 1024;
 pub const MAX_CALL_ARGUMENTS: usize = 4 * 1024 * 1024;
 
 /// The error for a stream that went past one of the limits above.
-pub(crate) fn over_limit(what: &str, limit: usize) -> ProviderError {
-    ProviderError::fatal(format!(
+pub(crate) fn over_limit(what: &str, limit: usize) -> CallError {
+    CallError::fatal(format!(
         "Provider stream exceeded zero's limit: {what} over {} MiB in one model call",
         limit / (1024 * 1024)
     ))
@@ -167,7 +75,7 @@ pub(crate) fn append_within(
     piece: &str,
     limit: usize,
     what: &str,
-) -> Result<(), ProviderError> {
+) -> Result<(), CallError> {
     if held.len() + piece.len() > limit {
         return Err(over_limit(what, limit));
     }
@@ -183,7 +91,7 @@ struct Sizes {
 }
 
 impl Sizes {
-    fn check(&mut self, event: &StreamEvent) -> Result<(), ProviderError> {
+    fn check(&mut self, event: &StreamEvent) -> Result<(), CallError> {
         match event {
             StreamEvent::Text(t) => {
                 self.text += t.len();
@@ -208,9 +116,9 @@ impl Sizes {
 
 /// Turns one wire format's frames into events.
 pub trait Decoder {
-    fn feed(&mut self, frame: Frame, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError>;
+    fn feed(&mut self, frame: Frame, out: &mut Vec<StreamEvent>) -> Result<(), CallError>;
     /// The stream ended without a transport error.
-    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError>;
+    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), CallError>;
 }
 
 /// Where streamed events go; an error stops the call.
@@ -238,7 +146,7 @@ impl Provider {
 
 /// What went wrong inside one attempt.
 enum AttemptError {
-    Provider(ProviderError),
+    Provider(CallError),
     Sink(Stop),
 }
 
@@ -321,32 +229,11 @@ fn attempt_call<D: Decoder>(
 }
 
 /// A JSON payload from a stream, or a decoder error naming the provider.
-pub(crate) fn parse_payload(provider: &str, data: &str) -> Result<Value, ProviderError> {
+pub(crate) fn parse_payload(provider: &str, data: &str) -> Result<Value, CallError> {
     serde_json::from_str(data).map_err(|err| {
-        ProviderError::fatal(format!(
+        CallError::fatal(format!(
             "Provider returned error during streaming: invalid {provider} stream payload ({err}): {}",
-            crate::http::summarize(data)
+            crate::text::summarize(data)
         ))
     })
-}
-
-/// The message inside a JSON error object: `error.message`, `message`, `error` as text, ...
-pub(crate) fn error_message(value: &Value) -> Option<String> {
-    let value = match value {
-        Value::Array(items) => items.first()?,
-        other => other,
-    };
-    let error = value.get("error");
-    let text = error
-        .and_then(|e| e.get("message"))
-        .or_else(|| value.get("message"))
-        .or_else(|| error.filter(|e| e.is_string()))
-        .or_else(|| value.get("detail"))
-        .and_then(Value::as_str)?;
-    let mut text = text.trim().to_string();
-    // OpenRouter puts the upstream provider's own words in metadata.raw.
-    if let Some(raw) = error.and_then(|e| e.pointer("/metadata/raw")).and_then(Value::as_str) {
-        text = format!("{text} ({})", raw.trim());
-    }
-    (!text.is_empty()).then_some(text)
 }

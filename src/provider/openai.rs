@@ -11,11 +11,12 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::{
-    append_within, error_message, parse_payload, stream_call, Decoder, Message, ProviderError,
-    Request, Role, Sink, StreamEvent, ToolCall, MAX_CALL_ARGUMENTS,
+    append_within, parse_payload, stream_call, CallError, Decoder, Request, Sink, StreamEvent,
+    MAX_CALL_ARGUMENTS,
 };
+use crate::conversation::{Message, Role, ToolCall};
 use crate::error::Stop;
-use crate::http::{body_detail, Http};
+use crate::http::{body_detail, error_message, Http};
 use crate::models::{Effort, Usage};
 use crate::sse::Frame;
 
@@ -118,7 +119,7 @@ pub struct OpenAiDecoder {
 }
 
 impl Decoder for OpenAiDecoder {
-    fn feed(&mut self, frame: Frame, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+    fn feed(&mut self, frame: Frame, out: &mut Vec<StreamEvent>) -> Result<(), CallError> {
         let (name, data) = match frame {
             Frame::Event { name, data } => (name, data),
             Frame::Stray(text) => return self.stray(&text, out),
@@ -130,8 +131,8 @@ impl Decoder for OpenAiDecoder {
         }
         let chunk = parse_payload("OpenAI", &data)?;
         if name.as_deref() == Some("error") || chunk.get("error").is_some_and(|e| !e.is_null()) {
-            let detail = error_message(&chunk).unwrap_or_else(|| crate::http::summarize(&data));
-            return Err(ProviderError::fatal(format!(
+            let detail = error_message(&chunk).unwrap_or_else(|| crate::text::summarize(&data));
+            return Err(CallError::fatal(format!(
                 "Provider returned error during streaming: {detail}"
             )));
         }
@@ -154,10 +155,10 @@ impl Decoder for OpenAiDecoder {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), CallError> {
         self.complete_all(out);
         if !self.done && !self.finished {
-            return Err(ProviderError {
+            return Err(CallError {
                 message:
                     "Provider stream ended before the model finished (no finish_reason or [DONE])"
                         .to_string(),
@@ -172,7 +173,7 @@ impl Decoder for OpenAiDecoder {
 }
 
 impl OpenAiDecoder {
-    fn choice(&mut self, choice: &Value, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+    fn choice(&mut self, choice: &Value, out: &mut Vec<StreamEvent>) -> Result<(), CallError> {
         let delta = choice.get("delta").or_else(|| choice.get("message"));
         if let Some(delta) = delta {
             for key in ["reasoning_content", "reasoning"] {
@@ -200,7 +201,7 @@ impl OpenAiDecoder {
                 self.complete_all(out);
                 match reason {
                     "content_filter" => {
-                        return Err(ProviderError::fatal(
+                        return Err(CallError::fatal(
                             "Provider stopped the answer: content filter (finish_reason content_filter)",
                         ))
                     }
@@ -220,7 +221,7 @@ impl OpenAiDecoder {
         call: &Value,
         position: u64,
         out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError> {
+    ) -> Result<(), CallError> {
         let index = call.get("index").and_then(Value::as_u64).unwrap_or(position);
         if let Some(open) = self.open.filter(|&open| open != index) {
             // A later call started: the earlier one's arguments are complete.
@@ -283,14 +284,14 @@ impl OpenAiDecoder {
 
     /// A body that is not an event stream: a non-streamed completion (some servers ignore
     /// `stream: true`) is still an answer; anything else is an error naming what came back.
-    fn stray(&mut self, text: &str, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+    fn stray(&mut self, text: &str, out: &mut Vec<StreamEvent>) -> Result<(), CallError> {
         if let Ok(value) = serde_json::from_str::<Value>(text.trim()) {
             if value.get("choices").is_some() && value.get("error").is_none() {
                 return self.feed(Frame::Event { name: None, data: value.to_string() }, out);
             }
         }
         let detail = body_detail(text).unwrap_or_default();
-        Err(ProviderError::fatal(format!(
+        Err(CallError::fatal(format!(
             "Provider returned a response that is not an event stream: {detail}"
         )))
     }

@@ -345,7 +345,7 @@ fn recorded_error_bodies_become_one_line_provider_errors() {
                 .expect("an error message");
             let err = status_error(status, "", &body, None);
             assert!(!err.message.contains('\n'), "{}", path.display());
-            let own_line = crate::error::one_line(own);
+            let own_line = crate::text::one_line(own);
             let shown: String = own_line.chars().take(200).collect();
             assert!(
                 err.message.contains(&shown),

@@ -18,7 +18,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{ProviderError, Request, Sink, StreamEvent, ToolCall};
+use super::{CallError, Request, Sink, StreamEvent};
+use crate::conversation::ToolCall;
 use crate::error::{Failure, Stop};
 use crate::models::Usage;
 
@@ -83,7 +84,7 @@ impl Scripted {
             sink(StreamEvent::Text(text))?;
         }
         if let Some(message) = turn.error {
-            return Err(Failure::from(ProviderError::fatal(format!(
+            return Err(Failure::from(CallError::fatal(format!(
                 "Provider returned error during streaming: {message}"
             )))
             .into());

@@ -16,8 +16,8 @@ use std::ffi::OsString;
 
 use serde_json::{json, Map, Value};
 
+use crate::conversation::{ToolCall, ToolSpec};
 use crate::error::Failure;
-use crate::provider::{ToolCall, ToolSpec};
 pub use workspace::Workspace;
 
 /// What a tool can affect.

@@ -1,0 +1,84 @@
+//! Small text helpers used everywhere: one-line summaries and cuts by characters or bytes.
+//! Cut only text that is already redacted: a secret cut in half can no longer be recognised.
+#![forbid(unsafe_code)]
+
+/// Collapses line breaks and runs of whitespace so a message is one line.
+pub fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+/// At most `max` characters of `text`, with `...` when it was cut.
+pub fn cut_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((end, _)) => format!("{}...", &text[..end]),
+    }
+}
+
+/// A prefix of at most `cap` bytes ending on a character boundary, and whether it was cut.
+pub fn cap_utf8(text: &str, cap: usize) -> (&str, bool) {
+    if text.len() <= cap {
+        return (text, false);
+    }
+    let mut end = cap;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&text[..end], true)
+}
+
+/// One line of at most 300 characters, cut at a word boundary where there is one: the text is
+/// redacted later, and a secret cut in half could no longer be recognised.
+pub fn summarize(text: &str) -> String {
+    let line = one_line(text);
+    if line.chars().count() <= 300 {
+        return line;
+    }
+    let cut: String = line.chars().take(300).collect();
+    let cut = match cut.rfind(' ') {
+        Some(space) if space > 0 => &cut[..space],
+        _ => &cut[..],
+    };
+    format!("{cut}...")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_collapses_whitespace() {
+        assert_eq!(
+            one_line("No LLM provider configured.\n\nSet  OPENAI_API_KEY."),
+            "No LLM provider configured. Set OPENAI_API_KEY."
+        );
+    }
+
+    #[test]
+    fn cuts_count_characters_and_say_so() {
+        assert_eq!(cut_chars("héllo", 5), "héllo");
+        assert_eq!(cut_chars("héllo", 2), "hé...");
+        assert_eq!(cut_chars("", 0), "");
+    }
+
+    #[test]
+    fn byte_caps_end_on_a_character() {
+        assert_eq!(cap_utf8("héllo", 2), ("h", true));
+        assert_eq!(cap_utf8("héllo", 3), ("hé", true));
+        assert_eq!(cap_utf8("ab", 5), ("ab", false));
+    }
+
+    #[test]
+    fn summaries_are_one_line_and_cut_at_a_word_where_there_is_one() {
+        assert_eq!(summarize("a\n b"), "a b");
+        let word = "x".repeat(301);
+        assert_eq!(summarize(&word), format!("{}...", "x".repeat(300)));
+    }
+}
