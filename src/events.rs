@@ -167,11 +167,11 @@ pub enum Legacy<'a> {
     },
 }
 
-/// A tool as `--list-tools` shows it.
+/// A tool as `--list-tools` shows it (fields in the legacy line's order).
 #[derive(Debug, Clone, Serialize)]
 pub struct ListedTool<'a> {
     pub name: &'a str,
-    pub side_effect: &'a str,
     pub permission: &'a str,
     pub reason: &'a str,
+    pub side_effect: &'a str,
 }

@@ -11,10 +11,11 @@ use crate::cli::{ExecArgs, Resume};
 use crate::config::{self, Choice, Env, ProviderKind, Runtime};
 use crate::conversation::{Message, ToolCall};
 use crate::error::{Failure, Stop};
+use crate::events::{ListedTool, RunDetails};
 use crate::http::Http;
 use crate::input::{self, InputFormat};
 use crate::models::{self, Model, Usage};
-use crate::output::{lock, Emitter, Format, RunInfo, Shared, ToolRow};
+use crate::output::{lock, Emitter, Format, RunInfo, Shared};
 use crate::provider::{self, Provider};
 use crate::redact::Redactor;
 use crate::session::{self, NewSession, Session, Store};
@@ -175,10 +176,10 @@ fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
     let info = run_info(&runtime, &cwd, autonomy, mode, &enabled, &disabled, None);
     // 8. --list-tools.
     if args.list_tools {
-        let rows: Vec<ToolRow> = toolbox
+        let rows: Vec<ListedTool> = toolbox
             .visible()
             .into_iter()
-            .map(|t| ToolRow {
+            .map(|t| ListedTool {
                 name: t.name,
                 side_effect: t.side_effect.name(),
                 permission: t.permission.name(),
@@ -480,13 +481,15 @@ fn run_info(
         provider: runtime.kind.name().to_string(),
         model: runtime.model_id.clone(),
         api_model: runtime.api_model.clone(),
-        model_label: runtime.model_label.clone(),
-        model_profile: runtime.profile.map(|p| p.name().to_string()),
-        autonomy: autonomy.to_string(),
-        permission_mode: mode.name().to_string(),
-        reasoning_effort: runtime.effort.map(|e| e.name().to_string()),
-        enabled_tools: enabled.to_vec(),
-        disabled_tools: disabled.to_vec(),
+        details: RunDetails {
+            model_label: runtime.model_label.clone(),
+            model_profile: runtime.profile.map(|p| p.name().to_string()),
+            autonomy: autonomy.to_string(),
+            permission_mode: mode.name().to_string(),
+            reasoning_effort: runtime.effort.map(|e| e.name().to_string()),
+            enabled_tools: enabled.to_vec(),
+            disabled_tools: disabled.to_vec(),
+        },
     }
 }
 

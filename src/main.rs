@@ -18,6 +18,7 @@ mod conversation;
 mod dirfd;
 mod ending;
 mod error;
+mod events;
 mod exec;
 #[cfg(test)]
 mod fuzz;

@@ -1,11 +1,14 @@
-//! Everything zero writes during a run goes through the [`Emitter`]: the three output formats
-//! (SPEC B 1.5, B 9, A3), redaction of every string (A6), and one `write_all` plus `flush` per
-//! line the moment an event exists (A4).
+//! Everything zero writes during a run goes through the [`Emitter`]: each event is built once
+//! as an [`Event`] (with every string redacted, A6) and rendered into the run's output format
+//! (SPEC B 1.5, B 9, A3; see `views`), with one `write_all` plus `flush` per line the moment it
+//! exists (A4).
 //!
 //! Answer text is redacted as a stream: a delta is written at once unless its tail could still
 //! grow into a secret, and that tail is released when the next delta decides it, when the
 //! turn ends, or before a tool call.
 #![forbid(unsafe_code)]
+
+mod views;
 
 use std::cell::Cell;
 use std::io::Write;
@@ -15,16 +18,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::Value;
 
 use crate::error::{Failure, OutputClosed};
+use crate::events::{Event, Legacy, ListedTool, RunDetails, RunStatus, Status};
 use crate::models::Usage;
 use crate::redact::{Redactor, TextStream};
-use crate::text::{cap_utf8, cut_chars};
+use crate::text::cap_utf8;
 
 /// `output` of a `tool_result` event is capped at this many bytes (A9).
 pub const TOOL_OUTPUT_EVENT_CAP: usize = 32 * 1024;
-/// `[result]` rows in text mode are cut at this many characters.
-const RESULT_ROW_CHARS: usize = 200;
-/// A tool name in a text-mode `[tool]` row is cut at this many characters.
-const TOOL_NAME_ROW_CHARS: usize = 100;
 
 /// `-o` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +46,7 @@ impl Format {
     }
 }
 
-/// What `run_start` says about the run.
+/// What `run_start` says about the run (not yet redacted).
 #[derive(Debug, Clone, Default)]
 pub struct RunInfo {
     pub session_id: Option<String>,
@@ -54,22 +54,7 @@ pub struct RunInfo {
     pub provider: String,
     pub model: String,
     pub api_model: String,
-    pub model_label: String,
-    pub model_profile: Option<String>,
-    pub autonomy: String,
-    pub permission_mode: String,
-    pub reasoning_effort: Option<String>,
-    pub enabled_tools: Vec<String>,
-    pub disabled_tools: Vec<String>,
-}
-
-/// A tool as listed by `--list-tools`.
-#[derive(Debug, Clone)]
-pub struct ToolRow {
-    pub name: &'static str,
-    pub side_effect: &'static str,
-    pub permission: &'static str,
-    pub reason: &'static str,
+    pub details: RunDetails,
 }
 
 /// The emitter, shared with the interrupt and panic handlers so they can end the stream.
@@ -125,7 +110,9 @@ pub struct Emitter {
     err: Box<dyn Write + Send>,
     redactor: Redactor,
     text: TextStream,
+    /// The line being written, and the event serialised on its own (see `views`).
     line: Vec<u8>,
+    event: Vec<u8>,
     scratch: String,
     /// Text-mode stdout received answer text, and whether it ended with a newline.
     streamed: bool,
@@ -155,6 +142,7 @@ impl Emitter {
             redactor,
             text: TextStream::default(),
             line: Vec::with_capacity(1024),
+            event: Vec::with_capacity(1024),
             scratch: String::new(),
             streamed: false,
             at_line_start: true,
@@ -200,61 +188,97 @@ impl Emitter {
         self.redactor.add_secrets_min([value.to_string()], min);
     }
 
-    pub fn run_start(&mut self, info: &RunInfo) -> Result<(), OutputClosed> {
+    /// Writes one event in the run's format; nothing once the run has ended.
+    fn emit(&mut self, event: &Event<'_>) -> Result<(), OutputClosed> {
+        if self.ended() {
+            // The interrupt or panic handler ended the run while the main thread still worked.
+            return Ok(());
+        }
         match self.format {
-            Format::Text => Ok(()),
             Format::StreamJson => {
-                let mut l = self.begin("run_start");
-                if let Some(id) = &info.session_id {
-                    l.str("sessionId", id);
-                }
-                l.str("cwd", &info.cwd).str("provider", &info.provider).str("model", &info.model);
-                l.str("apiModel", &info.api_model);
-                self.finish_line()
+                views::stream_json(&mut self.line, &mut self.event, &self.run_id, event);
+                write_all(&mut self.out, &self.line)
             }
-            Format::Json => {
-                let mut l = self.begin_legacy("run_start");
-                l.str("cwd", &info.cwd).str("provider", &info.provider).str("model", &info.model);
-                if let Some(profile) = &info.model_profile {
-                    l.str("model_profile", profile);
+            Format::Json => match views::legacy(event) {
+                Some(line) => self.write_legacy(&line),
+                None => Ok(()),
+            },
+            Format::Text => self.text_view(event),
+        }
+    }
+
+    fn write_legacy(&mut self, line: &Legacy<'_>) -> Result<(), OutputClosed> {
+        views::legacy_line(&mut self.line, line);
+        write_all(&mut self.out, &self.line)
+    }
+
+    /// Text mode: the answer on stdout, rows on stderr (see `views::text_row`).
+    fn text_view(&mut self, event: &Event<'_>) -> Result<(), OutputClosed> {
+        match event {
+            Event::Text { delta } => {
+                if std::mem::take(&mut self.turn_break) && !self.at_line_start {
+                    write_all(&mut self.out, b"\n")?;
                 }
-                l.str("model_label", &info.model_label).str("api_model", &info.api_model);
-                l.str("autonomy", &info.autonomy).str("permission_mode", &info.permission_mode);
-                if let Some(effort) = &info.reasoning_effort {
-                    l.str("reasoning_effort", effort);
+                self.streamed = true;
+                self.at_line_start = delta.ends_with('\n');
+                write_all(&mut self.out, terminal_safe(delta, false).as_bytes())
+            }
+            Event::Final { text } => {
+                if !self.streamed && !text.is_empty() {
+                    self.streamed = true;
+                    self.at_line_start = text.ends_with('\n');
+                    write_all(&mut self.out, terminal_safe(text, false).as_bytes())?;
                 }
-                if !info.enabled_tools.is_empty() {
-                    l.strings("enabled_tools", &info.enabled_tools);
-                }
-                if !info.disabled_tools.is_empty() {
-                    l.strings("disabled_tools", &info.disabled_tools);
-                }
-                l.str("output_format", "json");
-                if let Some(id) = &info.session_id {
-                    l.str("session_id", id);
-                }
-                self.finish_line()
+                self.close_text_line()
+            }
+            Event::Error { .. } => {
+                self.close_text_line()?;
+                self.text_row(event);
+                Ok(())
+            }
+            _ => {
+                self.text_row(event);
+                Ok(())
             }
         }
     }
 
+    fn text_row(&mut self, event: &Event<'_>) {
+        if let Some(row) = views::text_row(event) {
+            self.stderr(&row);
+        }
+    }
+
+    pub fn run_start(&mut self, info: &RunInfo) -> Result<(), OutputClosed> {
+        let r = |s: &str| self.redactor.redact_str(s);
+        let all = |list: &[String]| list.iter().map(|s| r(s)).collect::<Vec<_>>();
+        let d = &info.details;
+        let details = RunDetails {
+            model_label: r(&d.model_label),
+            model_profile: d.model_profile.as_deref().map(r),
+            autonomy: r(&d.autonomy),
+            permission_mode: r(&d.permission_mode),
+            reasoning_effort: d.reasoning_effort.as_deref().map(r),
+            enabled_tools: all(&d.enabled_tools),
+            disabled_tools: all(&d.disabled_tools),
+        };
+        let session_id = info.session_id.as_deref().map(r);
+        let (cwd, provider, model, api_model) =
+            (r(&info.cwd), r(&info.provider), r(&info.model), r(&info.api_model));
+        self.emit(&Event::RunStart {
+            session_id: session_id.as_deref(),
+            cwd: &cwd,
+            provider: &provider,
+            model: &model,
+            api_model: &api_model,
+            details: &details,
+        })
+    }
+
     pub fn warning(&mut self, message: &str) -> Result<(), OutputClosed> {
         self.end_text()?;
-        match self.format {
-            Format::Text => {
-                let message = self.redactor.redact_str(message);
-                self.stderr(&format!("[zero] WARNING: {message}"));
-                Ok(())
-            }
-            Format::StreamJson => {
-                self.begin("warning").str("message", message);
-                self.finish_line()
-            }
-            Format::Json => {
-                self.begin_legacy("warning").str("message", message);
-                self.finish_line()
-            }
-        }
+        let message = self.redactor.redact_str(message);
+        self.emit(&Event::Warning { message: &message })
     }
 
     /// Answer text as it streams.
@@ -286,6 +310,7 @@ impl Emitter {
         Ok(())
     }
 
+    /// Text the stream redactor released (so already redacted).
     fn write_text(&mut self, text: &str) -> Result<(), OutputClosed> {
         if text.is_empty() || self.ended() {
             return Ok(());
@@ -293,24 +318,7 @@ impl Emitter {
         if self.panic_on_text {
             panic!("ZERO_DEBUG_PANIC=emitter: a panic inside the emitter");
         }
-        match self.format {
-            Format::Text => {
-                if std::mem::take(&mut self.turn_break) && !self.at_line_start {
-                    write_all(&mut self.out, b"\n")?;
-                }
-                self.streamed = true;
-                self.at_line_start = text.ends_with('\n');
-                write_all(&mut self.out, terminal_safe(text, false).as_bytes())
-            }
-            Format::StreamJson => {
-                self.begin("text").raw_str("delta", text);
-                self.finish_line()
-            }
-            Format::Json => {
-                self.begin_legacy("text").raw_str("delta", text);
-                self.finish_line()
-            }
-        }
+        self.emit(&Event::Text { delta: text })
     }
 
     /// A complete tool call.
@@ -322,121 +330,61 @@ impl Emitter {
         side_effect: &str,
     ) -> Result<(), OutputClosed> {
         self.end_text()?;
-        match self.format {
-            Format::Text => {
-                let name = cut_chars(&self.redactor.redact_str(name), TOOL_NAME_ROW_CHARS);
-                self.stderr(&format!("[tool] {name}"));
-                Ok(())
-            }
-            Format::StreamJson => {
-                // Arguments that are not JSON are shown as the text the model wrote.
-                let args = match serde_json::from_str::<Value>(arguments) {
-                    Ok(value) => self.redactor.redact_value(&value),
-                    Err(_) => Value::String(self.redactor.redact_json_text(arguments)),
-                };
-                let id = self.redactor.redact_str(id);
-                let mut l = self.begin("tool_call");
-                l.raw_str("id", &wire_id(&id)).str("name", name);
-                l.value("args", &args);
-                l.str("sideEffect", side_effect);
-                self.finish_line()
-            }
-            Format::Json => {
-                let arguments = self.redactor.redact_json_text(arguments);
-                let mut l = self.begin_legacy("tool_call");
-                l.str("id", id).str("name", name).raw_str("arguments", &arguments);
-                self.finish_line()
-            }
-        }
+        // Arguments that are not JSON are shown as the text the model wrote; either way they
+        // are redacted decoded (see `Redactor::redact_json_text`).
+        let args = match serde_json::from_str::<Value>(arguments) {
+            Ok(value) => self.redactor.redact_value(&value),
+            Err(_) => Value::String(self.redactor.redact_json_text(arguments)),
+        };
+        let text = self.redactor.redact_json_text(arguments);
+        // Redacted before it is fitted to the protocol's id rule, which may cut it.
+        let raw_id = self.redactor.redact_str(id);
+        let name = self.redactor.redact_str(name);
+        let side_effect = self.redactor.redact_str(side_effect);
+        self.emit(&Event::ToolCall {
+            id: &wire_id(&raw_id),
+            name: &name,
+            args: &args,
+            side_effect: &side_effect,
+            arguments: &text,
+            raw_id: &raw_id,
+        })
     }
 
     /// The result of a tool call; `output` is capped for the event (A9).
     pub fn tool_result(&mut self, id: &str, ok: bool, output: &str) -> Result<(), OutputClosed> {
         self.end_text()?;
-        let status = if ok { "ok" } else { "error" };
         // Redacted whole, then cut: a cut first could leave a secret's prefix, too short to
         // be recognised.
-        let redacted = if self.format == Format::Text {
-            String::new()
-        } else {
-            self.redactor.redact_str(output)
-        };
+        let redacted = self.redactor.redact_str(output);
         let (shown, truncated) = cap_utf8(&redacted, TOOL_OUTPUT_EVENT_CAP);
-        match self.format {
-            Format::Text => {
-                let summary = crate::text::one_line(&self.redactor.redact_str(output));
-                self.stderr(&format!("[result] {}", cut_chars(&summary, RESULT_ROW_CHARS)));
-                Ok(())
-            }
-            Format::StreamJson => {
-                let id = self.redactor.redact_str(id);
-                let mut l = self.begin("tool_result");
-                l.raw_str("id", &wire_id(&id)).raw("status", status).raw_str("output", shown);
-                l.bool("truncated", truncated);
-                self.finish_line()
-            }
-            Format::Json => {
-                let mut l = self.begin_legacy("tool_result");
-                l.str("tool_call_id", id).raw("status", status).raw_str("result", shown);
-                l.bool("truncated", truncated);
-                self.finish_line()
-            }
-        }
+        let raw_id = self.redactor.redact_str(id);
+        self.emit(&Event::ToolResult {
+            id: &wire_id(&raw_id),
+            status: if ok { Status::Ok } else { Status::Error },
+            output: shown,
+            truncated,
+            raw_id: &raw_id,
+        })
     }
 
     /// Token counts (and cost, when the model's prices are known) of one provider call.
     pub fn usage(&mut self, usage: &Usage, cost: Option<f64>) -> Result<(), OutputClosed> {
-        match self.format {
-            Format::Text => Ok(()),
-            Format::StreamJson => {
-                let mut l = self.begin("usage");
-                l.num("promptTokens", usage.prompt_tokens);
-                l.num("completionTokens", usage.completion_tokens);
-                l.num("totalTokens", usage.total());
-                if let Some(cost) = cost {
-                    l.float("costUsd", cost);
-                }
-                self.finish_line()
-            }
-            Format::Json => {
-                let mut l = self.begin_legacy("usage");
-                l.num("prompt_tokens", usage.prompt_tokens);
-                l.num("completion_tokens", usage.completion_tokens);
-                l.num("total_tokens", usage.total());
-                if let Some(cost) = cost {
-                    l.float("cost_usd", cost);
-                }
-                self.finish_line()
-            }
-        }
+        self.emit(&Event::Usage {
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            total_tokens: usage.total(),
+            // Costs are rounded to a millionth of a cent.
+            cost_usd: cost.map(|c| (c * 1e8).round() / 1e8),
+        })
     }
 
     /// The final answer and the success ending.
     pub fn success(&mut self, answer: &str) -> Result<(), OutputClosed> {
         self.end_text()?;
         let answer = self.redactor.redact_str(answer);
-        match self.format {
-            Format::Text => {
-                if !self.streamed && !answer.is_empty() {
-                    self.streamed = true;
-                    self.at_line_start = answer.ends_with('\n');
-                    write_all(&mut self.out, terminal_safe(&answer, false).as_bytes())?;
-                }
-                self.close_text_line()?;
-            }
-            Format::StreamJson => {
-                self.begin("final").raw_str("text", &answer);
-                self.finish_line()?;
-                self.begin("run_end").raw("status", "success").num("exitCode", 0);
-                self.finish_line()?;
-            }
-            Format::Json => {
-                self.begin_legacy("final").raw_str("text", &answer);
-                self.finish_line()?;
-                self.begin_legacy("done").num("exit_code", 0);
-                self.finish_line()?;
-            }
-        }
+        self.emit(&Event::Final { text: &answer })?;
+        self.emit(&Event::RunEnd { status: RunStatus::Success, exit_code: 0 })?;
         self.mark_ended();
         Ok(())
     }
@@ -448,30 +396,17 @@ impl Emitter {
             return Ok(());
         }
         self.end_text()?;
-        let message = failure.message();
-        match self.format {
-            Format::Text => {
-                self.close_text_line()?;
-                let message = self.redactor.redact_str(&message);
-                self.stderr(&format!("[zero] {message}"));
-            }
-            Format::StreamJson => {
-                self.crash_row(failure);
-                let mut l = self.begin("error");
-                l.raw("code", failure.code()).str("message", &message);
-                l.bool("recoverable", failure.recoverable());
-                self.finish_line()?;
-                self.begin("run_end")
-                    .raw("status", "error")
-                    .num("exitCode", failure.exit_code().into());
-                self.finish_line()?;
-            }
-            Format::Json => {
-                self.crash_row(failure);
-                self.begin_legacy("error").raw("code", failure.code()).str("message", &message);
-                self.finish_line()?;
-            }
+        let message = self.redactor.redact_str(&failure.message());
+        if let (Failure::Crash(_), false) = (failure, self.format == Format::Text) {
+            // A bug is also reported on stderr in the JSON formats, for whoever reads logs.
+            self.stderr(&format!("[zero] {message}"));
         }
+        self.emit(&Event::Error {
+            code: failure.code(),
+            message: &message,
+            recoverable: failure.recoverable(),
+        })?;
+        self.emit(&Event::RunEnd { status: RunStatus::Error, exit_code: failure.exit_code() })?;
         self.mark_ended();
         Ok(())
     }
@@ -480,7 +415,7 @@ impl Emitter {
     pub fn tool_list(
         &mut self,
         mode: &str,
-        tools: &[ToolRow],
+        tools: &[ListedTool<'_>],
         info: &RunInfo,
     ) -> Result<(), OutputClosed> {
         let mut listing = format!("Tools visible to model ({mode}):\n");
@@ -491,29 +426,16 @@ impl Emitter {
             ));
         }
         match self.format {
-            Format::Text => {
-                write_all(&mut self.out, listing.as_bytes())?;
-            }
+            Format::Text => write_all(&mut self.out, listing.as_bytes())?,
             Format::StreamJson => {
                 self.run_start(info)?;
-                self.begin("final").raw_str("text", &listing);
-                self.finish_line()?;
-                self.begin("run_end").raw("status", "success").num("exitCode", 0);
-                self.finish_line()?;
+                self.emit(&Event::Final { text: &listing })?;
+                self.emit(&Event::RunEnd { status: RunStatus::Success, exit_code: 0 })?;
             }
             Format::Json => {
-                let rows: Vec<Value> = tools
-                    .iter()
-                    .map(|t| {
-                        serde_json::json!({"name": t.name, "side_effect": t.side_effect,
-                            "permission": t.permission, "reason": t.reason})
-                    })
-                    .collect();
-                let mut l = self.begin_legacy("tool_list");
-                l.str("permission_mode", mode).value("tools", &Value::Array(rows));
-                self.finish_line()?;
-                self.begin_legacy("done").num("exit_code", 0);
-                self.finish_line()?;
+                let mode = self.redactor.redact_str(mode);
+                self.write_legacy(&Legacy::ToolList { permission_mode: &mode, tools })?;
+                self.write_legacy(&Legacy::Done { exit_code: 0 })?;
             }
         }
         self.mark_ended();
@@ -527,45 +449,6 @@ impl Emitter {
             write_all(&mut self.out, b"\n")?;
         }
         Ok(())
-    }
-
-    /// A stream-json line: `{"schemaVersion":1,"type":...,"runId":...`.
-    fn begin(&mut self, kind: &str) -> Line<'_> {
-        self.line.clear();
-        self.line.extend_from_slice(b"{\"schemaVersion\":1,\"type\":\"");
-        self.line.extend_from_slice(kind.as_bytes());
-        self.line.extend_from_slice(b"\"");
-        let mut line = Line { buf: &mut self.line, redactor: &self.redactor };
-        // Run ids are made by zero and hold nothing to redact.
-        line.raw_str("runId", &self.run_id);
-        line
-    }
-
-    /// A legacy json line: `{"type":...`.
-    fn begin_legacy(&mut self, kind: &str) -> Line<'_> {
-        self.line.clear();
-        self.line.extend_from_slice(b"{\"type\":\"");
-        self.line.extend_from_slice(kind.as_bytes());
-        self.line.extend_from_slice(b"\"");
-        Line { buf: &mut self.line, redactor: &self.redactor }
-    }
-
-    fn finish_line(&mut self) -> Result<(), OutputClosed> {
-        self.line.extend_from_slice(b"}\n");
-        if self.ended() {
-            // After the terminal line nothing may follow: the interrupt or panic handler ended
-            // the run while the main thread was still working.
-            return Ok(());
-        }
-        write_all(&mut self.out, &self.line)
-    }
-
-    /// A bug is also reported on stderr in the JSON formats, for whoever reads the logs.
-    fn crash_row(&mut self, failure: &Failure) {
-        if let Failure::Crash(_) = failure {
-            let message = self.redactor.redact_str(&failure.message());
-            self.stderr(&format!("[zero] {message}"));
-        }
     }
 
     /// A stderr row: one line, control characters shown escaped, nothing after the end. A
@@ -629,73 +512,6 @@ pub fn wire_id(id: &str) -> std::borrow::Cow<'_, str> {
         out.push_str(&format!("-{sum:08x}"));
     }
     std::borrow::Cow::Owned(out)
-}
-
-/// Appends `,"key":value` pairs to a line; every string value is redacted.
-struct Line<'a> {
-    buf: &'a mut Vec<u8>,
-    redactor: &'a Redactor,
-}
-
-impl Line<'_> {
-    fn key(&mut self, key: &str) {
-        self.buf.extend_from_slice(b",\"");
-        self.buf.extend_from_slice(key.as_bytes());
-        self.buf.extend_from_slice(b"\":");
-    }
-
-    /// A string, redacted.
-    fn str(&mut self, key: &str, value: &str) -> &mut Self {
-        let value = self.redactor.redact_str(value);
-        self.raw_str(key, &value)
-    }
-
-    /// A string that is already redacted (answer text) or fixed by zero (a status).
-    fn raw_str(&mut self, key: &str, value: &str) -> &mut Self {
-        self.key(key);
-        // Writing to a Vec cannot fail, and a &str always serialises.
-        let _ = serde_json::to_writer(&mut *self.buf, value);
-        self
-    }
-
-    fn raw(&mut self, key: &str, value: &'static str) -> &mut Self {
-        self.raw_str(key, value)
-    }
-
-    fn strings(&mut self, key: &str, values: &[String]) -> &mut Self {
-        let values: Vec<Value> =
-            values.iter().map(|v| Value::String(self.redactor.redact_str(v))).collect();
-        self.key(key);
-        let _ = serde_json::to_writer(&mut *self.buf, &values);
-        self
-    }
-
-    /// A JSON value that is already redacted.
-    fn value(&mut self, key: &str, value: &Value) -> &mut Self {
-        self.key(key);
-        let _ = serde_json::to_writer(&mut *self.buf, value);
-        self
-    }
-
-    fn num(&mut self, key: &str, value: u64) -> &mut Self {
-        self.key(key);
-        self.buf.extend_from_slice(value.to_string().as_bytes());
-        self
-    }
-
-    fn float(&mut self, key: &str, value: f64) -> &mut Self {
-        self.key(key);
-        // Costs are rounded to a millionth of a cent; non-finite values cannot occur.
-        let rounded = (value * 1e8).round() / 1e8;
-        let _ = serde_json::to_writer(&mut *self.buf, &rounded);
-        self
-    }
-
-    fn bool(&mut self, key: &str, value: bool) -> &mut Self {
-        self.key(key);
-        self.buf.extend_from_slice(if value { b"true" } else { b"false" });
-        self
-    }
 }
 
 #[cfg(test)]

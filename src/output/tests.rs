@@ -1,4 +1,5 @@
 use super::*;
+use crate::events::{ListedTool, RunDetails};
 use crate::testkit::SharedBuf as Buffer;
 
 /// A writer that is closed.
@@ -34,10 +35,12 @@ fn info() -> RunInfo {
         provider: "openai".into(),
         model: "gpt-4.1".into(),
         api_model: "gpt-4.1".into(),
-        model_label: "GPT-4.1".into(),
-        autonomy: "low".into(),
-        permission_mode: "auto".into(),
-        ..RunInfo::default()
+        details: RunDetails {
+            model_label: "GPT-4.1".into(),
+            autonomy: "low".into(),
+            permission_mode: "auto".into(),
+            ..RunDetails::default()
+        },
     }
 }
 
@@ -73,7 +76,7 @@ fn stream_json_lines_are_exact() {
 fn legacy_json_lines_follow_b_1_5() {
     let (mut e, out, _) = emitter(Format::Json, Redactor::default());
     let mut i = info();
-    i.reasoning_effort = Some("high".into());
+    i.details.reasoning_effort = Some("high".into());
     e.run_start(&i).unwrap();
     e.text("Hi").unwrap();
     e.tool_call("c1", "grep", r#"{"pattern":"x"}"#, "read").unwrap();
@@ -263,7 +266,7 @@ fn ids_outside_the_protocol_rule_are_mapped_consistently() {
 
 #[test]
 fn list_tools_in_every_format() {
-    let rows = vec![ToolRow {
+    let rows = vec![ListedTool {
         name: "read_file",
         side_effect: "read",
         permission: "allow",
