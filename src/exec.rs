@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::agent::{Agent, Journal, SYSTEM_PROMPT};
-use crate::cli::{ExecArgs, Resume};
-use crate::config::{self, Choice, Env, ProviderKind, Runtime};
+use crate::cli::ExecArgs;
+use crate::config::{self, Env, ProviderKind, Runtime};
 use crate::conversation::{Message, ToolCall};
 use crate::error::{Failure, Stop};
 use crate::events::{ListedTool, RunDetails};
@@ -16,6 +16,7 @@ use crate::http::Http;
 use crate::input::{self, InputFormat};
 use crate::models::{self, Model, Usage};
 use crate::output::{lock, Emitter, Format, RunInfo, Shared};
+use crate::plan::{self, RunPlan, SessionPlan};
 use crate::provider::{self, Provider};
 use crate::redact::Redactor;
 use crate::session::{self, NewSession, Session, Store};
@@ -76,75 +77,28 @@ fn finish(shared: &Shared, result: Result<(), Stop>) -> u8 {
 }
 
 fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
-    if let Some(error) = &args.error {
-        return Err(Failure::Usage(format!("{error} (see zero exec --help)")).into());
-    }
-    // 2. Input format.
-    let input_format = match args.input_format.as_deref() {
-        None => InputFormat::Text,
-        Some(v) => InputFormat::parse(v).ok_or_else(|| {
-            Failure::Usage(format!(
-                "Invalid input format \"{}\". Expected \"text\" or \"stream-json\".",
-                v.trim()
-            ))
-        })?,
-    };
-    let max_turns_flag = match args.max_turns.as_deref() {
-        None => None,
-        Some(v) => {
-            let t = v.trim();
-            let valid = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
-            let parsed = t.parse::<u32>().ok().filter(|_| valid);
-            Some(parsed.ok_or_else(|| {
-                Failure::Usage(format!(
-                    "Invalid --max-turns value \"{t}\". Expected a non-negative integer."
-                ))
-            })?)
-        }
-    };
-    // 4. Session flags conflict before any provider or config work.
-    if args.resume.is_some() && args.fork.is_some() {
-        return Err(Failure::Usage("Use either --resume or --fork, not both.".to_string()).into());
-    }
+    // 2-4, 7. Everything the command line alone decides, before anything is read or changed.
+    let plan = plan::resolve(args, env)?;
+    execute(&plan, env, shared)
+}
+
+/// Runs a plan, in the order of B 1.3: the workspace, the session selection, the prompt, the
+/// configuration and provider, then the session, `run_start` and the agent loop.
+fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
     // 5. The workspace.
-    let cwd = change_directory(args.cwd.as_deref())?;
+    let cwd = change_directory(plan.cwd.as_deref())?;
     // Which session to continue is decided before the prompt, since `--resume WORD` may
     // turn out to be a prompt word (A11). Nothing is opened yet.
     let store = Store::locate(env);
-    let (selection, prompt_words) = select_session(args, store.as_ref().ok())?;
+    let (selection, prompt_words) = select_session(plan, store.as_ref().ok())?;
     // 6. The prompt (stdin is consumed here, before provider setup).
-    let prompt =
-        if args.list_tools { None } else { Some(read_prompt(args, &prompt_words, input_format)?) };
-    // 7. Run context: autonomy, permissions, filters, config, model, runtime, effort.
-    let autonomy = tools::parse_autonomy(args.auto.as_deref())?;
-    let mode =
-        if args.skip_permissions_unsafe || autonomy == "high" { Mode::Unsafe } else { Mode::Auto };
-    let enabled = tools::parse_filter(&args.enabled_tools, "enabled")?;
-    let disabled = tools::parse_filter(&args.disabled_tools, "disabled")?;
-    tools::check_overlap(&enabled, &disabled)?;
-    let inherit = match args.shell_env.as_deref().map(|v| v.trim().to_ascii_lowercase()) {
-        None => false,
-        Some(v) if v == "filtered" => false,
-        Some(v) if v == "inherit" => true,
-        Some(_) => {
-            return Err(Failure::Usage(format!(
-                "Invalid --shell-env value \"{}\". Expected \"filtered\" or \"inherit\".",
-                args.shell_env.as_deref().unwrap_or_default().trim()
-            ))
-            .into())
-        }
-    };
+    let prompt = if plan.list_tools { None } else { Some(read_prompt(plan, &prompt_words)?) };
+    // 7. The configuration and the provider runtime.
     let user_config = config::load_user_config(env)?;
-    let choice = Choice {
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-        profile: args.profile.clone(),
-        effort: args.reasoning_effort.clone(),
-        script: args.script.clone(),
-    };
-    let runtime = config::resolve(env, user_config.as_ref(), &choice)?;
-    let max_turns = config::max_turns(max_turns_flag, env, user_config.as_ref())?;
+    let runtime = config::resolve(env, user_config.as_ref(), &plan.choice)?;
+    let max_turns = config::max_turns(plan.max_turns, env, user_config.as_ref())?;
     let mut warnings = runtime.warnings.clone();
+    warnings.extend(plan.warnings.iter().cloned());
     {
         let mut out = lock(shared);
         // The key in use is a secret whatever its length (local gateways use keys like
@@ -152,30 +106,21 @@ fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
         if let Some(key) = &runtime.api_key {
             out.add_secret_min(key, 4);
         }
-        for name in &args.redact_env {
-            match env.get(name) {
-                Some(value) if value.len() >= 4 => out.add_secret_min(value, 4),
-                Some(_) => warnings.push(format!(
-                    "--redact-env {name}: values shorter than 4 characters are not redacted."
-                )),
-                None => warnings.push(format!("--redact-env {name}: the variable is not set.")),
-            }
+        for value in &plan.redact_values {
+            out.add_secret_min(value, 4);
         }
     }
     let workspace = Workspace::new(&cwd).map_err(|err| {
         Failure::Usage(format!("Working directory not found: {} ({err})", cwd.display()))
     })?;
-    for name in &args.shell_env_keep {
-        if env.get(name).is_none() {
-            warnings.push(format!("--shell-env-keep {name}: the variable is not set."));
-        }
-    }
-    let hidden = config::hidden_from_shell(inherit, &args.shell_env_keep);
+    let hidden = config::hidden_from_shell(plan.shell_env.inherit, &plan.shell_env.keep);
+    let mode = plan.mode;
     let mut toolbox =
-        Toolbox::new(workspace, mode, enabled.clone(), disabled.clone()).hiding_env(hidden);
-    let info = run_info(&runtime, &cwd, autonomy, mode, &enabled, &disabled, None);
+        Toolbox::new(workspace, mode, plan.enabled_tools.clone(), plan.disabled_tools.clone())
+            .hiding_env(hidden);
+    let info = run_info(&runtime, &cwd, plan, None);
     // 8. --list-tools.
-    if args.list_tools {
+    if plan.list_tools {
         let rows: Vec<ListedTool> = toolbox
             .visible()
             .into_iter()
@@ -267,12 +212,13 @@ enum Selection {
     Fork(String),
 }
 
-/// Decides `--resume` / `--fork` (A11) and returns the prompt words without a resume id.
+/// Decides `--resume` / `--fork` against the store (A11) and returns the prompt words without
+/// a resume id.
 fn select_session(
-    args: &ExecArgs,
+    plan: &RunPlan,
     store: Option<&Store>,
 ) -> Result<(Selection, Vec<String>), Failure> {
-    let mut words = args.prompt_words.clone();
+    let mut words = plan.prompt_words.clone();
     let need_store = || {
         store.ok_or_else(|| {
             Failure::Usage(
@@ -296,15 +242,12 @@ fn select_session(
             .map(|m| m.session_id.clone())
             .ok_or_else(|| Failure::Usage("No Zero sessions available to resume.".to_string()))
     };
-    if args.list_tools {
-        return Ok((Selection::New, words));
-    }
-    let selection = match (&args.resume, &args.fork) {
-        (None, None) => Selection::New,
-        (_, Some(id)) => Selection::Fork(existing(id)?),
-        (Some(Resume::Latest), None) => Selection::Resume(latest()?),
-        (Some(Resume::Id(id)), None) => Selection::Resume(existing(id)?),
-        (Some(Resume::Candidate { word, index }), None) => {
+    let selection = match &plan.session {
+        SessionPlan::New => Selection::New,
+        SessionPlan::Fork(id) => Selection::Fork(existing(id)?),
+        SessionPlan::Latest => Selection::Resume(latest()?),
+        SessionPlan::Resume(id) => Selection::Resume(existing(id)?),
+        SessionPlan::Candidate { word, index } => {
             let named = store.is_some_and(|s| s.exists(word));
             if named || session::looks_generated(word) {
                 if *index < words.len() {
@@ -444,12 +387,12 @@ fn change_directory(dir: Option<&Path>) -> Result<PathBuf, Failure> {
     }
 }
 
-fn read_prompt(args: &ExecArgs, words: &[String], format: InputFormat) -> Result<String, Failure> {
-    let file = args
-        .file
+fn read_prompt(plan: &RunPlan, words: &[String]) -> Result<String, Failure> {
+    let file = plan
+        .prompt_file
         .as_deref()
         .map(|f| std::env::current_dir().map(|d| d.join(f)).unwrap_or_else(|_| f.to_path_buf()));
-    let prompt = match format {
+    let prompt = match plan.input_format {
         InputFormat::Text => input::text_prompt(words, file.as_deref())?,
         InputFormat::StreamJson => {
             let stdin = std::io::stdin();
@@ -466,15 +409,7 @@ fn read_prompt(args: &ExecArgs, words: &[String], format: InputFormat) -> Result
     Ok(prompt)
 }
 
-fn run_info(
-    runtime: &Runtime,
-    cwd: &Path,
-    autonomy: &str,
-    mode: Mode,
-    enabled: &[String],
-    disabled: &[String],
-    session_id: Option<String>,
-) -> RunInfo {
+fn run_info(runtime: &Runtime, cwd: &Path, plan: &RunPlan, session_id: Option<String>) -> RunInfo {
     RunInfo {
         session_id,
         cwd: cwd.display().to_string(),
@@ -484,11 +419,11 @@ fn run_info(
         details: RunDetails {
             model_label: runtime.model_label.clone(),
             model_profile: runtime.profile.map(|p| p.name().to_string()),
-            autonomy: autonomy.to_string(),
-            permission_mode: mode.name().to_string(),
+            autonomy: plan.autonomy.to_string(),
+            permission_mode: plan.mode.name().to_string(),
             reasoning_effort: runtime.effort.map(|e| e.name().to_string()),
-            enabled_tools: enabled.to_vec(),
-            disabled_tools: disabled.to_vec(),
+            enabled_tools: plan.enabled_tools.clone(),
+            disabled_tools: plan.disabled_tools.clone(),
         },
     }
 }

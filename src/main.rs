@@ -27,6 +27,7 @@ mod http;
 mod input;
 mod models;
 mod output;
+mod plan;
 mod process;
 mod provider;
 mod redact;

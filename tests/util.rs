@@ -235,10 +235,13 @@ fn normalize(text: &str) -> String {
             && [0, 1, 3, 4, 6, 7, 9, 10, 11].iter().all(|&i| b[i].is_ascii_digit());
         shaped.then(|| ("TTIME".to_string(), 13))
     });
-    // Mock ports, retry jitter, pids of other runs.
-    for (marker, with) in
-        [("127.0.0.1:", "127.0.0.1:PORT"), ("retrying in ", "retrying in N"), ("(pid ", "(pid N")]
-    {
+    // Mock ports, retry jitter, pids of other runs, places in the source (of a panic).
+    for (marker, with) in [
+        ("127.0.0.1:", "127.0.0.1:PORT"),
+        ("retrying in ", "retrying in N"),
+        ("(pid ", "(pid N"),
+        (".rs:", ".rs:LINE"),
+    ] {
         out = replace_each(&out, marker, |after| {
             let n = after.bytes().take_while(|b| b.is_ascii_digit() || *b == b'.').count();
             (n > 0).then(|| (with.to_string(), n))

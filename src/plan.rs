@@ -1,0 +1,335 @@
+//! The run plan: `zero exec`'s parsed arguments and the environment become one validated plan,
+//! in a pure function (no file, no stdin, no network), the way ripgrep turns its low-level
+//! arguments into high-level ones. Executing the plan is `exec`'s job.
+//!
+//! Everything that can be checked from the command line alone is checked here, in the order of
+//! SPEC B 1.3, so a bad flag is reported before anything is read or changed. What depends on
+//! the world is left to the run: whether the `-C` directory and a named session exist, the
+//! prompt's content, and the provider, model, profile and effort, which are resolved against
+//! the configuration file (`config::resolve`), where B 1.3 puts their errors.
+#![forbid(unsafe_code)]
+
+use std::path::PathBuf;
+
+use crate::cli::{ExecArgs, Resume};
+use crate::config::{Choice, Env};
+use crate::error::Failure;
+use crate::input::InputFormat;
+use crate::session;
+use crate::tools::{self, Mode};
+
+/// What `--resume` / `--fork` ask for, checked for shape (A11); whether the session exists
+/// is decided when the run starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionPlan {
+    New,
+    /// Bare `--resume`: the latest session.
+    Latest,
+    Resume(String),
+    /// `--resume WORD`: a session if WORD names one or looks like a generated id, else a
+    /// prompt word (it is also at `index` among the prompt words).
+    Candidate {
+        word: String,
+        index: usize,
+    },
+    Fork(String),
+}
+
+/// What the bash tool gets of zero's environment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShellEnv {
+    /// Pass every variable (`--shell-env inherit`).
+    pub inherit: bool,
+    /// Pass these too although their names look secret (`--shell-env-keep`).
+    pub keep: Vec<String>,
+}
+
+/// A validated `zero exec`.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    pub input_format: InputFormat,
+    pub prompt_words: Vec<String>,
+    pub prompt_file: Option<PathBuf>,
+    /// `--list-tools`: print the tools and stop.
+    pub list_tools: bool,
+    pub max_turns: Option<u32>,
+    pub session: SessionPlan,
+    pub cwd: Option<PathBuf>,
+    pub autonomy: &'static str,
+    pub mode: Mode,
+    pub enabled_tools: Vec<String>,
+    pub disabled_tools: Vec<String>,
+    pub shell_env: ShellEnv,
+    /// Provider, model, profile, effort and script, as given (resolved at run time).
+    pub choice: Choice,
+    /// `--redact-env` values to treat as exact secrets.
+    pub redact_values: Vec<String>,
+    /// What the user should hear about once the run has started.
+    pub warnings: Vec<String>,
+}
+
+/// The plan of a `zero exec`, or the first usage error in B 1.3 order.
+pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
+    if let Some(error) = &args.error {
+        return Err(Failure::Usage(format!("{error} (see zero exec --help)")));
+    }
+    // 2. Input format, and the turn limit.
+    let input_format = match args.input_format.as_deref() {
+        None => InputFormat::Text,
+        Some(v) => InputFormat::parse(v).ok_or_else(|| {
+            Failure::Usage(format!(
+                "Invalid input format \"{}\". Expected \"text\" or \"stream-json\".",
+                v.trim()
+            ))
+        })?,
+    };
+    let max_turns = args.max_turns.as_deref().map(max_turns).transpose()?;
+    // 4. Session flags.
+    let session = session_plan(args)?;
+    // 7. Permissions, tool filters, the shell's environment, secrets to redact.
+    let autonomy = tools::parse_autonomy(args.auto.as_deref())?;
+    let mode =
+        if args.skip_permissions_unsafe || autonomy == "high" { Mode::Unsafe } else { Mode::Auto };
+    let enabled_tools = tools::parse_filter(&args.enabled_tools, "enabled")?;
+    let disabled_tools = tools::parse_filter(&args.disabled_tools, "disabled")?;
+    tools::check_overlap(&enabled_tools, &disabled_tools)?;
+    let inherit = match args.shell_env.as_deref().map(|v| v.trim().to_ascii_lowercase()) {
+        None => false,
+        Some(v) if v == "filtered" => false,
+        Some(v) if v == "inherit" => true,
+        Some(_) => {
+            return Err(Failure::Usage(format!(
+                "Invalid --shell-env value \"{}\". Expected \"filtered\" or \"inherit\".",
+                args.shell_env.as_deref().unwrap_or_default().trim()
+            )))
+        }
+    };
+    let mut warnings = Vec::new();
+    let mut redact_values = Vec::new();
+    for name in &args.redact_env {
+        match env.get(name) {
+            Some(value) if value.len() >= 4 => redact_values.push(value.to_string()),
+            Some(_) => warnings.push(format!(
+                "--redact-env {name}: values shorter than 4 characters are not redacted."
+            )),
+            None => warnings.push(format!("--redact-env {name}: the variable is not set.")),
+        }
+    }
+    for name in &args.shell_env_keep {
+        if env.get(name).is_none() {
+            warnings.push(format!("--shell-env-keep {name}: the variable is not set."));
+        }
+    }
+    Ok(RunPlan {
+        input_format,
+        prompt_words: args.prompt_words.clone(),
+        prompt_file: args.file.clone(),
+        list_tools: args.list_tools,
+        max_turns,
+        session,
+        cwd: args.cwd.clone(),
+        autonomy,
+        mode,
+        enabled_tools,
+        disabled_tools,
+        shell_env: ShellEnv { inherit, keep: args.shell_env_keep.clone() },
+        choice: Choice {
+            provider: args.provider.clone(),
+            model: args.model.clone(),
+            profile: args.profile.clone(),
+            effort: args.reasoning_effort.clone(),
+            script: args.script.clone(),
+        },
+        redact_values,
+        warnings,
+    })
+}
+
+/// `--max-turns`: a non-negative integer.
+fn max_turns(value: &str) -> Result<u32, Failure> {
+    let t = value.trim();
+    let valid = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    t.parse::<u32>().ok().filter(|_| valid).ok_or_else(|| {
+        Failure::Usage(format!(
+            "Invalid --max-turns value \"{t}\". Expected a non-negative integer."
+        ))
+    })
+}
+
+/// `--resume` and `--fork` (A11): at most one, with ids of the right shape.
+fn session_plan(args: &ExecArgs) -> Result<SessionPlan, Failure> {
+    let id = |id: &str| -> Result<String, Failure> {
+        let id = id.trim();
+        if session::valid_id(id) {
+            Ok(id.to_string())
+        } else {
+            Err(Failure::Usage(format!("Invalid Zero session id: {id}")))
+        }
+    };
+    Ok(match (&args.resume, &args.fork) {
+        (Some(_), Some(_)) => {
+            return Err(Failure::Usage("Use either --resume or --fork, not both.".to_string()))
+        }
+        // `--list-tools` starts no session.
+        _ if args.list_tools => SessionPlan::New,
+        (None, None) => SessionPlan::New,
+        (None, Some(fork)) => SessionPlan::Fork(id(fork)?),
+        (Some(Resume::Latest), None) => SessionPlan::Latest,
+        (Some(Resume::Id(resume)), None) => SessionPlan::Resume(id(resume)?),
+        (Some(Resume::Candidate { word, index }), None) => {
+            SessionPlan::Candidate { word: word.clone(), index: *index }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{parse, Command};
+
+    fn env(pairs: &[(&str, &str)]) -> Env {
+        Env::from_pairs(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+    }
+
+    fn plan_with(args: &[&str], env: &Env) -> Result<RunPlan, Failure> {
+        let mut all = vec!["exec"];
+        all.extend_from_slice(args);
+        match parse(all.iter().map(std::ffi::OsString::from).collect()) {
+            Command::Exec(parsed) => resolve(&parsed, env),
+            other => panic!("expected exec, got {other:?}"),
+        }
+    }
+
+    fn plan(args: &[&str]) -> RunPlan {
+        plan_with(args, &env(&[])).unwrap_or_else(|f| panic!("{args:?}: {f:?}"))
+    }
+
+    fn usage_error(args: &[&str]) -> String {
+        match plan_with(args, &env(&[])) {
+            Err(Failure::Usage(message)) => message,
+            other => panic!("{args:?}: expected a usage error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let p = plan(&["hi"]);
+        assert_eq!(p.input_format, InputFormat::Text);
+        assert_eq!(p.prompt_words, ["hi"]);
+        assert_eq!((p.prompt_file, p.list_tools, p.max_turns), (None, false, None));
+        assert_eq!((p.session, p.cwd), (SessionPlan::New, None));
+        assert_eq!((p.autonomy, p.mode), ("low", Mode::Auto));
+        assert!(p.enabled_tools.is_empty() && p.disabled_tools.is_empty());
+        assert_eq!(p.shell_env, ShellEnv::default());
+        assert!(p.redact_values.is_empty() && p.warnings.is_empty());
+    }
+
+    #[test]
+    fn each_flag_lands_in_the_plan() {
+        assert_eq!(plan(&["-i", "stream-json"]).input_format, InputFormat::StreamJson);
+        assert_eq!(plan(&["-f", "p.txt"]).prompt_file, Some(PathBuf::from("p.txt")));
+        assert!(plan(&["--list-tools"]).list_tools);
+        assert_eq!(plan(&["--max-turns", " 7 ", "x"]).max_turns, Some(7));
+        assert_eq!(plan(&["-C", "/repo", "x"]).cwd, Some(PathBuf::from("/repo")));
+        assert_eq!(plan(&["--auto", "medium", "x"]).autonomy, "medium");
+        assert_eq!(plan(&["--auto", "high", "x"]).mode, Mode::Unsafe);
+        assert_eq!(plan(&["--skip-permissions-unsafe", "x"]).mode, Mode::Unsafe);
+        assert_eq!(plan(&["--enabled-tools", "grep,glob", "x"]).enabled_tools, ["grep", "glob"]);
+        assert_eq!(plan(&["--disabled-tools", "bash", "x"]).disabled_tools, ["bash"]);
+        assert!(plan(&["--shell-env", "inherit", "x"]).shell_env.inherit);
+        assert_eq!(plan(&["--shell-env-keep", "A", "x"]).shell_env.keep, ["A"]);
+        let p = plan(&["-m", "m", "--profile", "fast", "-r", "high", "--provider", "openai", "x"]);
+        assert_eq!(p.choice.model.as_deref(), Some("m"));
+        assert_eq!(p.choice.profile.as_deref(), Some("fast"));
+        assert_eq!(p.choice.effort.as_deref(), Some("high"));
+        assert_eq!(p.choice.provider.as_deref(), Some("openai"));
+        assert_eq!(plan(&["--script", "s.json", "x"]).choice.script, Some(PathBuf::from("s.json")));
+    }
+
+    #[test]
+    fn session_flags_become_a_session_plan() {
+        let id = "zero_20261201000000_abcd1234";
+        assert_eq!(plan(&["--resume", "--", "x"]).session, SessionPlan::Latest);
+        assert_eq!(plan(&[&format!("--resume={id}"), "x"]).session, SessionPlan::Resume(id.into()));
+        assert_eq!(
+            plan(&["--resume", "fix", "it"]).session,
+            SessionPlan::Candidate { word: "fix".into(), index: 0 }
+        );
+        assert_eq!(plan(&["--fork", id, "x"]).session, SessionPlan::Fork(id.into()));
+        assert_eq!(plan(&["--list-tools", "--resume"]).session, SessionPlan::New);
+    }
+
+    #[test]
+    fn redact_env_and_shell_env_keep_read_the_environment() {
+        let e = env(&[("LONG", "value-1234"), ("SHORT", "abc")]);
+        let p = plan_with(
+            &["--redact-env", "LONG", "--redact-env", "SHORT", "--redact-env", "NONE", "x"],
+            &e,
+        )
+        .unwrap();
+        assert_eq!(p.redact_values, ["value-1234"]);
+        assert_eq!(
+            p.warnings,
+            [
+                "--redact-env SHORT: values shorter than 4 characters are not redacted.",
+                "--redact-env NONE: the variable is not set."
+            ]
+        );
+        let p =
+            plan_with(&["--shell-env-keep", "NONE", "--shell-env-keep", "LONG", "x"], &e).unwrap();
+        assert_eq!(p.warnings, ["--shell-env-keep NONE: the variable is not set."]);
+    }
+
+    #[test]
+    fn each_error_is_a_usage_error_naming_the_value() {
+        let cases: &[(&[&str], &str)] = &[
+            (&["--bogus", "x"], "invalid option '--bogus' (see zero exec --help)"),
+            (
+                &["-i", "yaml"],
+                "Invalid input format \"yaml\". Expected \"text\" or \"stream-json\".",
+            ),
+            (
+                &["--max-turns", "-1", "x"],
+                "Invalid --max-turns value \"-1\". Expected a non-negative integer.",
+            ),
+            (
+                &["--max-turns", "9999999999", "x"],
+                "Invalid --max-turns value \"9999999999\". Expected a non-negative integer.",
+            ),
+            (&["--resume=x", "--fork", "y", "z"], "Use either --resume or --fork, not both."),
+            (&["--resume=bad id", "x"], "Invalid Zero session id: bad id"),
+            (&["--fork", "-bad", "x"], "Invalid Zero session id: -bad"),
+            (
+                &["--auto", "chaos", "x"],
+                "Invalid autonomy level \"chaos\". Expected low, medium, or high.",
+            ),
+            (&["--enabled-tools", "nope", "x"], "Unknown tool: nope"),
+            (&["--disabled-tools", "bad!", "x"], "Invalid disabled tool \"bad!\"."),
+            (
+                &["--enabled-tools", "grep", "--disabled-tools", "grep", "x"],
+                "Tool cannot be both enabled and disabled: grep",
+            ),
+            (
+                &["--shell-env", "all", "x"],
+                "Invalid --shell-env value \"all\". Expected \"filtered\" or \"inherit\".",
+            ),
+        ];
+        for (args, message) in cases {
+            assert_eq!(usage_error(args), *message, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn errors_come_in_b_1_3_order() {
+        // The input format before the turn limit, the turn limit before sessions, sessions
+        // before permissions.
+        assert!(usage_error(&["-i", "x", "--max-turns", "y"]).starts_with("Invalid input format"));
+        assert!(usage_error(&["--max-turns", "y", "--resume=a", "--fork", "b"])
+            .starts_with("Invalid --max-turns"));
+        assert!(
+            usage_error(&["--resume=a", "--fork", "b", "--auto", "z"]).starts_with("Use either")
+        );
+        assert!(usage_error(&["--auto", "z", "--enabled-tools", "nope"])
+            .starts_with("Invalid autonomy"));
+    }
+}
