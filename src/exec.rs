@@ -16,7 +16,7 @@ use crate::http::Http;
 use crate::input::{self, InputFormat};
 use crate::models::{self, Model, Usage};
 use crate::output::{lock, Emitter, Format, RunInfo, Shared};
-use crate::plan::{self, RunPlan, SessionPlan};
+use crate::run_plan::{self, RunPlan, SessionPlan};
 use crate::provider::{self, Provider};
 use crate::redact::Redactor;
 use crate::session::{self, NewSession, Session, Store};
@@ -78,7 +78,7 @@ fn finish(shared: &Shared, result: Result<(), Stop>) -> u8 {
 
 fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
     // 2-4, 7. Everything the command line alone decides, before anything is read or changed.
-    let plan = plan::resolve(args, env)?;
+    let plan = run_plan::resolve(args, env)?;
     execute(&plan, env, shared)
 }
 
