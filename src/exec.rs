@@ -16,9 +16,9 @@ use crate::http::Http;
 use crate::input::{self, InputFormat};
 use crate::models::{self, Model, Usage};
 use crate::output::{lock, Emitter, Format, RunInfo, Shared};
-use crate::run_plan::{self, RunPlan, SessionPlan};
 use crate::provider::{self, Provider};
 use crate::redact::Redactor;
+use crate::run_plan::{self, RunPlan, SessionPlan};
 use crate::session::{self, NewSession, Session, Store};
 use crate::tools::{self, Mode, Outcome, Toolbox, Workspace};
 

@@ -215,7 +215,7 @@ impl Emitter {
     /// Text mode: the answer on stdout, rows on stderr (see `views::text_row`).
     fn text_view(&mut self, event: &Event<'_>) -> Result<(), OutputClosed> {
         match event {
-            Event::Text { delta } => {
+            Event::Text { delta, .. } => {
                 if std::mem::take(&mut self.turn_break) && !self.at_line_start {
                     write_all(&mut self.out, b"\n")?;
                 }
@@ -223,7 +223,7 @@ impl Emitter {
                 self.at_line_start = delta.ends_with('\n');
                 write_all(&mut self.out, terminal_safe(delta, false).as_bytes())
             }
-            Event::Final { text } => {
+            Event::Final { text, .. } => {
                 if !self.streamed && !text.is_empty() {
                     self.streamed = true;
                     self.at_line_start = text.ends_with('\n');

@@ -43,7 +43,7 @@ pub(super) fn legacy_line(line: &mut Vec<u8>, legacy: &Legacy<'_>) {
 /// `error` line, a successful one with `done`.
 pub(super) fn legacy<'a>(event: &'a Event<'a>) -> Option<Legacy<'a>> {
     Some(match *event {
-        Event::RunStart { session_id, cwd, provider, model, api_model, details } => {
+        Event::RunStart { session_id, cwd, provider, model, api_model, details, .. } => {
             Legacy::RunStart {
                 cwd,
                 provider,
@@ -60,20 +60,20 @@ pub(super) fn legacy<'a>(event: &'a Event<'a>) -> Option<Legacy<'a>> {
                 session_id,
             }
         }
-        Event::Warning { message } => Legacy::Warning { message },
-        Event::Text { delta } => Legacy::Text { delta },
+        Event::Warning { message, .. } => Legacy::Warning { message },
+        Event::Text { delta, .. } => Legacy::Text { delta },
         Event::ToolCall { raw_id, name, arguments, .. } => {
             Legacy::ToolCall { id: raw_id, name, arguments }
         }
         Event::ToolResult { raw_id, status, output, truncated, .. } => {
             Legacy::ToolResult { tool_call_id: raw_id, status, result: output, truncated }
         }
-        Event::Usage { prompt_tokens, completion_tokens, total_tokens, cost_usd } => {
+        Event::Usage { prompt_tokens, completion_tokens, total_tokens, cost_usd, .. } => {
             Legacy::Usage { prompt_tokens, completion_tokens, total_tokens, cost_usd }
         }
-        Event::Final { text } => Legacy::Final { text },
+        Event::Final { text, .. } => Legacy::Final { text },
         Event::Error { code, message, .. } => Legacy::Error { code, message },
-        Event::RunEnd { status: RunStatus::Success, exit_code } => Legacy::Done { exit_code },
+        Event::RunEnd { status: RunStatus::Success, exit_code, .. } => Legacy::Done { exit_code },
         Event::RunEnd { status: RunStatus::Error, .. } => return None,
     })
 }
@@ -81,7 +81,7 @@ pub(super) fn legacy<'a>(event: &'a Event<'a>) -> Option<Legacy<'a>> {
 /// The text-mode stderr row of an event, if it has one (answer text goes to stdout).
 pub(super) fn text_row(event: &Event<'_>) -> Option<String> {
     Some(match event {
-        Event::Warning { message } => format!("[zero] WARNING: {message}"),
+        Event::Warning { message, .. } => format!("[zero] WARNING: {message}"),
         Event::ToolCall { name, .. } => format!("[tool] {}", cut_chars(name, TOOL_NAME_ROW_CHARS)),
         Event::ToolResult { output, .. } => {
             format!("[result] {}", cut_chars(&one_line(output), RESULT_ROW_CHARS))
