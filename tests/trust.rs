@@ -48,6 +48,15 @@ fn escaped(secret: &str) -> String {
     format!("\\u{:04x}{}", first as u32, &secret[first.len_utf8()..])
 }
 
+/// Reads lines until one contains `needle` (the run is then in the state the test waits for).
+fn read_until(reader: &mut impl BufRead, needle: &str) {
+    let mut line = String::new();
+    while !line.contains(needle) {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "the run ended before {needle:?}");
+    }
+}
+
 fn mkfifo(path: &Path) {
     assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
 }
@@ -279,12 +288,8 @@ fn concurrent_resumes_wait_fail_with_the_session_named_and_never_share_a_sequenc
         .args(&["--script", hold.to_str().unwrap(), "hold"])
         .spawn();
     let mut holder_out = BufReader::new(holder.stdout.take().unwrap());
-    let mut line = String::new();
     // The tool call is written once the session is open and locked.
-    while !line.contains("\"tool_call\"") {
-        line.clear();
-        assert!(holder_out.read_line(&mut line).unwrap() > 0, "the holder ended early");
-    }
+    read_until(&mut holder_out, "\"tool_call\"");
     let waiters: Vec<_> = (0..3)
         .map(|i| {
             let run = resume(&dir, &id, &format!("waiter{i}"));
@@ -405,13 +410,7 @@ fn sighup_ends_the_run_like_sigterm() {
         .args(&[script.to_str().unwrap(), "go"])
         .spawn();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    while !line.contains("\"tool_call\"") {
-        line.clear();
-        assert!(stdout.read_line(&mut line).unwrap() > 0);
-        lines.push(line.clone());
-    }
+    read_until(&mut stdout, "\"tool_call\"");
     let pid_file = dir.path("work/child.pid");
     let started = std::time::Instant::now();
     while !pid_file.exists() || read(&pid_file).trim().is_empty() {
@@ -447,11 +446,7 @@ fn text_mode_writes_nothing_after_the_interrupted_row() {
         .args(&[script.to_str().unwrap(), "go"])
         .spawn();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    while !line.starts_with("[tool] bash") {
-        line.clear();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "no [tool] row");
-    }
+    read_until(&mut stderr, "[tool] bash");
     // The bash call is running (its reader is blocked on the gate) once the row is written;
     // the signal may still arrive before `cat` opened the gate, which changes nothing here.
     signal(child.id(), "-INT");
