@@ -325,12 +325,7 @@ pub fn resolve(
 ) -> Result<Runtime, Failure> {
     let flag_kind = match choice.provider.as_deref() {
         None => None,
-        Some(v) => Some(ProviderKind::parse(v).ok_or_else(|| {
-            Failure::Usage(format!(
-                "Unknown provider \"{}\". Expected openai, anthropic, google, openai-compatible or scripted.",
-                v.trim()
-            ))
-        })?),
+        Some(v) => Some(ProviderKind::parse(v).ok_or_else(|| Failure::Usage(unknown_kind(v)))?),
     };
     let net = net_settings(env)?;
     let scripted = flag_kind == Some(ProviderKind::Scripted)
@@ -362,7 +357,7 @@ pub fn resolve(
         },
     };
     if requested.is_empty() {
-        return Err(Failure::Config("Missing Zero provider model".to_string()));
+        return Err(Failure::Provider("Missing Zero provider model".to_string()));
     }
     let mut runtime = runtime(env, &source, explicit, &requested, net)?;
     runtime.profile = profile;
@@ -433,10 +428,9 @@ fn source(
     if flag_kind.is_some() || VARS.iter().any(|v| env.get(v).is_some()) {
         let kind = match env.get("ZERO_PROVIDER") {
             None => None,
-            Some(v) => Some(
-                ProviderKind::parse(v)
-                    .ok_or_else(|| Failure::Config(format!("Unknown Zero provider kind: {v}")))?,
-            ),
+            Some(v) => {
+                Some(ProviderKind::parse(v).ok_or_else(|| Failure::Provider(unknown_kind(v)))?)
+            }
         };
         return Ok(Source {
             origin: Origin::Environment,
@@ -446,11 +440,29 @@ fn source(
             model: env.get("OPENAI_MODEL").map(str::to_string),
         });
     }
-    Err(Failure::Config(
+    Err(Failure::Provider(
         "No LLM provider configured. Set OPENAI_API_KEY (or ANTHROPIC_API_KEY, GEMINI_API_KEY), \
          add a profile to the config file, or use --provider scripted --script FILE."
             .to_string(),
     ))
+}
+
+/// The one message for a provider kind that does not exist, from `--provider`,
+/// `ZERO_PROVIDER`, a config profile or the provider command.
+pub fn unknown_kind(value: &str) -> String {
+    format!(
+        "Unknown provider \"{}\". Expected openai, anthropic, google, openai-compatible or scripted.",
+        value.trim()
+    )
+}
+
+/// ` (closest known models: a, b, c)` for an unknown model name.
+fn closest_models(requested: &str) -> String {
+    let ids: Vec<&str> = models::MODELS.iter().map(|m| m.id).collect();
+    format!(
+        " (closest known models: {})",
+        crate::text::closest(requested, &ids, 3, false).join(", ")
+    )
 }
 
 /// Families the user has keys or endpoints for, first the source's own.
@@ -486,7 +498,7 @@ fn runtime(
     requested: &str,
     net: NetSettings,
 ) -> Result<Runtime, Failure> {
-    let config_err = |m: String| Failure::Config(m);
+    let config_err = |m: String| Failure::Provider(m);
     let openai_base = endpoint(env, source, ProviderKind::OpenAi).0;
     let openai_base = match &openai_base {
         Some(url) => Some(
@@ -521,15 +533,17 @@ fn runtime(
             Some(ProviderKind::OpenAiCompatible) => ProviderKind::OpenAiCompatible,
             Some(kind) => {
                 return Err(config_err(format!(
-                    "Unknown Zero model \"{requested}\" for official {} provider runtime. Official providers require a model from the Zero model registry. Use provider: \"openai-compatible\" with a non-official baseURL for custom gateways.",
-                    kind.name()
+                    "Unknown Zero model \"{requested}\" for official {} provider runtime. Official providers require a model from the Zero model registry{}. Use provider: \"openai-compatible\" with a non-official baseURL for custom gateways.",
+                    kind.name(),
+                    closest_models(requested)
                 )))
             }
             None if !official(&openai_base) => ProviderKind::OpenAiCompatible,
             None => {
                 return Err(config_err(format!(
-                    "Unknown Zero model \"{requested}\" for {} provider runtime. Use a model from the Zero model registry or set provider: \"openai-compatible\" for custom OpenAI-compatible gateways. Valid providers: openai, anthropic, google, openai-compatible.",
-                    source.origin.describe()
+                    "Unknown Zero model \"{requested}\" for {} provider runtime{}. Use a model from the Zero model registry or set provider: \"openai-compatible\" for custom OpenAI-compatible gateways.",
+                    source.origin.describe(),
+                    closest_models(requested)
                 )))
             }
         },
@@ -659,7 +673,7 @@ fn net_settings(env: &Env) -> Result<NetSettings, Failure> {
     let millis = |name: &str, slot: &mut Duration| -> Result<(), Failure> {
         if let Some(v) = env.get(name) {
             let ms = v.parse::<u64>().ok().filter(|ms| *ms > 0).ok_or_else(|| {
-                Failure::Config(format!(
+                Failure::Provider(format!(
                     "Invalid {name} \"{v}\": expected milliseconds (a positive integer)"
                 ))
             })?;
@@ -673,7 +687,7 @@ fn net_settings(env: &Env) -> Result<NetSettings, Failure> {
     millis("ZERO_TOTAL_TIMEOUT_MS", &mut net.total)?;
     if let Some(v) = env.get("ZERO_MAX_RETRIES") {
         net.max_retries = v.parse::<u32>().ok().filter(|n| *n <= 10).ok_or_else(|| {
-            Failure::Config(format!(
+            Failure::Provider(format!(
                 "Invalid ZERO_MAX_RETRIES \"{v}\": expected an integer from 0 to 10"
             ))
         })?;
@@ -692,10 +706,8 @@ pub fn max_turns(
         return Ok(n);
     }
     if let Some(v) = env.get("ZERO_MAX_TURNS") {
-        return v.parse::<u32>().map_err(|_| {
-            Failure::Config(format!(
-                "Invalid ZERO_MAX_TURNS \"{v}\": expected a non-negative integer"
-            ))
+        return v.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+            Failure::Usage(format!("Invalid ZERO_MAX_TURNS \"{v}\": expected a positive integer"))
         });
     }
     Ok(config.and_then(|c| c.max_turns).unwrap_or(12))
@@ -706,7 +718,7 @@ const PROVIDER_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Runs `ZERO_PROVIDER_COMMAND` (B 2.1): `/bin/sh -c`, 5 s, one JSON object on stdout.
 fn provider_command(command: &str) -> Result<Source, Failure> {
-    let fail = |m: String| Failure::Config(m);
+    let fail = |m: String| Failure::Provider(m);
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let spec = crate::process::Spec {
         command,
@@ -749,7 +761,7 @@ fn provider_command(command: &str) -> Result<Source, Failure> {
         Some(v) => Some(
             ProviderKind::parse(&v)
                 .filter(|k| *k != ProviderKind::Scripted)
-                .ok_or_else(|| fail(format!("Unknown Zero provider kind: {v}")))?,
+                .ok_or_else(|| fail(unknown_kind(&v)))?,
         ),
     };
     let model = field("model")?.or(field("model_id")?).ok_or_else(|| {

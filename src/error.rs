@@ -13,10 +13,14 @@ use std::fmt;
 pub enum Failure {
     /// Flags, prompt or stream-json input, tool filters, profile or effort, session selection.
     Usage(String),
-    /// The configuration: no provider, an invalid config file, an unknown model, a missing key.
+    /// The user config file cannot be read or parsed (A2).
     Config(String),
-    /// The provider: unreachable host, HTTP error, broken or stalled stream.
+    /// The provider cannot be set up (no provider, no key, unknown model, a failing provider
+    /// command) or refused the call (authentication, a bad request, a blocked answer).
     Provider(String),
+    /// The provider could not be reached or did not answer in time (network failures, 429 and
+    /// 5xx after retries, timeouts): the same command may succeed later.
+    Unavailable(String),
     /// The turn limit was reached, or the model ended without an answer.
     MaxTurns(String),
     /// SIGINT or SIGTERM.
@@ -30,7 +34,7 @@ impl Failure {
     pub fn exit_code(&self) -> u8 {
         match self {
             Failure::Usage(_) => 2,
-            Failure::Config(_) | Failure::Provider(_) => 3,
+            Failure::Config(_) | Failure::Provider(_) | Failure::Unavailable(_) => 3,
             Failure::MaxTurns(_) => 4,
             Failure::Interrupted => 130,
             Failure::Crash(_) => 1,
@@ -42,18 +46,24 @@ impl Failure {
         match self {
             Failure::Usage(_) => "usage_error",
             Failure::Config(_) => "config_error",
-            Failure::Provider(_) => "provider_error",
+            Failure::Provider(_) | Failure::Unavailable(_) => "provider_error",
             Failure::MaxTurns(_) => "max_turns",
             Failure::Interrupted => "interrupted",
             Failure::Crash(_) => "crash",
         }
     }
 
-    /// Whether running again (with a fixed input, or later, or resumed) can succeed.
+    /// Whether the same command may succeed if run again (A2): true for network failures,
+    /// 429 and 5xx after retries, timeouts and interrupts; false for usage, authentication, an
+    /// unknown model, the configuration, the turn limit and bugs.
     pub fn recoverable(&self) -> bool {
         match self {
-            Failure::Usage(_) | Failure::MaxTurns(_) | Failure::Interrupted => true,
-            Failure::Config(_) | Failure::Provider(_) | Failure::Crash(_) => false,
+            Failure::Unavailable(_) | Failure::Interrupted => true,
+            Failure::Usage(_)
+            | Failure::Config(_)
+            | Failure::Provider(_)
+            | Failure::MaxTurns(_)
+            | Failure::Crash(_) => false,
         }
     }
 
@@ -63,6 +73,7 @@ impl Failure {
             Failure::Usage(m)
             | Failure::Config(m)
             | Failure::Provider(m)
+            | Failure::Unavailable(m)
             | Failure::MaxTurns(m)
             | Failure::Crash(m) => m.as_str(),
             Failure::Interrupted => "Interrupted.",
@@ -109,10 +120,11 @@ mod tests {
     #[test]
     fn exit_codes_and_error_codes_follow_a1_a2() {
         let cases = [
-            (Failure::Usage("u".into()), 2, "usage_error", true),
+            (Failure::Usage("u".into()), 2, "usage_error", false),
             (Failure::Config("c".into()), 3, "config_error", false),
             (Failure::Provider("p".into()), 3, "provider_error", false),
-            (Failure::MaxTurns("m".into()), 4, "max_turns", true),
+            (Failure::Unavailable("n".into()), 3, "provider_error", true),
+            (Failure::MaxTurns("m".into()), 4, "max_turns", false),
             (Failure::Interrupted, 130, "interrupted", true),
             (Failure::Crash("x".into()), 1, "crash", false),
         ];

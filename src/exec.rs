@@ -436,7 +436,7 @@ fn build_provider(runtime: &Runtime) -> Result<Provider, Failure> {
             let path = runtime.script.clone().unwrap_or_default();
             let scripted = provider::scripted::Scripted::load(&path).map_err(|err| {
                 if path.exists() {
-                    Failure::Config(err.0)
+                    Failure::Provider(err.0)
                 } else {
                     Failure::Usage(format!("Script file not found: {}", path.display()))
                 }

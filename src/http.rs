@@ -26,17 +26,35 @@ pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 pub struct CallError {
     pub message: String,
     pub retry: Retry,
+    /// Whether the same command may succeed if run again (A2): network failures, 429 and
+    /// 5xx, timeouts. Not for authentication, refusals, or a malformed request.
+    pub recoverable: bool,
 }
 
 impl CallError {
+    /// A failure that running again will not cure.
     pub fn fatal(message: impl Into<String>) -> CallError {
-        CallError { message: message.into(), retry: Retry::No }
+        CallError { message: message.into(), retry: Retry::No, recoverable: false }
+    }
+
+    /// A transient failure: retried with backoff while nothing of the call was written.
+    pub fn transient(message: impl Into<String>, hint: Option<Duration>) -> CallError {
+        CallError { message: message.into(), retry: Retry::After(hint), recoverable: true }
+    }
+
+    /// A timeout or an unreachable host: not retried now, but a later run may succeed.
+    pub fn unavailable(message: impl Into<String>) -> CallError {
+        CallError { message: message.into(), retry: Retry::No, recoverable: true }
     }
 }
 
 impl From<CallError> for Failure {
     fn from(err: CallError) -> Failure {
-        Failure::Provider(err.message)
+        if err.recoverable {
+            Failure::Unavailable(err.message)
+        } else {
+            Failure::Provider(err.message)
+        }
     }
 }
 
@@ -158,31 +176,30 @@ impl Http {
     /// A failure before the response headers arrived.
     fn send_error(&self, err: ureq::Error, url: &str) -> CallError {
         let host = host_of(url);
-        let retry = Retry::After(None);
         match err {
-            ureq::Error::Timeout(Timeout::Connect | Timeout::Resolve) => CallError {
-                message: format!(
+            ureq::Error::Timeout(Timeout::Connect | Timeout::Resolve) => CallError::transient(
+                format!(
                     "Provider unreachable: connecting to {host} timed out after {} (ZERO_CONNECT_TIMEOUT_MS)",
                     human(self.settings.connect)
                 ),
-                retry,
-            },
+                None,
+            ),
             ureq::Error::Timeout(Timeout::Global | Timeout::PerCall) => self.total_timeout(),
-            ureq::Error::Timeout(_) => CallError::fatal(format!(
+            ureq::Error::Timeout(_) => CallError::unavailable(format!(
                 "Provider did not answer: no response from {host} within {} (ZERO_HEADERS_TIMEOUT_MS)",
                 human(self.settings.headers)
             )),
             ureq::Error::HostNotFound => {
-                CallError::fatal(format!("Provider unreachable: host not found: {host}"))
+                CallError::unavailable(format!("Provider unreachable: host not found: {host}"))
             }
-            ureq::Error::ConnectionFailed => CallError {
-                message: format!("Provider unreachable: could not connect to {host}"),
-                retry,
-            },
-            ureq::Error::Io(io) => CallError {
-                message: format!("Provider unreachable: {host}: {}", io_text(&io)),
-                retry,
-            },
+            ureq::Error::ConnectionFailed => CallError::transient(
+                format!("Provider unreachable: could not connect to {host}"),
+                None,
+            ),
+            ureq::Error::Io(io) => CallError::transient(
+                format!("Provider unreachable: {host}: {}", io_text(&io)),
+                None,
+            ),
             ureq::Error::BadUri(uri) => {
                 CallError::fatal(format!("Invalid provider URL: {uri}"))
             }
@@ -195,18 +212,14 @@ impl Http {
         match err {
             SseError::Io(io) => match ureq::Error::from(io) {
                 ureq::Error::Timeout(Timeout::Global | Timeout::PerCall) => self.total_timeout(),
-                ureq::Error::Timeout(_) => CallError::fatal(format!(
+                ureq::Error::Timeout(_) => CallError::unavailable(format!(
                     "Provider stream stalled: no data for {} (ZERO_IDLE_TIMEOUT_MS)",
                     human(self.settings.idle)
                 )),
-                ureq::Error::Io(io) => CallError {
-                    message: format!("Provider stream failed: {}", io_text(&io)),
-                    retry: Retry::After(None),
-                },
-                other => CallError {
-                    message: format!("Provider stream failed: {other}"),
-                    retry: Retry::After(None),
-                },
+                ureq::Error::Io(io) => {
+                    CallError::transient(format!("Provider stream failed: {}", io_text(&io)), None)
+                }
+                other => CallError::transient(format!("Provider stream failed: {other}"), None),
             },
             SseError::TooLong | SseError::NotUtf8 => {
                 CallError::fatal(format!("Provider stream is malformed: {err}"))
@@ -215,7 +228,7 @@ impl Http {
     }
 
     fn total_timeout(&self) -> CallError {
-        CallError::fatal(format!(
+        CallError::unavailable(format!(
             "Provider call exceeded {} in total (ZERO_TOTAL_TIMEOUT_MS)",
             human(self.settings.total)
         ))
@@ -230,19 +243,21 @@ pub(crate) fn status_error(
     hint: Option<Duration>,
 ) -> CallError {
     let detail = body_detail(body).unwrap_or_else(|| reason.to_string());
-    let (what, retry) = match status {
-        401 | 403 => (
-            format!("Provider authentication error (HTTP {status}, check your API key)"),
-            Retry::No,
-        ),
-        429 => (format!("Provider rate limit error (HTTP {status})"), Retry::After(hint)),
-        529 => (format!("Provider overloaded (HTTP {status})"), Retry::After(hint)),
-        408 | 409 | 500..=599 => {
-            (format!("Provider returned error (HTTP {status})"), Retry::After(hint))
+    let (what, transient) = match status {
+        401 | 403 => {
+            (format!("Provider authentication error (HTTP {status}, check your API key)"), false)
         }
-        _ => (format!("Provider returned error (HTTP {status})"), Retry::No),
+        429 => (format!("Provider rate limit error (HTTP {status})"), true),
+        529 => (format!("Provider overloaded (HTTP {status})"), true),
+        408 | 409 | 500..=599 => (format!("Provider returned error (HTTP {status})"), true),
+        _ => (format!("Provider returned error (HTTP {status})"), false),
     };
-    CallError { message: format!("{what}: {detail}"), retry }
+    let message = format!("{what}: {detail}");
+    if transient {
+        CallError::transient(message, hint)
+    } else {
+        CallError::fatal(message)
+    }
 }
 
 /// What an error body says, in one line: the JSON error message, an HTML page's title, or the

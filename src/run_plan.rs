@@ -145,14 +145,12 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
     })
 }
 
-/// `--max-turns`: a non-negative integer.
+/// `--max-turns`: a positive integer (a run of zero turns could not answer).
 fn max_turns(value: &str) -> Result<u32, Failure> {
     let t = value.trim();
     let valid = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
-    t.parse::<u32>().ok().filter(|_| valid).ok_or_else(|| {
-        Failure::Usage(format!(
-            "Invalid --max-turns value \"{t}\". Expected a non-negative integer."
-        ))
+    t.parse::<u32>().ok().filter(|n| valid && *n > 0).ok_or_else(|| {
+        Failure::Usage(format!("Invalid --max-turns value \"{t}\". Expected a positive integer."))
     })
 }
 
@@ -290,11 +288,15 @@ mod tests {
             ),
             (
                 &["--max-turns", "-1", "x"],
-                "Invalid --max-turns value \"-1\". Expected a non-negative integer.",
+                "Invalid --max-turns value \"-1\". Expected a positive integer.",
+            ),
+            (
+                &["--max-turns", "0", "x"],
+                "Invalid --max-turns value \"0\". Expected a positive integer.",
             ),
             (
                 &["--max-turns", "9999999999", "x"],
-                "Invalid --max-turns value \"9999999999\". Expected a non-negative integer.",
+                "Invalid --max-turns value \"9999999999\". Expected a positive integer.",
             ),
             (&["--resume=x", "--fork", "y", "z"], "Use either --resume or --fork, not both."),
             (&["--resume=bad id", "x"], "Invalid Zero session id: bad id"),

@@ -49,6 +49,36 @@ pub fn summarize(text: &str) -> String {
     format!("{cut}...")
 }
 
+/// The candidates nearest to `word` by edit distance (case-insensitive), at most `n`, nearest
+/// first; only those close enough to be a likely typo when `typos_only`.
+pub fn closest<'a>(word: &str, candidates: &[&'a str], n: usize, typos_only: bool) -> Vec<&'a str> {
+    let word = word.to_ascii_lowercase();
+    let mut scored: Vec<(usize, &str)> = candidates
+        .iter()
+        .map(|c| (edit_distance(&word, &c.to_ascii_lowercase()), *c))
+        .filter(|(d, c)| !typos_only || *d <= (c.chars().count() / 3).max(2))
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(n).map(|(_, c)| c).collect()
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,6 +89,15 @@ mod tests {
             one_line("No LLM provider configured.\n\nSet  OPENAI_API_KEY."),
             "No LLM provider configured. Set OPENAI_API_KEY."
         );
+    }
+
+    #[test]
+    fn the_closest_candidates_come_first() {
+        let models = ["gpt-4.1", "gpt-4o", "gpt-5", "claude-sonnet-4.5", "gemini-2.5-pro"];
+        assert_eq!(closest("gpt4.1", &models, 2, false), ["gpt-4.1", "gpt-4o"]);
+        assert_eq!(closest("--modle", &["--model", "--profile"], 3, true), ["--model"]);
+        assert!(closest("--xyzzy", &["--model", "--profile"], 3, true).is_empty());
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 
     #[test]

@@ -124,7 +124,7 @@ fn max_turns_with_a_tool_call_is_exit_4() {
     let error = &events[4];
     assert_eq!(
         (error["code"].as_str(), error["recoverable"].as_bool()),
-        (Some("max_turns"), Some(true))
+        (Some("max_turns"), Some(false))
     );
     assert_eq!(events[5]["exitCode"], 4);
     assert_eq!(mock.requests().len(), 1);

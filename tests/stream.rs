@@ -266,9 +266,11 @@ fn configuration_errors_in_each_format() {
     out.assert_code(3);
     assert_eq!(out.stderr, "");
     let first = &out.events()[0];
+    // A provider that cannot be set up is a provider error (A2): config_error is only for a
+    // config file that cannot be read.
     assert_eq!(
         (first["type"].as_str(), first["code"].as_str()),
-        (Some("error"), Some("config_error"))
+        (Some("error"), Some("provider_error"))
     );
     assert!(first["message"].as_str().unwrap().contains("Unknown Zero model"));
     let out = dir
@@ -282,7 +284,7 @@ fn configuration_errors_in_each_format() {
     assert_eq!(out.types(), ["error", "run_end"]);
     assert_eq!(
         (events[0]["code"].as_str(), events[0]["recoverable"].as_bool()),
-        (Some("config_error"), Some(false))
+        (Some("provider_error"), Some(false))
     );
     assert_eq!(
         (events[1]["status"].as_str(), events[1]["exitCode"].as_u64()),

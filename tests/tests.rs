@@ -10,6 +10,7 @@ mod bench_mock;
 mod cli;
 mod faults;
 mod inputs;
+mod promises;
 mod providers;
 mod redaction;
 mod scripts;

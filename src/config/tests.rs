@@ -72,13 +72,13 @@ fn resolution_errors() {
     let key = env(&[("OPENAI_API_KEY", "k")]);
     let err = resolve_err(&key, &choice(Some("local-coder")));
     assert!(
-        matches!(&err, Failure::Config(m) if m.starts_with("Unknown Zero model \"local-coder\" for environment provider runtime")),
+        matches!(&err, Failure::Provider(m) if m.starts_with("Unknown Zero model \"local-coder\" for environment provider runtime")),
         "{err:?}"
     );
     let official = env(&[("OPENAI_API_KEY", "k"), ("ZERO_PROVIDER", "openai")]);
     let err = resolve_err(&official, &choice(Some("local-coder")));
     assert!(
-        matches!(&err, Failure::Config(m) if m.contains("official openai provider runtime")),
+        matches!(&err, Failure::Provider(m) if m.contains("official openai provider runtime")),
         "{err:?}"
     );
     let err = resolve_err(
@@ -86,32 +86,46 @@ fn resolution_errors() {
         &choice(Some("x")),
     );
     assert!(
-        matches!(&err, Failure::Config(m) if m.contains("requires an explicit non-official baseURL")),
+        matches!(&err, Failure::Provider(m) if m.contains("requires an explicit non-official baseURL")),
         "{err:?}"
     );
     let err = resolve_err(&env(&[("ZERO_PROVIDER", "anthropic")]), &choice(Some("gpt-4.1")));
-    assert_eq!(err, Failure::Config("Zero model gpt-4.1 belongs to openai, not anthropic".into()));
+    assert_eq!(
+        err,
+        Failure::Provider("Zero model gpt-4.1 belongs to openai, not anthropic".into())
+    );
     let err = resolve_err(&env(&[("OPENAI_MODEL", "gpt-4.1")]), &choice(None));
     assert_eq!(
         err,
-        Failure::Config("Zero openai provider requires an API key (set OPENAI_API_KEY)".into())
+        Failure::Provider("Zero openai provider requires an API key (set OPENAI_API_KEY)".into())
     );
     let err = resolve_err(&env(&[("OPENAI_API_KEY", "k")]), &choice(Some("claude-haiku-4.5")));
     assert_eq!(
         err,
-        Failure::Config(
+        Failure::Provider(
             "Zero anthropic provider requires an API key (set ANTHROPIC_API_KEY)".into()
         )
     );
     let err = resolve_err(&env(&[]), &choice(None));
     assert!(
-        matches!(&err, Failure::Config(m) if m.starts_with("No LLM provider configured.")),
+        matches!(&err, Failure::Provider(m) if m.starts_with("No LLM provider configured.")),
         "{err:?}"
     );
     let err = resolve_err(&env(&[("OPENAI_BASE_URL", "not a url")]), &choice(Some("m")));
-    assert_eq!(err, Failure::Config("Invalid Zero provider baseURL: not a url".into()));
+    assert_eq!(err, Failure::Provider("Invalid Zero provider baseURL: not a url".into()));
     let err = resolve_err(&env(&[("ZERO_PROVIDER", "mystery")]), &choice(None));
-    assert_eq!(err, Failure::Config("Unknown Zero provider kind: mystery".into()));
+    assert_eq!(
+        err,
+        Failure::Provider(
+            "Unknown provider \"mystery\". Expected openai, anthropic, google, openai-compatible or scripted.".into()
+        )
+    );
+    // An unknown model names the nearest registry models, not the provider kinds.
+    let err = resolve_err(&key, &choice(Some("gpt4.1")));
+    assert!(
+        matches!(&err, Failure::Provider(m) if m.contains("(closest known models: gpt-4.1, ")),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -126,8 +140,8 @@ fn profiles_resolve_among_configured_providers() {
     assert_eq!(rt.model_id, "gpt-4.1-mini");
     let bogus = Choice { profile: Some("bogus".into()), ..Choice::default() };
     assert_eq!(resolve_err(&openai, &bogus), Failure::Usage("Unknown model profile: bogus".into()));
-    // With no provider at all, the configuration error comes first (B 1.3 step 7 order).
-    assert!(matches!(resolve_err(&env(&[]), &bogus), Failure::Config(_)));
+    // With no provider at all, the provider error comes first (B 1.3 step 7 order).
+    assert!(matches!(resolve_err(&env(&[]), &bogus), Failure::Provider(_)));
 }
 
 #[test]
@@ -213,21 +227,21 @@ fn provider_command_source() {
     let fails = env(&[("ZERO_PROVIDER_COMMAND", "echo oops >&2; exit 3")]);
     assert_eq!(
         resolve_err(&fails, &Choice::default()),
-        Failure::Config(
+        Failure::Provider(
             "ZERO_PROVIDER_COMMAND failed with exit code 3 (echo oops >&2; exit 3): oops".into()
         )
     );
     let no_model = env(&[("ZERO_PROVIDER_COMMAND", "echo '{}'")]);
     assert_eq!(
         resolve_err(&no_model, &Choice::default()),
-        Failure::Config(
+        Failure::Provider(
             "ZERO_PROVIDER_COMMAND output must include a model or model_id field".into()
         )
     );
     let bad = env(&[("ZERO_PROVIDER_COMMAND", "echo '{\"model\": 5}'")]);
     assert_eq!(
         resolve_err(&bad, &Choice::default()),
-        Failure::Config(
+        Failure::Provider(
             "ZERO_PROVIDER_COMMAND returned invalid JSON: model must be a string".into()
         )
     );
@@ -257,7 +271,7 @@ fn scripted_and_network_settings() {
     );
     assert_eq!(
         err,
-        Failure::Config(
+        Failure::Provider(
             "Invalid ZERO_CONNECT_TIMEOUT_MS \"soon\": expected milliseconds (a positive integer)"
                 .into()
         )

@@ -16,7 +16,7 @@ use super::{
 };
 use crate::conversation::{Message, Role, ToolCall};
 use crate::error::Stop;
-use crate::http::{body_detail, error_message, Http, Retry};
+use crate::http::{body_detail, error_message, Http};
 use crate::models::{Effort, Usage};
 use crate::sse::Frame;
 
@@ -306,16 +306,14 @@ impl Decoder for AnthropicDecoder {
                         .to_string()
                 });
                 let kind = event.pointer("/error/type").and_then(Value::as_str).unwrap_or_default();
-                let retry = if matches!(kind, "overloaded_error" | "api_error" | "rate_limit_error")
-                {
-                    Retry::After(None)
-                } else {
-                    Retry::No
-                };
-                return Err(CallError {
-                    message: format!("Provider returned error during streaming: {detail}"),
-                    retry,
-                });
+                let message = format!("Provider returned error during streaming: {detail}");
+                return Err(
+                    if matches!(kind, "overloaded_error" | "api_error" | "rate_limit_error") {
+                        CallError::transient(message, None)
+                    } else {
+                        CallError::fatal(message)
+                    },
+                );
             }
             _ => {}
         }
@@ -325,11 +323,10 @@ impl Decoder for AnthropicDecoder {
     fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), CallError> {
         if !self.stopped {
             self.close(out);
-            return Err(CallError {
-                message: "Provider stream ended before the model finished (no message_stop)"
-                    .to_string(),
-                retry: Retry::After(None),
-            });
+            return Err(CallError::transient(
+                "Provider stream ended before the model finished (no message_stop)",
+                None,
+            ));
         }
         Ok(())
     }

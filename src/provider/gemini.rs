@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 use super::{parse_payload, stream_call, CallError, Decoder, Request, Sink, StreamEvent};
 use crate::conversation::{Message, Role, ToolCall};
 use crate::error::Stop;
-use crate::http::{body_detail, error_message, Http, Retry};
+use crate::http::{body_detail, error_message, Http};
 use crate::models::{Effort, Usage};
 use crate::sse::Frame;
 
@@ -307,10 +307,10 @@ impl Decoder for GeminiDecoder {
                     "The model stopped at its output token limit; the answer may be cut short.".to_string(),
                 )),
                 "MALFORMED_FUNCTION_CALL" => {
-                    return Err(CallError {
-                        message: "Provider returned error during streaming: the model produced a malformed function call (finishReason MALFORMED_FUNCTION_CALL)".to_string(),
-                        retry: Retry::After(None),
-                    })
+                    return Err(CallError::transient(
+                        "Provider returned error during streaming: the model produced a malformed function call (finishReason MALFORMED_FUNCTION_CALL)",
+                        None,
+                    ))
                 }
                 other => {
                     return Err(CallError::fatal(format!(
@@ -332,11 +332,10 @@ impl Decoder for GeminiDecoder {
             out.push(StreamEvent::Usage(usage));
         }
         if !self.finished {
-            return Err(CallError {
-                message: "Provider stream ended before the model finished (no finishReason)"
-                    .to_string(),
-                retry: Retry::After(None),
-            });
+            return Err(CallError::transient(
+                "Provider stream ended before the model finished (no finishReason)",
+                None,
+            ));
         }
         Ok(())
     }

@@ -158,12 +158,10 @@ impl Decoder for OpenAiDecoder {
     fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), CallError> {
         self.complete_all(out);
         if !self.done && !self.finished {
-            return Err(CallError {
-                message:
-                    "Provider stream ended before the model finished (no finish_reason or [DONE])"
-                        .to_string(),
-                retry: crate::http::Retry::After(None),
-            });
+            return Err(CallError::transient(
+                "Provider stream ended before the model finished (no finish_reason or [DONE])",
+                None,
+            ));
         }
         if let Some(usage) = self.usage.take() {
             out.push(StreamEvent::Usage(usage));

@@ -1,0 +1,117 @@
+//! The CLI keeps its word: error codes and `recoverable` as documented, output a script can
+//! capture, prompts and paths where users expect them, sessions scoped to their workspace,
+//! and no option accepted in silence.
+
+use serde_json::Value;
+
+use crate::mock::{Mock, Reply};
+use crate::util::{Output, TestDir};
+
+/// The `error` event of a failed stream-json run.
+fn error_of(out: &Output) -> Value {
+    let events = out.stream();
+    let n = events.len();
+    assert_eq!(events[n - 1]["type"], "run_end", "{out:?}");
+    events[n - 2].clone()
+}
+
+fn code_and_recoverable(out: &Output) -> (String, bool) {
+    let error = error_of(out);
+    (error["code"].as_str().unwrap().to_string(), error["recoverable"].as_bool().unwrap())
+}
+
+// --- Error codes and `recoverable` (A2) -------------------------------------------------------
+
+#[test]
+fn setup_failures_are_provider_errors_and_only_the_config_file_is_a_config_error() {
+    let dir = TestDir::new("codes-setup");
+    let cases: Vec<(Vec<(&str, &str)>, &str)> = vec![
+        (vec![], "No LLM provider configured"),
+        (
+            vec![("OPENAI_API_KEY", "k"), ("OPENAI_MODEL", "gpt4.1")],
+            "closest known models: gpt-4.1",
+        ),
+        (vec![("OPENAI_MODEL", "gpt-4.1")], "requires an API key"),
+        (
+            vec![("ZERO_PROVIDER_COMMAND", "exit 7")],
+            "ZERO_PROVIDER_COMMAND failed with exit code 7",
+        ),
+    ];
+    for (env, message) in cases {
+        let mut run = dir.zero().args(&["exec", "-o", "stream-json", "hi"]);
+        for (k, v) in &env {
+            run = run.env(k, v);
+        }
+        let out = run.run();
+        out.assert_code(3);
+        assert_eq!(code_and_recoverable(&out), ("provider_error".to_string(), false), "{out:?}");
+        assert!(error_of(&out)["message"].as_str().unwrap().contains(message), "{out:?}");
+    }
+    dir.write("config/zero/config.json", "{ not json");
+    let out =
+        dir.zero().env("OPENAI_API_KEY", "k").args(&["exec", "-o", "stream-json", "hi"]).run();
+    out.assert_code(3);
+    assert_eq!(code_and_recoverable(&out), ("config_error".to_string(), false));
+}
+
+#[test]
+fn recoverable_says_whether_the_same_command_may_succeed_again() {
+    let dir = TestDir::new("codes-recoverable");
+    // Unreachable: nothing listens on port 1.
+    let out = dir
+        .zero()
+        .openai("http://127.0.0.1:1/v1", "local-coder")
+        .env("ZERO_MAX_RETRIES", "0")
+        .args(&["exec", "-o", "stream-json", "hi"])
+        .run();
+    out.assert_code(3);
+    assert_eq!(code_and_recoverable(&out), ("provider_error".to_string(), true), "{out:?}");
+    // 503 after its retries: may succeed later. 401: will not.
+    for (status, recoverable) in [(503, true), (401, false), (400, false)] {
+        let mock = Mock::start(vec![Reply::status(status, "application/json", "{}")]);
+        let out = dir
+            .zero()
+            .openai(&mock.v1(), "local-coder")
+            .env("ZERO_MAX_RETRIES", "0")
+            .args(&["exec", "-o", "stream-json", "hi"])
+            .run();
+        out.assert_code(3);
+        assert_eq!(
+            code_and_recoverable(&out),
+            ("provider_error".to_string(), recoverable),
+            "{status}"
+        );
+    }
+    // A usage error will not go away by itself.
+    let out = dir.zero().args(&["exec", "-o", "stream-json", "--auto", "chaos", "hi"]).run();
+    out.assert_code(2);
+    assert_eq!(code_and_recoverable(&out), ("usage_error".to_string(), false));
+}
+
+#[test]
+fn zero_turns_is_a_usage_error_and_provider_kinds_read_the_same_everywhere() {
+    let dir = TestDir::new("codes-flags");
+    let out = dir.zero().args(&["exec", "--max-turns", "0", "hi"]).run();
+    out.assert_code(2);
+    assert_eq!(
+        out.stderr,
+        "[zero] Invalid --max-turns value \"0\". Expected a positive integer.\n"
+    );
+    let out = dir
+        .zero()
+        .env("ZERO_MAX_TURNS", "0")
+        .env("OPENAI_API_KEY", "k")
+        .args(&["exec", "hi"])
+        .run();
+    out.assert_code(2);
+    assert_eq!(out.stderr, "[zero] Invalid ZERO_MAX_TURNS \"0\": expected a positive integer\n");
+    let expected =
+        "Unknown provider \"bogus\". Expected openai, anthropic, google, openai-compatible or scripted.";
+    let flag = dir.zero().args(&["exec", "--provider", "bogus", "hi"]).run();
+    flag.assert_code(2);
+    let env = dir.zero().env("ZERO_PROVIDER", "bogus").args(&["exec", "hi"]).run();
+    env.assert_code(3);
+    for out in [&flag, &env] {
+        assert_eq!(out.stderr, format!("[zero] {expected}\n"), "{out:?}");
+    }
+}
