@@ -134,7 +134,8 @@ impl Agent<'_> {
             }
             for call in &calls {
                 let outcome = self.tools.run(call);
-                lock(self.out).tool_result(&call.id, outcome.ok, &outcome.output)?;
+                let code = outcome.exit_code;
+                lock(self.out).tool_result(&call.id, outcome.ok, &outcome.output, code)?;
                 self.journal.tool_result(call, &outcome);
                 messages.push(Message::tool_result(call, for_model(&outcome.output)));
             }

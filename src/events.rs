@@ -52,6 +52,9 @@ pub enum Event<'a> {
         truncated: bool,
         #[serde(skip)]
         raw_id: &'a str,
+        /// The exit code of a command (bash), for the text row.
+        #[serde(skip)]
+        exit_code: Option<i32>,
     },
     Usage {
         prompt_tokens: u64,

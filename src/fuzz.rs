@@ -455,7 +455,7 @@ fn fuzz_emitter_lines_are_always_json() {
             let _ = match rng.below(4) {
                 0 => e.text(&piece),
                 1 => e.tool_call(&id, "bash", &piece, "shell"),
-                2 => e.tool_result(&id, rng.chance(2), &piece),
+                2 => e.tool_result(&id, rng.chance(2), &piece, None),
                 _ => e.warning(&piece),
             };
         }

@@ -52,7 +52,7 @@ fn main() -> ExitCode {
             0
         }
         Command::Version => {
-            let _ = writeln!(std::io::stdout(), "zero {}", cli::VERSION);
+            let _ = writeln!(std::io::stdout(), "{}", cli::VERSION);
             0
         }
         Command::Invalid(message) => {

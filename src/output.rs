@@ -114,11 +114,11 @@ pub struct Emitter {
     line: Vec<u8>,
     event: Vec<u8>,
     scratch: String,
-    /// Text-mode stdout received answer text, and whether it ended with a newline.
-    streamed: bool,
-    at_line_start: bool,
-    /// A turn ended: text-mode output of the next turn starts on a new line.
-    turn_break: bool,
+    /// Text mode: the current turn's text, held until the turn shows what it is (the answer
+    /// goes to stdout, the text of a turn that calls tools to stderr as narration).
+    turn_text: String,
+    /// Text mode: the current turn made a tool call, so its text is narration.
+    narrating: bool,
     /// The terminal line was written: nothing more may follow. Shared with the fallback
     /// ending of a panic inside the emitter (`ending`).
     ended: Arc<AtomicBool>,
@@ -144,9 +144,8 @@ impl Emitter {
             line: Vec::with_capacity(1024),
             event: Vec::with_capacity(1024),
             scratch: String::new(),
-            streamed: false,
-            at_line_start: true,
-            turn_break: false,
+            turn_text: String::new(),
+            narrating: false,
             ended: Arc::new(AtomicBool::new(false)),
             panic_on_text: false,
         }
@@ -212,27 +211,32 @@ impl Emitter {
         write_all(&mut self.out, &self.line)
     }
 
-    /// Text mode: the answer on stdout, rows on stderr (see `views::text_row`).
+    /// Text mode: only the final answer on stdout, so `ANSWER=$(zero exec ...)` captures it;
+    /// everything else is a row on stderr (see `views::text_row`).
     fn text_view(&mut self, event: &Event<'_>) -> Result<(), OutputClosed> {
         match event {
             Event::Text { delta, .. } => {
-                if std::mem::take(&mut self.turn_break) && !self.at_line_start {
-                    write_all(&mut self.out, b"\n")?;
-                }
-                self.streamed = true;
-                self.at_line_start = delta.ends_with('\n');
-                write_all(&mut self.out, terminal_safe(delta, false).as_bytes())
+                // Bounded: a turn's text is at most `provider::MAX_TURN_TEXT`.
+                self.turn_text.push_str(delta);
+                Ok(())
+            }
+            Event::ToolCall { .. } => {
+                self.narrate();
+                self.narrating = true;
+                self.text_row(event);
+                Ok(())
             }
             Event::Final { text, .. } => {
-                if !self.streamed && !text.is_empty() {
-                    self.streamed = true;
-                    self.at_line_start = text.ends_with('\n');
-                    write_all(&mut self.out, terminal_safe(text, false).as_bytes())?;
+                self.turn_text.clear();
+                let mut answer = terminal_safe(text, false).into_owned();
+                if !answer.ends_with('\n') {
+                    answer.push('\n');
                 }
-                self.close_text_line()
+                write_all(&mut self.out, answer.as_bytes())
             }
             Event::Error { .. } => {
-                self.close_text_line()?;
+                // A turn that did not finish gave no answer: its text is narration too.
+                self.narrate();
                 self.text_row(event);
                 Ok(())
             }
@@ -240,6 +244,14 @@ impl Emitter {
                 self.text_row(event);
                 Ok(())
             }
+        }
+    }
+
+    /// Text mode: the held text of a turn that called tools, as `[model]` rows on stderr.
+    fn narrate(&mut self) {
+        let text = std::mem::take(&mut self.turn_text);
+        for line in text.lines().map(str::trim_end).filter(|l| !l.is_empty()) {
+            self.stderr(&format!("[model] {line}"));
         }
     }
 
@@ -302,11 +314,13 @@ impl Emitter {
         result
     }
 
-    /// The end of a model turn: held text is released, and in text mode the next turn's
-    /// text will start on a line of its own.
+    /// The end of a model turn: held text is released. In text mode, the text of a turn that
+    /// called tools is written as narration; a turn without calls holds the answer.
     pub fn end_turn(&mut self) -> Result<(), OutputClosed> {
         self.end_text()?;
-        self.turn_break = self.streamed;
+        if std::mem::take(&mut self.narrating) {
+            self.narrate();
+        }
         Ok(())
     }
 
@@ -352,7 +366,13 @@ impl Emitter {
     }
 
     /// The result of a tool call; `output` is capped for the event (A9).
-    pub fn tool_result(&mut self, id: &str, ok: bool, output: &str) -> Result<(), OutputClosed> {
+    pub fn tool_result(
+        &mut self,
+        id: &str,
+        ok: bool,
+        output: &str,
+        exit_code: Option<i32>,
+    ) -> Result<(), OutputClosed> {
         self.end_text()?;
         // Redacted whole, then cut: a cut first could leave a secret's prefix, too short to
         // be recognised.
@@ -365,6 +385,7 @@ impl Emitter {
             output: shown,
             truncated,
             raw_id: &raw_id,
+            exit_code,
         })
     }
 
@@ -439,15 +460,6 @@ impl Emitter {
             }
         }
         self.mark_ended();
-        Ok(())
-    }
-
-    /// Text mode: the answer on stdout ends with a newline.
-    fn close_text_line(&mut self) -> Result<(), OutputClosed> {
-        if self.format == Format::Text && self.streamed && !self.at_line_start {
-            self.at_line_start = true;
-            write_all(&mut self.out, b"\n")?;
-        }
         Ok(())
     }
 

@@ -8,7 +8,7 @@ fn version_and_help_exit_zero_and_describe_every_flag() {
     for args in [&["--version"][..], &["-V"]] {
         let out = dir.zero().args(args).run();
         out.assert_code(0);
-        assert_eq!(out.stdout, "zero 0.1.0\n");
+        assert_eq!(out.stdout, "0.1.0\n");
         assert_eq!(out.stderr, "");
     }
     let root = dir.zero().args(&["--help"]).run();

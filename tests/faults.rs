@@ -203,7 +203,7 @@ fn transient_failures_are_retried_before_output() {
     out.assert_code(0);
     assert_eq!(out.stdout, "ok\n");
     assert!(
-        out.stderr.starts_with(
+        out.rows().starts_with(
             "[zero] WARNING: Provider returned error (HTTP 503): upstream busy; retrying in"
         ),
         "{out:?}"

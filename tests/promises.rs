@@ -115,3 +115,62 @@ fn zero_turns_is_a_usage_error_and_provider_kinds_read_the_same_everywhere() {
         assert_eq!(out.stderr, format!("[zero] {expected}\n"), "{out:?}");
     }
 }
+
+// --- Output a script can use -------------------------------------------------------------------
+
+#[test]
+fn text_mode_stdout_is_the_final_answer_and_stderr_says_what_ran() {
+    let dir = TestDir::new("text-answer");
+    dir.write("work/notes.txt", "milk\n");
+    let script = serde_json::json!({"turns": [
+        {"text": ["Let me look", " at the notes.\nThen check."], "toolCalls": [
+            {"name": "read_file", "arguments": {"path": "notes.txt"}},
+            {"name": "bash", "arguments": {"command": "echo checking; echo 'no such target' >&2; exit 3"}},
+            {"name": "read_file", "arguments": {"path": "missing.txt"}},
+        ]},
+        {"text": ["The notes say ", "milk."]}
+    ]});
+    let path = dir.script(&script);
+    // What a CI job's `ANSWER=$(zero exec ...)` captures.
+    let captured = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(format!(
+            "ANSWER=$(\"$0\" exec --skip-permissions-unsafe --script {} 'What do the notes say?' 2>/dev/null); printf '%s' \"$ANSWER\"",
+            path.display()
+        ))
+        .arg(crate::util::ZERO)
+        .env_clear()
+        .envs(dir.zero().env)
+        .current_dir(dir.work())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&captured.stdout), "The notes say milk.");
+    let out = dir
+        .zero()
+        .args(&["exec", "--skip-permissions-unsafe", "--script", path.to_str().unwrap(), "go"])
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stdout, "The notes say milk.\n");
+    assert_eq!(
+        out.rows(),
+        "[zero] WARNING: Unsafe permissions are active for this run.\n\
+         [model] Let me look at the notes.\n\
+         [model] Then check.\n\
+         [tool] read_file: notes.txt\n\
+         [tool] bash: echo checking; echo 'no such target' >&2; exit 3\n\
+         [tool] read_file: missing.txt\n\
+         [result] ok\n\
+         [result] error (exit 3): no such target\n\
+         [result] error: Error reading file missing.txt: No such file or directory (os error 2)\n"
+    );
+}
+
+#[test]
+fn version_is_the_bare_version() {
+    let dir = TestDir::new("version");
+    for flag in ["--version", "-V"] {
+        let out = dir.zero().args(&[flag]).run();
+        out.assert_code(0);
+        assert_eq!(out.stdout, format!("{}\n", env!("CARGO_PKG_VERSION")));
+    }
+}

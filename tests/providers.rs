@@ -206,7 +206,7 @@ fn reasoning_effort_reaches_openai_reasoning_models() {
     let out = dir.zero().openai(&mock.v1(), "gpt-4.1").args(&["exec", "-r", "high", "hi"]).run();
     out.assert_code(0);
     assert!(mock.requests()[0].json().get("reasoning_effort").is_none());
-    assert_eq!(out.stderr, "[zero] WARNING: GPT-4.1 does not take a reasoning effort; --reasoning-effort high is ignored.\n");
+    assert_eq!(out.rows(), "[zero] WARNING: GPT-4.1 does not take a reasoning effort; --reasoning-effort high is ignored.\n");
 }
 
 #[test]
@@ -242,7 +242,7 @@ fn anthropic_overloaded_mid_stream_and_errors() {
         .run();
     out.assert_code(3);
     assert_eq!(
-        out.stderr,
+        out.rows(),
         "[zero] Provider authentication error (HTTP 401, check your API key): invalid x-api-key\n"
     );
 }
@@ -260,5 +260,5 @@ fn gemini_safety_blocks_are_provider_errors() {
         .args(&["exec", "-m", "gemini-flash", "hi"])
         .run();
     out.assert_code(3);
-    assert_eq!(out.stderr, "[zero] Content blocked: SAFETY (blockReason SAFETY)\n");
+    assert_eq!(out.rows(), "[zero] Content blocked: SAFETY (blockReason SAFETY)\n");
 }

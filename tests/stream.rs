@@ -99,7 +99,7 @@ fn the_same_run_in_json_and_text() {
     let out = dir.zero().openai(&mock.v1(), "local-coder").args(&["exec", "Say hello"]).run();
     out.assert_code(0);
     assert_eq!(out.stdout, "Hello, world!\n");
-    assert_eq!(out.stderr, "");
+    assert_eq!(out.rows(), "");
 }
 
 #[test]

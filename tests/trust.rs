@@ -597,7 +597,7 @@ fn text_mode_cannot_be_forged_or_drive_the_terminal() {
         assert!(["[tool] ", "[result] ", "[zero] "].iter().any(|p| row.starts_with(p)), "{row:?}");
         assert_ne!(row, "[zero] forged row");
     }
-    assert!(out.stderr.contains("[tool] read_file\\n[zero] forged row\n"), "{out:?}");
+    assert!(out.stderr.contains("[tool] read_file\\n[zero] forged row: x\n"), "{out:?}");
 }
 
 #[test]

@@ -332,6 +332,15 @@ impl Output {
             .collect()
     }
 
+    /// Text mode's stderr after its first row, which names the run's session
+    /// (`[zero] session <id>`, an id that changes from run to run).
+    #[track_caller]
+    pub fn rows(&self) -> String {
+        let (first, rest) = self.stderr.split_once('\n').unwrap_or((&self.stderr, ""));
+        assert!(first.starts_with("[zero] session zero_"), "no session row first{self:?}");
+        rest.to_string()
+    }
+
     #[track_caller]
     pub fn assert_code(&self, code: i32) -> &Output {
         assert_eq!(self.code, code, "unexpected exit code{self:?}");

@@ -56,7 +56,7 @@ fn stream_json_lines_are_exact() {
     e.text("lo").unwrap();
     e.tool_call("call_1", "read_file", r#"{"path":"README.md"}"#, "read").unwrap();
     e.usage(&usage(), Some(0.000088)).unwrap();
-    e.tool_result("call_1", true, "ok").unwrap();
+    e.tool_result("call_1", true, "ok", None).unwrap();
     e.success("Hello").unwrap();
     let expected = [
         r#"{"schemaVersion":1,"type":"run_start","runId":"run_1","sessionId":"zero_20261201000000_abcd1234","cwd":"/repo","provider":"openai","model":"gpt-4.1","apiModel":"gpt-4.1"}"#,
@@ -80,7 +80,7 @@ fn legacy_json_lines_follow_b_1_5() {
     e.run_start(&i).unwrap();
     e.text("Hi").unwrap();
     e.tool_call("c1", "grep", r#"{"pattern":"x"}"#, "read").unwrap();
-    e.tool_result("c1", false, "Error: bad").unwrap();
+    e.tool_result("c1", false, "Error: bad", None).unwrap();
     e.usage(&usage(), None).unwrap();
     e.success("Hi").unwrap();
     let lines: Vec<serde_json::Value> =
@@ -100,18 +100,34 @@ fn legacy_json_lines_follow_b_1_5() {
 }
 
 #[test]
-fn text_mode_answer_on_stdout_rows_on_stderr() {
+fn text_mode_final_answer_on_stdout_narration_and_rows_on_stderr() {
     let (mut e, out, err) = emitter(Format::Text, Redactor::default());
     e.run_start(&info()).unwrap();
-    e.text("Looking.").unwrap();
-    e.tool_call("c1", "read_file", "{}", "read").unwrap();
+    e.text("Looking.\nAt the file.").unwrap();
+    e.tool_call("c1", "read_file", r#"{"path":"a"}"#, "read").unwrap();
+    e.tool_call("c2", "bash", r#"{"command":"make test\nmake lint"}"#, "shell").unwrap();
     e.end_turn().unwrap();
-    e.tool_result("c1", true, "File: a\n\n1 | x").unwrap();
+    e.tool_result("c1", true, "File: a\n\n1 | x", None).unwrap();
+    e.tool_result(
+        "c2",
+        false,
+        "stdout:\nok\nstderr:\nmake: *** [test] Error 2\nExit code: 2",
+        Some(2),
+    )
+    .unwrap();
+    e.tool_result("c3", false, "Error reading file b: No such file\nmore", None).unwrap();
     e.warning("careful").unwrap();
     e.text("Done").unwrap();
+    e.end_turn().unwrap();
     e.success("Done").unwrap();
-    assert_eq!(out.text(), "Looking.\nDone\n");
-    assert_eq!(err.text(), "[tool] read_file\n[result] File: a 1 | x\n[zero] WARNING: careful\n");
+    assert_eq!(out.text(), "Done\n");
+    assert_eq!(
+        err.text(),
+        "[zero] session zero_20261201000000_abcd1234\n[model] Looking.\n[model] At the file.\n\
+         [tool] read_file: a\n[tool] bash: make test make lint\n[result] ok\n\
+         [result] error (exit 2): make: *** [test] Error 2\n\
+         [result] error: Error reading file b: No such file\n[zero] WARNING: careful\n"
+    );
 }
 
 #[test]
@@ -143,11 +159,12 @@ fn failures_in_every_format() {
         "{\"type\":\"error\",\"code\":\"usage_error\",\"message\":\"Prompt required.\"}\n"
     );
 
+    // A turn that never finished gave no answer: stdout stays empty.
     let (mut e, out, err) = emitter(Format::Text, Redactor::default());
     e.text("partial").unwrap();
     e.failure(&Failure::MaxTurns("Reached the limit.".into())).unwrap();
-    assert_eq!(out.text(), "partial\n");
-    assert_eq!(err.text(), "[zero] Reached the limit.\n");
+    assert_eq!(out.text(), "");
+    assert_eq!(err.text(), "[model] partial\n[zero] Reached the limit.\n");
 }
 
 #[test]
@@ -158,7 +175,7 @@ fn every_string_is_redacted_and_the_key_in_use_too() {
     e.warning(&format!("echo {key}")).unwrap();
     e.tool_call("c1", "bash", r#"{"command":"curl -H 'x-api-key: zzz'","token":"abc"}"#, "shell")
         .unwrap();
-    e.tool_result("c1", true, "key=my-configured-key-1").unwrap();
+    e.tool_result("c1", true, "key=my-configured-key-1", None).unwrap();
     e.failure(&Failure::Provider(format!(
         "Provider authentication error (HTTP 401): bad key {key}"
     )))
@@ -216,7 +233,7 @@ fn a_secret_split_across_deltas_never_appears() {
 fn tool_output_is_capped_on_a_character_boundary() {
     let (mut e, out, _) = emitter(Format::StreamJson, Redactor::default());
     let big = "é".repeat(TOOL_OUTPUT_EVENT_CAP);
-    e.tool_result("c1", true, &big).unwrap();
+    e.tool_result("c1", true, &big, None).unwrap();
     let line: serde_json::Value = serde_json::from_str(out.text().trim()).unwrap();
     let output = line["output"].as_str().unwrap();
     assert!(output.len() <= TOOL_OUTPUT_EVENT_CAP && output.len() >= TOOL_OUTPUT_EVENT_CAP - 1);
@@ -228,7 +245,7 @@ fn a_secret_across_the_output_cap_is_redacted_before_the_cut() {
     let key = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
     let output = format!("{} {key}", "x".repeat(TOOL_OUTPUT_EVENT_CAP - 10));
     let (mut e, out, _) = emitter(Format::StreamJson, Redactor::default());
-    e.tool_result("c1", true, &output).unwrap();
+    e.tool_result("c1", true, &output, None).unwrap();
     assert!(!out.text().contains("ghp_"), "a prefix of the key survived the cut");
 }
 

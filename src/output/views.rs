@@ -1,13 +1,17 @@
 //! The views of an [`Event`]: its stream-json line (the event inside the protocol's envelope),
 //! its legacy `json` line, and its text-mode stderr row.
 
-use crate::events::{Event, Legacy, RunStatus};
+use serde_json::Value;
+
+use crate::events::{Event, Legacy, RunStatus, Status};
 use crate::text::{cut_chars, one_line};
 
 /// `[result]` rows in text mode are cut at this many characters.
 const RESULT_ROW_CHARS: usize = 200;
 /// A tool name in a text-mode `[tool]` row is cut at this many characters.
 const TOOL_NAME_ROW_CHARS: usize = 100;
+/// What a `[tool]` row says about the call is cut at this many characters.
+const CALL_SUMMARY_CHARS: usize = 120;
 
 /// `{"schemaVersion":1,"type":...,"runId":...,<the event's fields>}` and a newline, into
 /// `line`; `event_json` is scratch space for the event serialised on its own.
@@ -78,13 +82,26 @@ pub(super) fn legacy<'a>(event: &'a Event<'a>) -> Option<Legacy<'a>> {
     })
 }
 
-/// The text-mode stderr row of an event, if it has one (answer text goes to stdout).
+/// The text-mode stderr row of an event, if it has one (the answer goes to stdout, narration
+/// is written by the emitter).
 pub(super) fn text_row(event: &Event<'_>) -> Option<String> {
     Some(match event {
+        Event::RunStart { session_id: Some(id), .. } => format!("[zero] session {id}"),
         Event::Warning { message, .. } => format!("[zero] WARNING: {message}"),
-        Event::ToolCall { name, .. } => format!("[tool] {}", cut_chars(name, TOOL_NAME_ROW_CHARS)),
-        Event::ToolResult { output, .. } => {
-            format!("[result] {}", cut_chars(&one_line(output), RESULT_ROW_CHARS))
+        Event::ToolCall { name, args, .. } => {
+            let name = cut_chars(name, TOOL_NAME_ROW_CHARS);
+            match call_summary(&name, args) {
+                Some(summary) => format!("[tool] {name}: {summary}"),
+                None => format!("[tool] {name}"),
+            }
+        }
+        Event::ToolResult { status: Status::Ok, .. } => "[result] ok".to_string(),
+        Event::ToolResult { output, exit_code, .. } => {
+            let summary = error_summary(output, exit_code.is_some());
+            match exit_code {
+                Some(code) => format!("[result] error (exit {code}): {summary}"),
+                None => format!("[result] error: {summary}"),
+            }
         }
         Event::Error { message, .. } => format!("[zero] {message}"),
         Event::RunStart { .. }
@@ -93,4 +110,50 @@ pub(super) fn text_row(event: &Event<'_>) -> Option<String> {
         | Event::Final { .. }
         | Event::RunEnd { .. } => return None,
     })
+}
+
+/// What a tool call is about, in one line: the command, the path, the pattern.
+fn call_summary(name: &str, args: &Value) -> Option<String> {
+    let field = |key: &str| args.get(key).and_then(Value::as_str);
+    let text = match name {
+        "apply_patch" => {
+            let patch = field("patch")?;
+            let files: Vec<&str> = patch
+                .lines()
+                .filter_map(|l| l.strip_prefix("+++ ").or_else(|| l.strip_prefix("--- ")))
+                .map(|p| p.split('\t').next().unwrap_or(p).trim())
+                .filter(|p| *p != "/dev/null")
+                .map(|p| p.strip_prefix("a/").or_else(|| p.strip_prefix("b/")).unwrap_or(p))
+                .collect();
+            let mut unique: Vec<&str> = Vec::new();
+            for file in files {
+                if !unique.contains(&file) {
+                    unique.push(file);
+                }
+            }
+            unique.join(", ")
+        }
+        "update_plan" => format!("{} steps", args.get("plan")?.as_array()?.len()),
+        "grep" => match (field("pattern")?, field("path")) {
+            (pattern, Some(path)) => format!("{pattern} in {path}"),
+            (pattern, None) => pattern.to_string(),
+        },
+        _ => ["command", "path", "pattern"].iter().find_map(|k| field(k))?.to_string(),
+    };
+    (!text.trim().is_empty()).then(|| cut_chars(&one_line(&text), CALL_SUMMARY_CHARS))
+}
+
+/// The line of a failed tool's output that says why: for a command, the last line it wrote
+/// (the framing lines of the bash tool left out); otherwise the first line.
+fn error_summary(output: &str, command: bool) -> String {
+    let framing = |l: &&str| {
+        matches!(*l, "stdout:" | "stderr:" | "Command completed with no output.")
+            || l.starts_with("Exit code: ")
+            || l.starts_with("Killed by signal ")
+            || l.starts_with("[stdout truncated")
+            || l.starts_with("[stderr truncated")
+    };
+    let mut lines = output.lines().map(str::trim).filter(|l| !l.is_empty()).filter(|l| !framing(l));
+    let line = if command { lines.last() } else { lines.next() };
+    cut_chars(&one_line(line.unwrap_or_default()), RESULT_ROW_CHARS)
 }

@@ -217,15 +217,17 @@ pub fn check_overlap(enabled: &[String], disabled: &[String]) -> Result<(), Fail
 pub struct Outcome {
     pub ok: bool,
     pub output: String,
+    /// A command's exit code (bash).
+    pub exit_code: Option<i32>,
 }
 
 impl Outcome {
     pub fn ok(output: impl Into<String>) -> Outcome {
-        Outcome { ok: true, output: output.into() }
+        Outcome { ok: true, output: output.into(), exit_code: None }
     }
 
     pub fn error(output: impl Into<String>) -> Outcome {
-        Outcome { ok: false, output: output.into() }
+        Outcome { ok: false, output: output.into(), exit_code: None }
     }
 }
 

@@ -284,9 +284,21 @@ fn bash_reports_output_and_exit_code() {
     let s = Scratch::new("bash");
     let mut tb = s.toolbox(Mode::Unsafe);
     let out = run(&mut tb, "bash", json!({"command": "echo hi; echo oops >&2; exit 3"}));
-    assert_eq!(out, Outcome::error("stdout:\nhi\nstderr:\noops\nExit code: 3"));
+    assert_eq!(
+        out,
+        Outcome {
+            exit_code: Some(3),
+            ..Outcome::error("stdout:\nhi\nstderr:\noops\nExit code: 3")
+        }
+    );
     let out = run(&mut tb, "bash", json!({"command": "true"}));
-    assert_eq!(out, Outcome::ok("Command completed with no output.\nExit code: 0"));
+    assert_eq!(
+        out,
+        Outcome {
+            exit_code: Some(0),
+            ..Outcome::ok("Command completed with no output.\nExit code: 0")
+        }
+    );
     let out = run(&mut tb, "bash", json!({"command": "cat; pwd"}));
     assert!(
         out.ok && out.output.contains(&s.ws().canonicalize().unwrap().display().to_string()),
