@@ -154,6 +154,6 @@ fn error_summary(output: &str, command: bool) -> String {
             || l.starts_with("[stderr truncated")
     };
     let mut lines = output.lines().map(str::trim).filter(|l| !l.is_empty()).filter(|l| !framing(l));
-    let line = if command { lines.last() } else { lines.next() };
+    let line = if command { lines.next_back() } else { lines.next() };
     cut_chars(&one_line(line.unwrap_or_default()), RESULT_ROW_CHARS)
 }
