@@ -13,7 +13,7 @@ use crate::conversation::{Message, ToolCall};
 use crate::error::{Failure, Stop};
 use crate::events::{ListedTool, RunDetails};
 use crate::http::Http;
-use crate::input::{self, InputFormat};
+use crate::input::{self, InputFormat, PromptText};
 use crate::models::{self, Model, Usage};
 use crate::output::{lock, Emitter, Format, RunInfo, Shared};
 use crate::provider::{self, Provider};
@@ -85,6 +85,12 @@ fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
 /// Runs a plan, in the order of B 1.3: the workspace, the session selection, the prompt, the
 /// configuration and provider, then the session, `run_start` and the agent loop.
 fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
+    // Paths on the command line mean what they say where zero was started, not below `-C`.
+    let started_in = std::env::current_dir()
+        .map_err(|err| Failure::Usage(format!("Cannot read the current directory: {err}")))?;
+    let prompt_file = plan.prompt_file.as_deref().map(|f| started_in.join(f));
+    let mut choice = plan.choice.clone();
+    choice.script = choice.script.map(|s| started_in.join(s));
     // 5. The workspace.
     let cwd = change_directory(plan.cwd.as_deref())?;
     // Which session to continue is decided before the prompt, since `--resume WORD` may
@@ -92,10 +98,14 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
     let store = Store::locate(env);
     let (selection, prompt_words) = select_session(plan, store.as_ref().ok())?;
     // 6. The prompt (stdin is consumed here, before provider setup).
-    let prompt = if plan.list_tools { None } else { Some(read_prompt(plan, &prompt_words)?) };
+    let prompt = if plan.list_tools {
+        None
+    } else {
+        Some(read_prompt(plan, &prompt_words, prompt_file.as_deref())?)
+    };
     // 7. The configuration and the provider runtime.
     let user_config = config::load_user_config(env)?;
-    let runtime = config::resolve(env, user_config.as_ref(), &plan.choice)?;
+    let runtime = config::resolve(env, user_config.as_ref(), &choice)?;
     let max_turns = config::max_turns(plan.max_turns, env, user_config.as_ref())?;
     let mut warnings = runtime.warnings.clone();
     warnings.extend(plan.warnings.iter().cloned());
@@ -387,23 +397,30 @@ fn change_directory(dir: Option<&Path>) -> Result<PathBuf, Failure> {
     }
 }
 
-fn read_prompt(plan: &RunPlan, words: &[String]) -> Result<String, Failure> {
-    let file = plan
-        .prompt_file
-        .as_deref()
-        .map(|f| std::env::current_dir().map(|d| d.join(f)).unwrap_or_else(|_| f.to_path_buf()));
+/// Reads the prompt: words, `--file` (already made absolute), or stdin when asked; stream-json
+/// input reads stdin when it is not a terminal and no file is given.
+fn read_prompt(plan: &RunPlan, words: &[String], file: Option<&Path>) -> Result<String, Failure> {
+    let stdin = std::io::stdin();
+    let mut lock;
     let prompt = match plan.input_format {
-        InputFormat::Text => input::text_prompt(words, file.as_deref())?,
+        InputFormat::Text => {
+            let more = if plan.prompt_stdin {
+                lock = stdin.lock();
+                Some(PromptText::Stdin(&mut lock))
+            } else {
+                file.map(PromptText::File)
+            };
+            input::text_prompt(words, more)?
+        }
         InputFormat::StreamJson => {
-            let stdin = std::io::stdin();
-            let mut lock;
-            let source: Option<&mut dyn std::io::Read> = if file.is_none() && !stdin.is_terminal() {
+            let asked = plan.prompt_stdin || (file.is_none() && !stdin.is_terminal());
+            let source: Option<&mut dyn std::io::Read> = if asked {
                 lock = stdin.lock();
                 Some(&mut lock)
             } else {
                 None
             };
-            input::stream_json_prompt(words, file.as_deref(), source)?
+            input::stream_json_prompt(words, file, source)?
         }
     };
     Ok(prompt)

@@ -1,7 +1,8 @@
 //! The prompt: text input (words and `--file`) or stream-json events from stdin or `--file`,
 //! validated by hand line by line as they are read (SPEC B 1.4, B 9.2, A5).
 //!
-//! Text input never reads stdin, even from a pipe. Stream-json lines are capped at 8 MiB; a
+//! Text input reads stdin only when asked (`zero exec -` or `--file -`). Stream-json lines are
+//! capped at 8 MiB; a
 //! byte-order mark on line 1 and CRLF line ends are accepted; invalid UTF-8, NUL bytes, and
 //! every schema problem are usage errors naming the 1-based line and the field.
 #![forbid(unsafe_code)]
@@ -13,6 +14,15 @@ use serde_json::{Map, Value};
 
 /// Longest stream-json input line.
 pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
+/// Longest text prompt read from a file or stdin.
+pub const MAX_PROMPT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Where the part of a text prompt that is not words comes from.
+pub enum PromptText<'a> {
+    File(&'a Path),
+    /// `zero exec -` or `--file -`.
+    Stdin(&'a mut dyn Read),
+}
 
 /// A bad prompt or input: always a usage error (exit 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,15 +52,36 @@ impl InputFormat {
     }
 }
 
-/// The text prompt: inline words first, then the file, joined by a blank line (B 1.4).
-pub fn text_prompt(words: &[String], file: Option<&Path>) -> Result<String, InputError> {
+/// The text prompt: inline words first, then the file (or stdin), joined by a blank line
+/// (B 1.4).
+pub fn text_prompt(words: &[String], more: Option<PromptText<'_>>) -> Result<String, InputError> {
     let inline = words.join(" ").trim().to_string();
-    let from_file = match file {
-        Some(path) => {
+    let from_file = match more {
+        Some(PromptText::File(path)) => {
             let text = read_file(path, "Prompt file")?;
             let text = text.trim();
             if text.is_empty() {
                 return Err(InputError(format!("Prompt file is empty: {}", path.display())));
+            }
+            Some(text.to_string())
+        }
+        Some(PromptText::Stdin(stdin)) => {
+            let mut bytes = Vec::new();
+            stdin
+                .take(MAX_PROMPT_BYTES + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|err| InputError(format!("Cannot read the prompt from stdin: {err}")))?;
+            if bytes.len() as u64 > MAX_PROMPT_BYTES {
+                return Err(InputError(format!(
+                    "The prompt on stdin is larger than {} MiB",
+                    MAX_PROMPT_BYTES / (1024 * 1024)
+                )));
+            }
+            let text = String::from_utf8(bytes)
+                .map_err(|_| InputError("The prompt on stdin is not valid UTF-8".to_string()))?;
+            let text = text.trim();
+            if text.is_empty() {
+                return Err(InputError("The prompt on stdin is empty".to_string()));
             }
             Some(text.to_string())
         }
@@ -62,7 +93,7 @@ pub fn text_prompt(words: &[String], file: Option<&Path>) -> Result<String, Inpu
         (false, None) => inline,
         (true, None) => {
             return Err(InputError(
-                "Prompt required. Use `zero exec \"prompt\"` or `zero exec --file prompt.txt`."
+                "Prompt required. Use `zero exec \"prompt\"`, `zero exec --file prompt.txt`, or `zero exec -` to read it from stdin."
                     .to_string(),
             ))
         }
@@ -111,9 +142,16 @@ fn open_file(path: &Path, what: &str) -> Result<std::fs::File, InputError> {
 
 fn read_file(path: &Path, what: &str) -> Result<String, InputError> {
     let mut bytes = Vec::new();
-    open_file(path, what)?.read_to_end(&mut bytes).map_err(|err| {
+    open_file(path, what)?.take(MAX_PROMPT_BYTES + 1).read_to_end(&mut bytes).map_err(|err| {
         InputError(format!("Cannot read {} {}: {err}", what.to_lowercase(), path.display()))
     })?;
+    if bytes.len() as u64 > MAX_PROMPT_BYTES {
+        return Err(InputError(format!(
+            "{what} is larger than {} MiB: {}",
+            MAX_PROMPT_BYTES / (1024 * 1024),
+            path.display()
+        )));
+    }
     String::from_utf8(bytes)
         .map_err(|_| InputError(format!("{what} is not valid UTF-8: {}", path.display())))
 }
@@ -305,21 +343,30 @@ mod tests {
         let file = dir.join("p.txt");
         std::fs::write(&file, "from file\n").unwrap();
         let words = vec!["from".to_string(), "cli".to_string()];
-        assert_eq!(text_prompt(&words, Some(&file)).unwrap(), "from cli\n\nfrom file");
+        assert_eq!(
+            text_prompt(&words, Some(PromptText::File(&file))).unwrap(),
+            "from cli\n\nfrom file"
+        );
         std::fs::write(&file, "  \n").unwrap();
-        assert!(text_prompt(&words, Some(&file))
+        assert!(text_prompt(&words, Some(PromptText::File(&file)))
             .unwrap_err()
             .0
             .starts_with("Prompt file is empty: "));
-        assert!(text_prompt(&[], Some(&dir))
+        assert!(text_prompt(&[], Some(PromptText::File(&dir)))
             .unwrap_err()
             .0
             .starts_with("Prompt file is a directory: "));
-        assert!(text_prompt(&[], Some(&dir.join("nope")))
+        assert!(text_prompt(&[], Some(PromptText::File(&dir.join("nope"))))
             .unwrap_err()
             .0
             .starts_with("Prompt file not found: "));
         assert!(text_prompt(&[], None).unwrap_err().0.starts_with("Prompt required."));
+        let mut stdin: &[u8] = b"  from stdin\n";
+        let joined = text_prompt(&words, Some(PromptText::Stdin(&mut stdin))).unwrap();
+        assert_eq!(joined, "from cli\n\nfrom stdin");
+        let mut empty: &[u8] = b"\n";
+        let err = text_prompt(&[], Some(PromptText::Stdin(&mut empty))).unwrap_err();
+        assert_eq!(err.0, "The prompt on stdin is empty");
     }
 
     #[test]

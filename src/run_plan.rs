@@ -49,7 +49,10 @@ pub struct ShellEnv {
 pub struct RunPlan {
     pub input_format: InputFormat,
     pub prompt_words: Vec<String>,
+    /// `--file` (relative to the directory zero was started in, not `-C`).
     pub prompt_file: Option<PathBuf>,
+    /// The prompt (its file part) is read from stdin: `zero exec -` or `--file -`.
+    pub prompt_stdin: bool,
     /// `--list-tools`: print the tools and stop.
     pub list_tools: bool,
     pub max_turns: Option<u32>,
@@ -120,10 +123,21 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
             warnings.push(format!("--shell-env-keep {name}: the variable is not set."));
         }
     }
+    // `-` alone, or `--file -`, reads the prompt from stdin; only one of them can.
+    let dash_word = args.prompt_words == ["-"];
+    let dash_file = args.file.as_deref() == Some(std::path::Path::new("-"));
+    if dash_word && dash_file {
+        return Err(Failure::Usage(
+            "stdin can be read once: use either `zero exec -` or `--file -`, not both.".to_string(),
+        ));
+    }
+    let prompt_words = if dash_word { Vec::new() } else { args.prompt_words.clone() };
+    let prompt_file = if dash_file { None } else { args.file.clone() };
     Ok(RunPlan {
         input_format,
-        prompt_words: args.prompt_words.clone(),
-        prompt_file: args.file.clone(),
+        prompt_words,
+        prompt_file,
+        prompt_stdin: dash_word || dash_file,
         list_tools: args.list_tools,
         max_turns,
         session,
@@ -215,6 +229,7 @@ mod tests {
         assert_eq!(p.input_format, InputFormat::Text);
         assert_eq!(p.prompt_words, ["hi"]);
         assert_eq!((p.prompt_file, p.list_tools, p.max_turns), (None, false, None));
+        assert!(!p.prompt_stdin);
         assert_eq!((p.session, p.cwd), (SessionPlan::New, None));
         assert_eq!((p.autonomy, p.mode), ("low", Mode::Auto));
         assert!(p.enabled_tools.is_empty() && p.disabled_tools.is_empty());
@@ -226,6 +241,11 @@ mod tests {
     fn each_flag_lands_in_the_plan() {
         assert_eq!(plan(&["-i", "stream-json"]).input_format, InputFormat::StreamJson);
         assert_eq!(plan(&["-f", "p.txt"]).prompt_file, Some(PathBuf::from("p.txt")));
+        let p = plan(&["-"]);
+        assert!(p.prompt_stdin && p.prompt_words.is_empty());
+        let p = plan(&["-f", "-", "fix", "it"]);
+        assert!(p.prompt_stdin && p.prompt_file.is_none());
+        assert_eq!(p.prompt_words, ["fix", "it"]);
         assert!(plan(&["--list-tools"]).list_tools);
         assert_eq!(plan(&["--max-turns", " 7 ", "x"]).max_turns, Some(7));
         assert_eq!(plan(&["-C", "/repo", "x"]).cwd, Some(PathBuf::from("/repo")));
@@ -301,6 +321,10 @@ mod tests {
             (&["--resume=x", "--fork", "y", "z"], "Use either --resume or --fork, not both."),
             (&["--resume=bad id", "x"], "Invalid Zero session id: bad id"),
             (&["--fork", "-bad", "x"], "Invalid Zero session id: -bad"),
+            (
+                &["-f", "-", "-"],
+                "stdin can be read once: use either `zero exec -` or `--file -`, not both.",
+            ),
             (
                 &["--auto", "chaos", "x"],
                 "Invalid autonomy level \"chaos\". Expected low, medium, or high.",

@@ -174,3 +174,68 @@ fn version_is_the_bare_version() {
         assert_eq!(out.stdout, format!("{}\n", env!("CARGO_PKG_VERSION")));
     }
 }
+
+// --- Prompts and paths ------------------------------------------------------------------------
+
+/// The last user message the model received.
+fn asked(mock: &Mock) -> String {
+    let body = mock.requests()[0].json();
+    let messages = body["messages"].as_array().unwrap().clone();
+    messages.iter().rev().find(|m| m["role"] == "user").unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn a_dash_reads_the_prompt_from_stdin_and_nothing_else_does() {
+    let dir = TestDir::new("stdin-prompt");
+    let answer = || Mock::start(vec![Reply::sse(&crate::mock::openai::answer(&["ok"], 1, 1))]);
+    let mock = answer();
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&["exec", "-"])
+        .stdin("What is this?\n")
+        .run();
+    out.assert_code(0);
+    assert_eq!(asked(&mock), "What is this?");
+    let mock = answer();
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&["exec", "-f", "-", "Review", "this:"])
+        .stdin("diff --git a/x b/x\n")
+        .run();
+    out.assert_code(0);
+    assert_eq!(asked(&mock), "Review this:\n\ndiff --git a/x b/x");
+    // A pipe is not read unless asked for.
+    let out = dir.zero().openai("http://127.0.0.1:1/v1", "m").args(&["exec"]).stdin("p\n").run();
+    out.assert_code(2);
+    assert_eq!(
+        out.stderr,
+        "[zero] Prompt required. Use `zero exec \"prompt\"`, `zero exec --file prompt.txt`, or `zero exec -` to read it from stdin.\n"
+    );
+}
+
+#[test]
+fn command_line_paths_resolve_where_zero_was_started_not_below_cwd() {
+    let dir = TestDir::new("paths");
+    std::fs::create_dir_all(dir.path("work/sub")).unwrap();
+    dir.write("work/prompt.txt", "from the prompt file\n");
+    dir.write("work/s.json", r#"{"turns": [{"text": "done"}]}"#);
+    let out = dir
+        .zero()
+        .args(&["exec", "-o", "stream-json", "-C", "sub", "-f", "prompt.txt", "--script", "s.json"])
+        .run();
+    out.assert_code(0);
+    let events = out.stream();
+    assert!(events[0]["cwd"].as_str().unwrap().ends_with("/work/sub"), "{out:?}");
+    let session = dir.sessions().join(events[0]["sessionId"].as_str().unwrap());
+    assert!(crate::util::read(&session.join("events.jsonl")).contains("from the prompt file"));
+    // Messages name the path that was looked for.
+    let out = dir.zero().args(&["exec", "-C", "sub", "--script", "missing.json", "x"]).run();
+    out.assert_code(2);
+    let expected = dir.path("work/missing.json");
+    assert_eq!(out.stderr, format!("[zero] Script file not found: {}\n", expected.display()));
+}
