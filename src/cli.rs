@@ -18,8 +18,10 @@ zero: a headless coding agent that streams JSON events
 
 Usage: zero exec [OPTIONS] [PROMPT...]   run one task (see zero exec --help)
        zero -p <PROMPT> [OPTIONS]        the same, text output
-       zero sessions list [--json]       list stored sessions
-       zero sessions show <ID> [--json]  print one session's events
+       zero sessions <COMMAND>           list, show, delete, prune, search
+       zero search <QUERY...>            search the stored sessions
+       zero config [--json]              the settings in use, and their source
+       zero doctor [--json] [--offline]  check the setup, say how to fix it
        zero redact [--redact-env NAME]   redact stdin to stdout
        zero --version | --help
 
@@ -67,6 +69,7 @@ Sessions:
       --resume[=ID]            continue the latest session, or session ID
                                (--resume ID also works for an existing id)
       --fork <ID>              continue a copy of session ID
+      --ephemeral              write no session for this run
 
 Other:
   -C, --cwd <DIR>              work in DIR (the workspace root)
@@ -96,11 +99,42 @@ sensitive names (and of each --redact-env NAME).
 ";
 
 pub const SESSIONS_HELP: &str = "\
-Usage: zero sessions list [--json]
+Usage: zero sessions list [--all] [--json]
        zero sessions show <ID> [--json]
+       zero sessions delete <ID>...
+       zero sessions prune --older-than <DAYS> [--dry-run]
+       zero sessions search <QUERY...> [options of zero search]
 
-Lists stored sessions (newest first) or prints one session's metadata and
-events. --json writes one JSON document for wrappers.
+list shows this directory's sessions (newest first), --all every one; show
+prints one session's metadata and events, one row per event; delete removes
+sessions; prune removes every session not updated for DAYS days. --json
+writes one JSON document for wrappers.
+";
+
+pub const SEARCH_HELP: &str = "\
+Usage: zero search <QUERY...> [--json] [--limit N] [--context N]
+                   [--session ID] [--type EVENT_TYPE]
+
+Finds stored session events whose text holds the query (case-insensitive:
+the whole phrase, else every word), newest sessions first. Output is
+redacted. --limit: at most N hits (default 20); --context: characters shown
+around a hit (default 80).
+";
+
+pub const CONFIG_HELP: &str = "\
+Usage: zero config [--json]
+
+Prints the configuration zero would use here: the provider, model, key
+(redacted), and each layer it comes from (defaults, the user file, the
+environment). Exit 0 when it is usable, 3 when it is not.
+";
+
+pub const DOCTOR_HELP: &str = "\
+Usage: zero doctor [--json] [--offline]
+
+Checks the setup one step at a time (config file, provider, model, adapter,
+connectivity) and says how to fix what fails. --offline skips the network
+check. Exit 0 when every check passes, 3 when one fails.
 ";
 
 /// What the command line asks for.
@@ -111,6 +145,16 @@ pub enum Command {
     Version,
     Exec(Box<ExecArgs>),
     Sessions(SessionsArgs),
+    Search(SearchArgs),
+    /// `zero config [--json]`.
+    Config {
+        json: bool,
+    },
+    /// `zero doctor [--json] [--offline]`.
+    Doctor {
+        json: bool,
+        offline: bool,
+    },
     /// `zero redact`, with the extra variables to treat as secret.
     Redact(Vec<String>),
     /// A command-line error outside `exec`: print on stderr, exit 2.
@@ -153,6 +197,7 @@ pub struct ExecArgs {
     pub redact_env: Vec<String>,
     pub shell_env: Option<String>,
     pub shell_env_keep: Vec<String>,
+    pub ephemeral: bool,
     /// The first command-line error, reported once the output format is known.
     pub error: Option<String>,
 }
@@ -160,8 +205,34 @@ pub struct ExecArgs {
 /// Arguments of `zero sessions`.
 #[derive(Debug, PartialEq, Eq)]
 pub enum SessionsArgs {
-    List { json: bool },
-    Show { id: String, json: bool },
+    List {
+        json: bool,
+        all: bool,
+    },
+    Show {
+        id: String,
+        json: bool,
+    },
+    Delete {
+        ids: Vec<String>,
+    },
+    /// `--older-than` as typed, checked by the command.
+    Prune {
+        older_than: String,
+        dry_run: bool,
+    },
+    Search(SearchArgs),
+}
+
+/// Arguments of `zero search` (numbers as typed, checked by the command).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct SearchArgs {
+    pub query: Vec<String>,
+    pub json: bool,
+    pub limit: Option<String>,
+    pub context: Option<String>,
+    pub session: Option<String>,
+    pub event_type: Option<String>,
 }
 
 /// Parses the process arguments (without the program name).
@@ -169,7 +240,15 @@ pub fn parse(args: Vec<OsString>) -> Command {
     match args.first().and_then(|a| a.to_str()) {
         Some("exec") => parse_exec(args[1..].to_vec(), false),
         Some("sessions") => parse_sessions(args[1..].to_vec()),
+        Some("search") => parse_command(args[1..].to_vec(), "search"),
+        Some("config") => parse_command(args[1..].to_vec(), "config"),
+        Some("doctor") => parse_command(args[1..].to_vec(), "doctor"),
         Some("redact") => parse_redact(args[1..].to_vec()),
+        Some(word) if !word.starts_with('-') => Command::Invalid(format!(
+            "unknown command \"{word}\"{}; commands: {} (see zero --help)",
+            suggestion(word, COMMANDS),
+            COMMANDS.join(", ")
+        )),
         _ => parse_exec(args, true),
     }
 }
@@ -184,7 +263,7 @@ fn parse_exec(args: Vec<OsString>, root: bool) -> Command {
             Ok(Some(arg)) => Owned::from(arg),
             Ok(None) => break,
             Err(err) => {
-                out.error.get_or_insert_with(|| err.to_string());
+                out.error.get_or_insert_with(|| describe(err));
                 continue;
             }
         };
@@ -208,7 +287,7 @@ fn parse_exec(args: Vec<OsString>, root: bool) -> Command {
             other => exec_option(other, &mut parser, &mut out),
         };
         if let Err(err) = result {
-            out.error.get_or_insert_with(|| err.to_string());
+            out.error.get_or_insert_with(|| describe(err));
         }
     }
     if root && !saw_prompt_flag && out.error.is_none() {
@@ -223,6 +302,48 @@ fn parse_exec(args: Vec<OsString>, root: bool) -> Command {
     }
     Command::Exec(Box::new(out))
 }
+
+/// Every long option of `exec`, for "did you mean" suggestions.
+const EXEC_OPTIONS: &[&str] = &[
+    "--file",
+    "--model",
+    "--profile",
+    "--reasoning-effort",
+    "--auto",
+    "--enabled-tools",
+    "--disabled-tools",
+    "--list-tools",
+    "--max-turns",
+    "--cwd",
+    "--input-format",
+    "--output-format",
+    "--resume",
+    "--fork",
+    "--skip-permissions-unsafe",
+    "--provider",
+    "--script",
+    "--redact-env",
+    "--shell-env",
+    "--shell-env-keep",
+    "--ephemeral",
+    "--help",
+    "--version",
+    "--prompt",
+];
+
+/// A lexopt error as one line, with the closest option when one was mistyped.
+fn describe(err: lexopt::Error) -> String {
+    match &err {
+        lexopt::Error::UnexpectedOption(option) if option.starts_with("--") => {
+            let name = option.split('=').next().unwrap_or(option);
+            format!("{err}{}", suggestion(name, EXEC_OPTIONS))
+        }
+        _ => err.to_string(),
+    }
+}
+
+/// The commands `zero` knows, for "did you mean" suggestions.
+const COMMANDS: &[&str] = &["exec", "sessions", "search", "config", "doctor", "redact"];
 
 /// A parsed argument that no longer borrows the parser.
 enum Owned {
@@ -281,6 +402,7 @@ fn exec_option(
         "redact-env" => out.redact_env.push(parser.value()?.string()?),
         "shell-env" => out.shell_env = Some(parser.value()?.string()?),
         "shell-env-keep" => out.shell_env_keep.push(parser.value()?.string()?),
+        "ephemeral" => out.ephemeral = true,
         other => return Err(lexopt::Error::UnexpectedOption(format!("--{other}"))),
     }
     Ok(())
@@ -330,32 +452,136 @@ fn parse_redact(args: Vec<OsString>) -> Command {
 }
 
 fn parse_sessions(args: Vec<OsString>) -> Command {
+    let sub = args.first().and_then(|a| a.to_str()).map(str::to_string);
+    match sub.as_deref() {
+        Some("-h" | "--help") => Command::Help(SESSIONS_HELP),
+        Some(sub @ ("list" | "show" | "delete" | "prune" | "search")) => {
+            parse_command(args[1..].to_vec(), &format!("sessions {sub}"))
+        }
+        Some(other) => Command::Invalid(format!(
+            "unknown sessions command \"{other}\"{}; expected list, show, delete, prune or search",
+            suggestion(other, &["list", "show", "delete", "prune", "search"])
+        )),
+        None => Command::Invalid(
+            "expected `zero sessions list`, `show <ID>`, `delete <ID>...`, `prune --older-than DAYS` or `search <QUERY>`".into(),
+        ),
+    }
+}
+
+/// The options and words of one of the small commands (`zero sessions <sub>`, `zero search`,
+/// `zero config`, `zero doctor`).
+fn parse_command(args: Vec<OsString>, command: &str) -> Command {
+    let (help, allowed): (&'static str, &[&str]) = match command {
+        "sessions list" => (SESSIONS_HELP, &["json", "all"]),
+        "sessions show" => (SESSIONS_HELP, &["json"]),
+        "sessions delete" => (SESSIONS_HELP, &[]),
+        "sessions prune" => (SESSIONS_HELP, &["older-than", "dry-run"]),
+        "config" => (CONFIG_HELP, &["json"]),
+        "doctor" => (DOCTOR_HELP, &["json", "offline", "connectivity"]),
+        // `search` and `sessions search`.
+        _ => (SEARCH_HELP, &["json", "limit", "context", "session", "type"]),
+    };
     let mut parser = lexopt::Parser::from_args(args);
     let mut words = Vec::new();
-    let mut json = false;
+    let mut flags: Vec<(String, Option<String>)> = Vec::new();
     loop {
         let arg = match parser.next() {
-            Ok(Some(arg)) => arg,
+            Ok(Some(arg)) => Owned::from(arg),
             Ok(None) => break,
             Err(err) => return Command::Invalid(err.to_string()),
         };
         match arg {
-            Short('h') | Long("help") => return Command::Help(SESSIONS_HELP),
-            Long("json") => json = true,
-            Value(v) => match v.string() {
+            Owned::Short('h') => return Command::Help(help),
+            Owned::Long(l) if l == "help" => return Command::Help(help),
+            Owned::Long(l) if allowed.contains(&l.as_str()) => {
+                let takes_value =
+                    matches!(l.as_str(), "older-than" | "limit" | "context" | "session" | "type");
+                let value = if takes_value {
+                    match parser.value().and_then(|v| v.string()) {
+                        Ok(v) => Some(v),
+                        Err(err) => return Command::Invalid(err.to_string()),
+                    }
+                } else {
+                    None
+                };
+                flags.push((l, value));
+            }
+            Owned::Long(l) => {
+                let known: Vec<String> = allowed.iter().map(|a| format!("--{a}")).collect();
+                let known: Vec<&str> = known.iter().map(String::as_str).collect();
+                return Command::Invalid(format!(
+                    "invalid option '--{l}' for zero {command}{}",
+                    suggestion(&format!("--{l}"), &known)
+                ));
+            }
+            Owned::Short(c) => {
+                return Command::Invalid(format!("invalid option '-{c}' for zero {command}"))
+            }
+            Owned::Value(v) => match v.string() {
                 Ok(v) => words.push(v),
                 Err(err) => return Command::Invalid(err.to_string()),
             },
-            other => return Command::Invalid(other.unexpected().to_string()),
         }
     }
-    match words.as_slice() {
-        [cmd] if cmd == "list" => Command::Sessions(SessionsArgs::List { json }),
-        [cmd, id] if cmd == "show" => {
-            Command::Sessions(SessionsArgs::Show { id: id.clone(), json })
+    let has = |name: &str| flags.iter().any(|(f, _)| f == name);
+    let value =
+        |name: &str| flags.iter().rev().find(|(f, _)| f == name).and_then(|(_, v)| v.clone());
+    let json = has("json");
+    let no_words = |cmd: Command| {
+        if words.is_empty() {
+            cmd
+        } else {
+            Command::Invalid(format!(
+                "zero {command} takes no arguments (got \"{}\")",
+                words.join(" ")
+            ))
         }
-        [cmd] if cmd == "show" => Command::Invalid("zero sessions show needs a session id".into()),
-        _ => Command::Invalid("expected `zero sessions list` or `zero sessions show <ID>`".into()),
+    };
+    match command {
+        "sessions list" => {
+            no_words(Command::Sessions(SessionsArgs::List { json, all: has("all") }))
+        }
+        "sessions show" => match words.as_slice() {
+            [id] => Command::Sessions(SessionsArgs::Show { id: id.clone(), json }),
+            [] => Command::Invalid("zero sessions show needs a session id".into()),
+            _ => Command::Invalid("zero sessions show takes one session id".into()),
+        },
+        "sessions delete" if words.is_empty() => {
+            Command::Invalid("zero sessions delete needs one or more session ids".into())
+        }
+        "sessions delete" => Command::Sessions(SessionsArgs::Delete { ids: words }),
+        "sessions prune" => match value("older-than") {
+            Some(days) => no_words(Command::Sessions(SessionsArgs::Prune {
+                older_than: days,
+                dry_run: has("dry-run"),
+            })),
+            None => Command::Invalid("zero sessions prune needs --older-than DAYS".into()),
+        },
+        "config" => no_words(Command::Config { json }),
+        "doctor" => no_words(Command::Doctor { json, offline: has("offline") }),
+        _ => {
+            let args = SearchArgs {
+                query: words,
+                json,
+                limit: value("limit"),
+                context: value("context"),
+                session: value("session"),
+                event_type: value("type"),
+            };
+            if command == "search" {
+                Command::Search(args)
+            } else {
+                Command::Sessions(SessionsArgs::Search(args))
+            }
+        }
+    }
+}
+
+/// `; did you mean "x"?` when `word` is a likely typo of one of `known`.
+pub fn suggestion(word: &str, known: &[&str]) -> String {
+    match crate::text::closest(word, known, 1, true).first() {
+        Some(near) => format!(" (did you mean \"{near}\"?)"),
+        None => String::new(),
     }
 }
 
@@ -442,7 +668,22 @@ mod tests {
         assert_eq!(args.prompt_words, ["hi"]);
         assert_eq!(args.model.as_deref(), Some("x"));
         assert!(matches!(parse(vec![]), Command::Invalid(_)));
-        assert!(matches!(parse(vec!["hello".into()]), Command::Exec(a) if a.error.is_some()));
+        assert_eq!(
+            parse(vec!["sesions".into()]),
+            Command::Invalid("unknown command \"sesions\" (did you mean \"sessions\"?); commands: exec, sessions, search, config, doctor, redact (see zero --help)".into())
+        );
+        assert!(
+            matches!(parse(vec!["hello".into()]), Command::Invalid(m) if m.starts_with("unknown command \"hello\"; "))
+        );
+        let Command::Exec(args) =
+            parse(["exec", "--modle", "x"].iter().map(OsString::from).collect())
+        else {
+            panic!()
+        };
+        assert_eq!(
+            args.error.as_deref(),
+            Some("invalid option '--modle' (did you mean \"--model\"?)")
+        );
         assert_eq!(parse(vec!["--version".into()]), Command::Version);
         assert_eq!(parse(vec!["-V".into()]), Command::Version);
         assert_eq!(parse(vec!["--help".into()]), Command::Help(HELP));
@@ -452,7 +693,48 @@ mod tests {
     #[test]
     fn sessions_subcommands() {
         let p = |a: &[&str]| parse(a.iter().map(OsString::from).collect());
-        assert_eq!(p(&["sessions", "list"]), Command::Sessions(SessionsArgs::List { json: false }));
+        assert_eq!(
+            p(&["sessions", "list"]),
+            Command::Sessions(SessionsArgs::List { json: false, all: false })
+        );
+        assert_eq!(
+            p(&["sessions", "list", "--all", "--json"]),
+            Command::Sessions(SessionsArgs::List { json: true, all: true })
+        );
+        assert_eq!(
+            p(&["sessions", "delete", "a", "b"]),
+            Command::Sessions(SessionsArgs::Delete { ids: vec!["a".into(), "b".into()] })
+        );
+        assert_eq!(
+            p(&["sessions", "prune", "--older-than", "30", "--dry-run"]),
+            Command::Sessions(SessionsArgs::Prune { older_than: "30".into(), dry_run: true })
+        );
+        assert!(matches!(p(&["sessions", "prune"]), Command::Invalid(_)));
+        assert_eq!(
+            p(&["search", "--limit", "5", "zero", "search", "--json"]),
+            Command::Search(SearchArgs {
+                query: vec!["zero".into(), "search".into()],
+                json: true,
+                limit: Some("5".into()),
+                ..SearchArgs::default()
+            })
+        );
+        assert!(matches!(
+            p(&["sessions", "search", "x"]),
+            Command::Sessions(SessionsArgs::Search(_))
+        ));
+        assert_eq!(p(&["config", "--json"]), Command::Config { json: true });
+        assert_eq!(p(&["doctor", "--offline"]), Command::Doctor { json: false, offline: true });
+        assert_eq!(
+            p(&["sessions", "lsit"]),
+            Command::Invalid("unknown sessions command \"lsit\" (did you mean \"list\"?); expected list, show, delete, prune or search".into())
+        );
+        assert_eq!(
+            p(&["sessions", "list", "--jsno"]),
+            Command::Invalid(
+                "invalid option '--jsno' for zero sessions list (did you mean \"--json\"?)".into()
+            )
+        );
         assert_eq!(
             p(&["sessions", "show", "abc", "--json"]),
             Command::Sessions(SessionsArgs::Show { id: "abc".into(), json: true })
@@ -464,7 +746,9 @@ mod tests {
 
     #[test]
     fn help_lines_fit_79_columns() {
-        for text in [HELP, EXEC_HELP, SESSIONS_HELP, REDACT_HELP] {
+        for text in
+            [HELP, EXEC_HELP, SESSIONS_HELP, REDACT_HELP, SEARCH_HELP, CONFIG_HELP, DOCTOR_HELP]
+        {
             for line in text.lines() {
                 assert!(line.chars().count() <= 79, "too long: {line}");
             }

@@ -111,7 +111,7 @@ impl ProviderKind {
     }
 
     /// The environment variables holding this kind's key and base URL.
-    fn env_names(self) -> (&'static [&'static str], &'static str) {
+    pub fn env_names(self) -> (&'static [&'static str], &'static str) {
         match self {
             ProviderKind::Anthropic => (&["ANTHROPIC_API_KEY"], "ANTHROPIC_BASE_URL"),
             ProviderKind::Google => (&["GEMINI_API_KEY", "GOOGLE_API_KEY"], "GEMINI_BASE_URL"),
@@ -137,7 +137,8 @@ const GEMINI_URL: &str = "https://generativelanguage.googleapis.com";
 pub struct ConfigProfile {
     pub name: String,
     pub provider: Option<ProviderKind>,
-    pub base_url: String,
+    /// Optional for the official providers, whose endpoints are known.
+    pub base_url: Option<String>,
     pub api_key: Option<String>,
     pub model: String,
 }
@@ -148,7 +149,14 @@ pub struct UserConfig {
     pub active_provider: Option<String>,
     pub providers: Vec<ConfigProfile>,
     pub max_turns: Option<u32>,
+    /// Keys this zero does not know (the file may be shared with other Zero versions): one
+    /// line each, naming the closest known key.
+    pub warnings: Vec<String>,
 }
+
+/// The config file's top-level keys, and a provider entry's.
+pub const CONFIG_KEYS: &[&str] = &["activeProvider", "providers", "maxTurns", "planMode", "debug"];
+const PROVIDER_KEYS: &[&str] = &["name", "provider", "baseURL", "apiKey", "model", "description"];
 
 /// The user config file is read up to this size.
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
@@ -187,9 +195,21 @@ pub fn load_user_config(env: &Env) -> Result<Option<UserConfig>, Failure> {
     if text.len() as u64 > MAX_CONFIG_BYTES {
         return Err(cannot(format!("it is larger than {} MiB", MAX_CONFIG_BYTES / (1024 * 1024))));
     }
-    parse_config_bytes(&text)
-        .map(Some)
-        .map_err(|detail| Failure::Config(format!("Invalid config {}: {detail}", path.display())))
+    let mut config = parse_config_bytes(&text).map_err(|detail| {
+        Failure::Config(format!("Invalid config {}: {detail}", path.display()))
+    })?;
+    for warning in &mut config.warnings {
+        *warning = format!("Config {}: {warning}", path.display());
+    }
+    Ok(Some(config))
+}
+
+/// `unknown key "x" is ignored (did you mean "y"?)`, or `None` for a known key.
+fn unknown_key(key: &str, known: &[&str], at: &str) -> Option<String> {
+    if known.contains(&key) || key.starts_with('$') {
+        return None;
+    }
+    Some(format!("unknown key {at}\"{key}\" is ignored{}", crate::cli::suggestion(key, known)))
 }
 
 /// The config file's bytes to a config, or what is wrong and where, in one line.
@@ -203,6 +223,7 @@ pub(crate) fn parse_config_bytes(bytes: &[u8]) -> Result<UserConfig, String> {
 fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
     let map = value.as_object().ok_or("expected a JSON object")?;
     let mut config = UserConfig::default();
+    config.warnings.extend(map.keys().filter_map(|k| unknown_key(k, CONFIG_KEYS, "")));
     if let Some(active) = map.get("activeProvider") {
         config.active_provider =
             Some(active.as_str().ok_or("activeProvider must be a string")?.to_string());
@@ -221,6 +242,10 @@ fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
         for (i, entry) in list.iter().enumerate() {
             let at = |field: &str, what: &str| format!("providers[{i}].{field} must be {what}");
             let entry = entry.as_object().ok_or(format!("providers[{i}] must be an object"))?;
+            let place = format!("providers[{i}].");
+            config
+                .warnings
+                .extend(entry.keys().filter_map(|k| unknown_key(k, PROVIDER_KEYS, &place)));
             let text = |field: &str, required: bool| -> Result<Option<String>, String> {
                 match entry.get(field) {
                     None if required => Err(at(field, "a non-empty string")),
@@ -244,12 +269,29 @@ fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
                         })?,
                 ),
             };
-            let base_url = text("baseURL", true)?.unwrap_or_default();
-            normalize_url(&base_url).ok_or_else(|| at("baseURL", "an http(s) URL"))?;
+            let base_url = text("baseURL", false)?;
+            if let Some(url) = &base_url {
+                normalize_url(url).ok_or_else(|| at("baseURL", "an http(s) URL"))?;
+            } else if provider == Some(ProviderKind::OpenAiCompatible) {
+                return Err(at("baseURL", "set for an openai-compatible provider"));
+            }
             let api_key = text("apiKey", false)?;
             let model = text("model", true)?.unwrap_or_default();
             text("description", false)?;
             config.providers.push(ConfigProfile { name, provider, base_url, api_key, model });
+        }
+    }
+    if let Some(active) = &config.active_provider {
+        if !config.providers.iter().any(|p| &p.name == active) {
+            let names: Vec<&str> = config.providers.iter().map(|p| p.name.as_str()).collect();
+            let known = if names.is_empty() {
+                "there are none".to_string()
+            } else {
+                format!("known: {}", names.join(", "))
+            };
+            return Err(format!(
+                "activeProvider \"{active}\" names no entry of providers ({known})"
+            ));
         }
     }
     Ok(config)
@@ -263,7 +305,22 @@ pub enum Origin {
     Environment,
 }
 
+/// Where the provider settings would come from, without resolving a model: the provider
+/// command (which is run), the active profile, or the environment.
+pub fn provider_origin(env: &Env, config: Option<&UserConfig>) -> Result<Origin, Failure> {
+    source(env, config, None).map(|s| s.origin)
+}
+
 impl Origin {
+    /// The reference's name for the source: `provider-command`, `profile`, `environment`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Origin::Command => "provider-command",
+            Origin::Profile(_) => "profile",
+            Origin::Environment => "environment",
+        }
+    }
+
     fn describe(&self) -> String {
         match self {
             Origin::Command => "provider-command".to_string(),
@@ -312,6 +369,8 @@ pub struct Runtime {
     pub max_tokens: u64,
     pub script: Option<PathBuf>,
     pub net: NetSettings,
+    /// Where the provider settings came from (`None` for the scripted provider).
+    pub origin: Option<Origin>,
     /// Things to tell the user once the run has started.
     pub warnings: Vec<String>,
 }
@@ -341,12 +400,26 @@ pub fn resolve(
     let source = source(env, config, flag_kind)?;
     let explicit = flag_kind.or(source.kind);
     let configured = configured_families(env, &source);
-    let profile = match choice.profile.as_deref() {
+    let profile_flag = match choice.profile.as_deref() {
         Some(p) => Some(
             Profile::parse(p)
                 .ok_or_else(|| Failure::Usage(format!("Unknown model profile: {}", p.trim())))?,
         ),
-        None => choice.model.as_deref().and_then(Profile::parse),
+        None => None,
+    };
+    // `--model` names the model: a `--profile` beside it has no effect, and says so.
+    let mut warnings = Vec::new();
+    let profile = match (profile_flag, choice.model.as_deref()) {
+        (Some(ignored), Some(model)) => {
+            warnings.push(format!(
+                "--profile {} is ignored: --model {} names the model.",
+                ignored.name(),
+                model.trim()
+            ));
+            Profile::parse(model)
+        }
+        (Some(profile), None) => Some(profile),
+        (None, model) => model.and_then(Profile::parse),
     };
     let requested = match (profile, choice.model.as_deref()) {
         (Some(profile), _) => profile.pick(&configured).id.to_string(),
@@ -361,6 +434,7 @@ pub fn resolve(
     }
     let mut runtime = runtime(env, &source, explicit, &requested, net)?;
     runtime.profile = profile;
+    runtime.warnings = warnings;
     apply_effort(&mut runtime, choice.effort.as_deref())?;
     Ok(runtime)
 }
@@ -386,6 +460,7 @@ fn scripted_runtime(choice: &Choice, net: NetSettings) -> Result<Runtime, Failur
         max_tokens: 0,
         script: Some(script),
         net,
+        origin: None,
         warnings: Vec::new(),
     };
     apply_effort(&mut runtime, choice.effort.as_deref())?;
@@ -407,7 +482,7 @@ fn source(
                 return Ok(Source {
                     origin: Origin::Profile(profile.name.clone()),
                     kind: profile.provider,
-                    base_url: Some(profile.base_url.clone()),
+                    base_url: profile.base_url.clone(),
                     api_key: profile.api_key.clone().filter(|k| !k.trim().is_empty()),
                     model: Some(profile.model.clone()),
                 });
@@ -597,6 +672,7 @@ fn runtime(
         max_tokens,
         script: None,
         net,
+        origin: Some(source.origin.clone()),
         warnings: Vec::new(),
     })
 }
@@ -643,6 +719,13 @@ fn apply_effort(runtime: &mut Runtime, value: Option<&str>) -> Result<(), Failur
         ))
     })?;
     runtime.effort = Some(effort);
+    if runtime.kind == ProviderKind::Scripted {
+        runtime.warnings.push(format!(
+            "The scripted provider takes no reasoning effort; --reasoning-effort {} is ignored.",
+            effort.name()
+        ));
+        return Ok(());
+    }
     match runtime.model {
         Some(model) if !model.efforts.is_empty() => {
             if !model.efforts.contains(&effort) {

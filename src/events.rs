@@ -177,4 +177,12 @@ pub struct ListedTool<'a> {
     pub permission: &'a str,
     pub reason: &'a str,
     pub side_effect: &'a str,
+    pub description: &'a str,
+    /// Offered to the model in this run.
+    pub enabled: bool,
+    /// Why it is not (a filter, or the autonomy level it needs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<String>,
+    /// The parameter schema, exactly as sent to the model.
+    pub parameters: serde_json::Value,
 }

@@ -96,24 +96,31 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
     // Which session to continue is decided before the prompt, since `--resume WORD` may
     // turn out to be a prompt word (A11). Nothing is opened yet.
     let store = Store::locate(env);
-    let (selection, prompt_words) = select_session(plan, store.as_ref().ok())?;
+    let redactor_now = lock(shared).redactor().clone();
+    let workspace_sessions = WorkspaceSessions { cwd: &cwd, redactor: &redactor_now };
+    let (selection, prompt_words) = select_session(plan, store.as_ref().ok(), &workspace_sessions)?;
     // 6. The prompt (stdin is consumed here, before provider setup).
     let prompt = if plan.list_tools {
         None
     } else {
         Some(read_prompt(plan, &prompt_words, prompt_file.as_deref())?)
     };
-    // 7. The configuration and the provider runtime.
+    // 7. The configuration and the provider runtime (which --list-tools can do without).
     let user_config = config::load_user_config(env)?;
-    let runtime = config::resolve(env, user_config.as_ref(), &choice)?;
+    let runtime = match config::resolve(env, user_config.as_ref(), &choice) {
+        Ok(runtime) => Some(runtime),
+        Err(_) if plan.list_tools => None,
+        Err(failure) => return Err(failure.into()),
+    };
     let max_turns = config::max_turns(plan.max_turns, env, user_config.as_ref())?;
-    let mut warnings = runtime.warnings.clone();
+    let mut warnings = user_config.as_ref().map(|c| c.warnings.clone()).unwrap_or_default();
+    warnings.extend(runtime.iter().flat_map(|r| r.warnings.iter().cloned()));
     warnings.extend(plan.warnings.iter().cloned());
     {
         let mut out = lock(shared);
         // The key in use is a secret whatever its length (local gateways use keys like
         // `sk-1234`); at least 4 characters, so that a one-letter key cannot blank out text.
-        if let Some(key) = &runtime.api_key {
+        if let Some(key) = runtime.as_ref().and_then(|r| r.api_key.as_ref()) {
             out.add_secret_min(key, 4);
         }
         for value in &plan.redact_values {
@@ -127,23 +134,36 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
     let mode = plan.mode;
     let mut toolbox =
         Toolbox::new(workspace, mode, plan.enabled_tools.clone(), plan.disabled_tools.clone())
-            .hiding_env(hidden);
-    let info = run_info(&runtime, &cwd, plan, None);
-    // 8. --list-tools.
-    if plan.list_tools {
-        let rows: Vec<ListedTool> = toolbox
-            .visible()
-            .into_iter()
-            .map(|t| ListedTool {
-                name: t.name,
-                side_effect: t.side_effect.name(),
-                permission: t.permission.name(),
-                reason: t.reason,
+            .hiding_env(hidden)
+            .allowing_writes(plan.autonomy != "low");
+    for (name, level) in toolbox.enabled_but_withheld() {
+        warnings.push(format!(
+            "--enabled-tools {name}: --auto {} does not let it run (it needs {level}); it is not offered to the model.",
+            plan.autonomy
+        ));
+    }
+    let info = run_info(runtime.as_ref(), &cwd, plan, None);
+    // 8. --list-tools: every tool, whether it is offered, and the schema the model gets.
+    let (Some(runtime), false) = (runtime, plan.list_tools) else {
+        let rows: Vec<ListedTool> = tools::TOOLS
+            .iter()
+            .map(|t| {
+                let withheld = toolbox.withheld(t);
+                ListedTool {
+                    name: t.name,
+                    side_effect: t.side_effect.name(),
+                    permission: t.permission.name(),
+                    reason: t.reason,
+                    description: t.description,
+                    enabled: withheld.is_none(),
+                    withheld,
+                    parameters: Toolbox::schema(t),
+                }
             })
             .collect();
-        lock(shared).tool_list(mode.name(), &rows, &info)?;
+        lock(shared).tool_list(mode.name(), &rows, &info, &warnings)?;
         return Ok(());
-    }
+    };
     let prompt = prompt.unwrap_or_default();
     let mut provider = build_provider(&runtime)?;
     // 9. The session: created, resumed or forked, with the earlier conversation.
@@ -155,7 +175,11 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
         model_id: runtime.model_id.clone(),
         provider: runtime.kind.name().to_string(),
     };
-    let (session, history) = open_session(store, selection, &new, &redactor, &mut warnings)?;
+    let (session, history) = if plan.ephemeral {
+        (None, read_history(store, selection, &mut warnings)?)
+    } else {
+        open_session(store, selection, &new, &redactor, &mut warnings)?
+    };
     let session = session.map(|s| Arc::new(Mutex::new(s)));
     crate::ending::set_active_session(session.clone());
     let info =
@@ -222,11 +246,20 @@ enum Selection {
     Fork(String),
 }
 
+/// The workspace whose newest session a bare `--resume` continues.
+struct WorkspaceSessions<'a> {
+    cwd: &'a Path,
+    /// Stored `cwd`s are redacted: the workspace is compared in the same form.
+    redactor: &'a Redactor,
+}
+
 /// Decides `--resume` / `--fork` against the store (A11) and returns the prompt words without
-/// a resume id.
+/// a resume id. A bare `--resume` stays in this workspace: continuing another repository's
+/// conversation would send that project's context to the model.
 fn select_session(
     plan: &RunPlan,
     store: Option<&Store>,
+    workspace: &WorkspaceSessions,
 ) -> Result<(Selection, Vec<String>), Failure> {
     let mut words = plan.prompt_words.clone();
     let need_store = || {
@@ -247,10 +280,13 @@ fn select_session(
         Ok(id.to_string())
     };
     let latest = || -> Result<String, Failure> {
-        let list = need_store()?.list().map_err(Failure::from)?;
-        list.first()
-            .map(|m| m.session_id.clone())
-            .ok_or_else(|| Failure::Usage("No Zero sessions available to resume.".to_string()))
+        let cwd = workspace.cwd.display().to_string();
+        let list = need_store()?.list_for(&cwd, workspace.redactor).map_err(Failure::from)?;
+        list.first().map(|m| m.session_id.clone()).ok_or_else(|| {
+            Failure::Usage(format!(
+                "No Zero session of this workspace ({cwd}) to resume. `zero sessions list --all` shows every session; `--resume ID` continues one."
+            ))
+        })
     };
     let selection = match &plan.session {
         SessionPlan::New => Selection::New,
@@ -309,6 +345,19 @@ fn open_session(
             Ok((Some(session), session::conversation(&events)))
         }
     }
+}
+
+/// `--ephemeral`: the conversation of the session to resume or fork, read without opening it
+/// (no lock, nothing written).
+fn read_history(
+    store: Result<Store, session::SessionError>,
+    selection: Selection,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Message>, Failure> {
+    let (Selection::Resume(id) | Selection::Fork(id)) = selection else { return Ok(Vec::new()) };
+    let (events, found) = store?.events(&id)?;
+    warnings.extend(found);
+    Ok(session::conversation(&events))
 }
 
 /// Records the run in its session as it happens.
@@ -426,19 +475,27 @@ fn read_prompt(plan: &RunPlan, words: &[String], file: Option<&Path>) -> Result<
     Ok(prompt)
 }
 
-fn run_info(runtime: &Runtime, cwd: &Path, plan: &RunPlan, session_id: Option<String>) -> RunInfo {
+/// What `run_start` says. Without a runtime (`--list-tools` with no provider configured) the
+/// provider and model are `none`.
+fn run_info(
+    runtime: Option<&Runtime>,
+    cwd: &Path,
+    plan: &RunPlan,
+    session_id: Option<String>,
+) -> RunInfo {
+    let text = |pick: fn(&Runtime) -> String| runtime.map_or("none".to_string(), pick);
     RunInfo {
         session_id,
         cwd: cwd.display().to_string(),
-        provider: runtime.kind.name().to_string(),
-        model: runtime.model_id.clone(),
-        api_model: runtime.api_model.clone(),
+        provider: text(|r| r.kind.name().to_string()),
+        model: text(|r| r.model_id.clone()),
+        api_model: text(|r| r.api_model.clone()),
         details: RunDetails {
-            model_label: runtime.model_label.clone(),
-            model_profile: runtime.profile.map(|p| p.name().to_string()),
+            model_label: text(|r| r.model_label.clone()),
+            model_profile: runtime.and_then(|r| r.profile).map(|p| p.name().to_string()),
             autonomy: plan.autonomy.to_string(),
             permission_mode: plan.mode.name().to_string(),
-            reasoning_effort: runtime.effort.map(|e| e.name().to_string()),
+            reasoning_effort: runtime.and_then(|r| r.effort).map(|e| e.name().to_string()),
             enabled_tools: plan.enabled_tools.clone(),
             disabled_tools: plan.disabled_tools.clone(),
         },

@@ -173,6 +173,13 @@ impl Http {
         Err(status_error(status, &reason, &text, hint))
     }
 
+    /// GETs `url` and returns the HTTP status, the body unread: whether the endpoint answers
+    /// at all (`zero doctor`). Any status counts as an answer.
+    pub fn probe(&self, url: &str) -> Result<u16, CallError> {
+        let response = self.agent.get(url).call().map_err(|err| self.send_error(err, url))?;
+        Ok(response.status().as_u16())
+    }
+
     /// A failure before the response headers arrived.
     fn send_error(&self, err: ureq::Error, url: &str) -> CallError {
         let host = host_of(url);

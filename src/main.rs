@@ -60,6 +60,11 @@ fn main() -> ExitCode {
             2
         }
         Command::Sessions(args) => commands::sessions(&args, &config::Env::from_process()),
+        Command::Search(args) => commands::search(&args, &config::Env::from_process()),
+        Command::Config { json } => commands::config(json, &config::Env::from_process()),
+        Command::Doctor { json, offline } => {
+            commands::doctor(json, offline, &config::Env::from_process())
+        }
         Command::Redact(names) => commands::redact(&names, &config::Env::from_process()),
         Command::Exec(args) => {
             let process = exec::Process {

@@ -10,6 +10,8 @@
 
 mod views;
 
+pub use views::call_summary;
+
 use std::cell::Cell;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -438,18 +440,38 @@ impl Emitter {
         mode: &str,
         tools: &[ListedTool<'_>],
         info: &RunInfo,
+        warnings: &[String],
     ) -> Result<(), OutputClosed> {
         let mut listing = format!("Tools visible to model ({mode}):\n");
-        for t in tools {
+        for t in tools.iter().filter(|t| t.enabled) {
             listing.push_str(&format!(
                 "  {:<14} {:<16} {} - {}\n",
                 t.name, t.side_effect, t.permission, t.reason
             ));
         }
+        // Tools the autonomy level holds back; those the user filtered out are left out.
+        let held_back = |t: &&ListedTool| {
+            !t.enabled && t.withheld.as_deref().is_some_and(|w| w.starts_with("needs"))
+        };
+        if tools.iter().any(|t| held_back(&t)) {
+            listing.push_str("Not offered at this autonomy level:\n");
+        }
+        for t in tools.iter().filter(held_back) {
+            let why = t.withheld.as_deref().unwrap_or_default();
+            listing.push_str(&format!("  {:<14} {:<16} {why}\n", t.name, t.side_effect));
+        }
+        if self.format != Format::StreamJson {
+            for warning in warnings {
+                self.warning(warning)?;
+            }
+        }
         match self.format {
             Format::Text => write_all(&mut self.out, listing.as_bytes())?,
             Format::StreamJson => {
                 self.run_start(info)?;
+                for warning in warnings {
+                    self.warning(warning)?;
+                }
                 self.emit(&Event::Final { text: &listing })?;
                 self.emit(&Event::RunEnd { status: RunStatus::Success, exit_code: 0 })?;
             }

@@ -67,6 +67,8 @@ pub struct RunPlan {
     pub choice: Choice,
     /// `--redact-env` values to treat as exact secrets.
     pub redact_values: Vec<String>,
+    /// `--ephemeral`: no session is written (one to resume or fork is still read).
+    pub ephemeral: bool,
     /// What the user should hear about once the run has started.
     pub warnings: Vec<String>,
 }
@@ -143,6 +145,7 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
         session,
         cwd: args.cwd.clone(),
         autonomy,
+        ephemeral: args.ephemeral,
         mode,
         enabled_tools,
         disabled_tools,

@@ -230,6 +230,25 @@ impl Store {
         }
     }
 
+    /// This workspace's sessions (metadata `cwd` equal to `cwd`, as it was stored: redacted),
+    /// most recently updated first.
+    pub fn list_for(&self, cwd: &str, redactor: &Redactor) -> Result<Vec<Metadata>, SessionError> {
+        let stored = redactor.redact_str(cwd);
+        let mut list = self.list()?;
+        list.retain(|m| m.cwd.as_deref() == Some(stored.as_str()));
+        Ok(list)
+    }
+
+    /// Deletes a session. A session that a run holds is refused, not waited for.
+    pub fn delete(&self, id: &str) -> Result<(), SessionError> {
+        self.metadata(id)?;
+        let dir = self.dir(id);
+        // Held while the files go, so no run can open the session halfway through.
+        let _lock = Lock::acquire(&dir, id, Duration::ZERO)?;
+        // `remove_dir_all` removes a symlink itself, never what it points to.
+        fs::remove_dir_all(&dir).map_err(|e| io(&format!("cannot delete {}", dir.display()), e))
+    }
+
     /// Creates a new session.
     pub fn create(&self, new: &NewSession, redactor: &Redactor) -> Result<Session, SessionError> {
         let id = format!("zero_{}_{}", Utc::now().compact(), random_base36(8));
@@ -268,7 +287,7 @@ impl Store {
             event_count: 0,
             last_event_type: None,
         };
-        let lock = Lock::acquire(&dir, id)?;
+        let lock = Lock::acquire(&dir, id, LOCK_WAIT)?;
         write_metadata(&dir, &meta)?;
         let events = open_events(&dir)?;
         Ok(Session {
@@ -287,7 +306,7 @@ impl Store {
     pub fn open(&self, id: &str, redactor: &Redactor) -> Result<Session, SessionError> {
         self.metadata(id)?;
         let dir = self.dir(id);
-        let lock = Lock::acquire(&dir, id)?;
+        let lock = Lock::acquire(&dir, id, LOCK_WAIT)?;
         let mut meta = self.metadata(id)?;
         // Counted again from the file: metadata may lag behind a run that was killed.
         let (events, _) = self.events(id)?;
@@ -367,7 +386,7 @@ struct Lock {
 }
 
 impl Lock {
-    fn acquire(dir: &Path, id: &str) -> Result<Lock, SessionError> {
+    fn acquire(dir: &Path, id: &str, wait: Duration) -> Result<Lock, SessionError> {
         let path = dir.join("lock");
         let cannot = |detail: String| {
             SessionError::Usage(format!(
@@ -382,7 +401,7 @@ impl Lock {
         if !is_file {
             return Err(cannot("it is not a regular file".to_string()));
         }
-        let deadline = Instant::now() + LOCK_WAIT;
+        let deadline = Instant::now() + wait;
         loop {
             match crate::dirfd::try_lock(&file) {
                 Ok(true) => break,

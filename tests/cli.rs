@@ -89,7 +89,7 @@ fn session_selection_errors_are_usage_errors() {
     let dir = TestDir::new("select");
     let out = dir.zero().args(&["exec", "hello", "--resume"]).env("OPENAI_API_KEY", "k").run();
     out.assert_code(2);
-    assert!(out.stderr.contains("No Zero sessions available to resume"), "{out:?}");
+    assert!(out.stderr.contains("No Zero session of this workspace ("), "{out:?}");
     let out =
         dir.zero().args(&["exec", "--fork", "missing", "hello"]).env("OPENAI_API_KEY", "k").run();
     out.assert_code(2);

@@ -213,9 +213,29 @@ fn sessions_list_and_show() {
     let shown: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(shown["events"].as_array().unwrap().len(), 7);
     let out = dir.zero().args(&["sessions", "show", &id]).run();
-    assert!(
-        out.stdout.contains("#5 tool_result: call_1 File: todo.txt (1 lines) 1 | ship it ok false"),
-        "{out:?}"
+    out.assert_code(0);
+    let (header, rows) = out.stdout.split_once("\n\n").expect("a header, a blank line, rows");
+    assert!(header.starts_with(&format!("Session {id}\nTitle:   What is in todo.txt?\n")));
+    // One row per event: the time (to the second), the sequence, the type, a summary.
+    let rows: Vec<&str> = rows
+        .lines()
+        .map(|row| {
+            let (time, rest) = row.split_at(19);
+            assert!(time.starts_with("20") && time.as_bytes()[10] == b' ', "{row}");
+            rest
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "  #1    message         user: What is in todo.txt?",
+            "  #2    tool_call       read_file: todo.txt",
+            "  #3    provider_usage  15 tokens (10 in, 5 out)",
+            "  #4    message         assistant: [calls read_file]",
+            "  #5    tool_result     ok File: todo.txt (1 lines) 1 | ship it",
+            "  #6    provider_usage  58 tokens (50 in, 8 out)",
+            "  #7    message         assistant: The todo says ship it.",
+        ]
     );
     let out = dir.zero().args(&["sessions", "show", "nope"]).run();
     out.assert_code(2);

@@ -283,22 +283,29 @@ fn ids_outside_the_protocol_rule_are_mapped_consistently() {
 
 #[test]
 fn list_tools_in_every_format() {
-    let rows = vec![ListedTool {
-        name: "read_file",
-        side_effect: "read",
+    let tool = |name, side_effect, withheld: Option<&str>| ListedTool {
+        name,
+        side_effect,
         permission: "allow",
         reason: "Reads.",
-    }];
-    let (mut e, out, _) = emitter(Format::Text, Redactor::default());
-    e.tool_list("auto", &rows, &info()).unwrap();
+        description: "Read a file.",
+        enabled: withheld.is_none(),
+        withheld: withheld.map(str::to_string),
+        parameters: serde_json::json!({"type": "object"}),
+    };
+    let rows =
+        vec![tool("read_file", "read", None), tool("bash", "shell", Some("needs --auto high"))];
+    let (mut e, out, err) = emitter(Format::Text, Redactor::default());
+    e.tool_list("auto", &rows, &info(), &["heads up".to_string()]).unwrap();
     assert_eq!(
         out.text(),
-        "Tools visible to model (auto):\n  read_file      read             allow - Reads.\n"
+        "Tools visible to model (auto):\n  read_file      read             allow - Reads.\nNot offered at this autonomy level:\n  bash           shell            needs --auto high\n"
     );
+    assert_eq!(err.text(), "[zero] WARNING: heads up\n");
     let (mut e, out, _) = emitter(Format::StreamJson, Redactor::default());
     let mut i = info();
     i.session_id = None;
-    e.tool_list("auto", &rows, &i).unwrap();
+    e.tool_list("auto", &rows, &i, &["heads up".to_string()]).unwrap();
     let kinds: Vec<String> = out
         .text()
         .lines()
@@ -309,10 +316,10 @@ fn list_tools_in_every_format() {
                 .to_string()
         })
         .collect();
-    assert_eq!(kinds, ["run_start", "final", "run_end"]);
+    assert_eq!(kinds, ["run_start", "warning", "final", "run_end"]);
     assert!(!out.text().contains("sessionId"));
     let (mut e, out, _) = emitter(Format::Json, Redactor::default());
-    e.tool_list("auto", &rows, &info()).unwrap();
+    e.tool_list("auto", &rows, &info(), &[]).unwrap();
     assert!(out
         .text()
         .starts_with("{\"type\":\"tool_list\",\"permission_mode\":\"auto\",\"tools\":[{"));

@@ -113,7 +113,7 @@ pub(super) fn text_row(event: &Event<'_>) -> Option<String> {
 }
 
 /// What a tool call is about, in one line: the command, the path, the pattern.
-fn call_summary(name: &str, args: &Value) -> Option<String> {
+pub fn call_summary(name: &str, args: &Value) -> Option<String> {
     let field = |key: &str| args.get(key).and_then(Value::as_str);
     let text = match name {
         "apply_patch" => {

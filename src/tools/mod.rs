@@ -249,6 +249,8 @@ pub struct Toolbox {
     plan: Vec<PlanItem>,
     /// Environment variables the bash tool does not pass on.
     hidden_env: Vec<OsString>,
+    /// `--auto medium`: the tools that edit files in the workspace run too.
+    writes: bool,
 }
 
 impl Toolbox {
@@ -258,7 +260,21 @@ impl Toolbox {
         enabled: Vec<String>,
         disabled: Vec<String>,
     ) -> Toolbox {
-        Toolbox { workspace, mode, enabled, disabled, plan: Vec::new(), hidden_env: Vec::new() }
+        Toolbox {
+            workspace,
+            mode,
+            enabled,
+            disabled,
+            plan: Vec::new(),
+            hidden_env: Vec::new(),
+            writes: false,
+        }
+    }
+
+    /// Lets the tools that edit files run (`--auto medium`) although the mode is `auto`.
+    pub fn allowing_writes(mut self, writes: bool) -> Toolbox {
+        self.writes = writes;
+        self
     }
 
     /// Keeps these environment variables from the bash tool's commands.
@@ -273,8 +289,49 @@ impl Toolbox {
             && !self.disabled.iter().any(|n| n == name)
     }
 
+    /// Autonomy levels (the reference's plan): low reads, medium also edits files in the
+    /// workspace, high (the `unsafe` mode) also runs commands.
     fn permitted(&self, tool: &ToolDef) -> bool {
-        self.mode == Mode::Unsafe || tool.permission == Permission::Allow
+        self.mode == Mode::Unsafe
+            || tool.permission == Permission::Allow
+            || (self.writes && tool.side_effect == SideEffect::Write)
+    }
+
+    /// The autonomy level a tool needs, when this run's is too low for it.
+    fn needs(&self, tool: &ToolDef) -> Option<&'static str> {
+        if self.permitted(tool) {
+            None
+        } else if tool.side_effect == SideEffect::Write {
+            Some("--auto medium")
+        } else {
+            Some("--auto high")
+        }
+    }
+
+    /// Why a tool is not offered to the model in this run, or `None` when it is.
+    pub fn withheld(&self, tool: &ToolDef) -> Option<String> {
+        if self.disabled.iter().any(|n| n == tool.name) {
+            return Some("disabled by --disabled-tools".to_string());
+        }
+        if !self.filtered_in(tool.name) {
+            return Some("not in --enabled-tools".to_string());
+        }
+        self.needs(tool).map(|level| format!("needs {level} (or --skip-permissions-unsafe)"))
+    }
+
+    /// The tools named in `--enabled-tools` that this run's autonomy level will not run, with
+    /// the level each needs.
+    pub fn enabled_but_withheld(&self) -> Vec<(&'static str, &'static str)> {
+        TOOLS
+            .iter()
+            .filter(|t| self.enabled.iter().any(|n| n == t.name) && self.filtered_in(t.name))
+            .filter_map(|t| Some((t.name, self.needs(t)?)))
+            .collect()
+    }
+
+    /// A tool's parameter schema, exactly as sent to the model.
+    pub fn schema(tool: &ToolDef) -> Value {
+        (tool.schema)()
     }
 
     /// Tools the model sees: filters, then permission mode (B 1.7).
@@ -314,9 +371,9 @@ impl Toolbox {
                 "Error: {name} is not enabled for this run (--enabled-tools/--disabled-tools). The tool was not executed."
             ));
         }
-        if !self.permitted(tool) {
+        if let Some(level) = self.needs(tool) {
             return Outcome::error(format!(
-                "Error: Permission required for {name}: {} The tool is marked \"{}\" and was not executed. The caller can allow it with --auto high or --skip-permissions-unsafe.",
+                "Error: Permission required for {name}: {} The tool is marked \"{}\" and was not executed. The caller can allow it with {level} or --skip-permissions-unsafe.",
                 tool.reason,
                 tool.permission.name()
             ));

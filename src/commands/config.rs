@@ -1,0 +1,317 @@
+//! `zero config [--json]`: the configuration a run here would use, and the layer each value
+//! comes from (`defaults`, the `user` file, `env`, the `provider-command`), in the reference's
+//! shape (`ok`, `effective`, `layers`, `provider{configured, source, model, apiKey}`, `issues`).
+//! Secrets are redacted. Exit 0 when a run could start, 3 when it could not.
+#![forbid(unsafe_code)]
+
+use std::fmt::Write as _;
+
+use serde_json::{json, Map, Value};
+
+use super::print;
+use crate::clock::Utc;
+use crate::config::{self, Choice, Env, Origin, ProviderKind, Runtime, UserConfig};
+use crate::error::Failure;
+use crate::redact::Redactor;
+
+/// The turn limit when nothing sets one (A8).
+const DEFAULT_MAX_TURNS: u32 = 12;
+
+/// Environment variables that configure zero, shown in the `env` layer when set.
+const ENV_VARS: &[&str] = &[
+    "ZERO_PROVIDER",
+    "ZERO_PROVIDER_COMMAND",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_MODEL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GEMINI_BASE_URL",
+    "ZERO_MAX_TURNS",
+    "ZERO_MAX_RETRIES",
+    "ZERO_CONNECT_TIMEOUT_MS",
+    "ZERO_HEADERS_TIMEOUT_MS",
+    "ZERO_IDLE_TIMEOUT_MS",
+    "ZERO_TOTAL_TIMEOUT_MS",
+];
+
+/// What `zero config` found: the report, and the redactor that knows every key in it.
+pub(super) struct Inspection {
+    pub report: Value,
+    pub redactor: Redactor,
+    pub user_config: Result<Option<UserConfig>, Failure>,
+    pub runtime: Result<Runtime, Failure>,
+}
+
+/// `zero config`.
+pub fn config(json: bool, env: &Env) -> u8 {
+    let inspection = inspect(env);
+    let report = inspection.redactor.redact_value(&inspection.report);
+    let ok = report["ok"] == Value::Bool(true);
+    let written = if json {
+        print(&format!("{}\n", serde_json::to_string_pretty(&report).unwrap_or_default()))
+    } else {
+        print(&inspection.redactor.redact_str(&format_text(&report)))
+    };
+    match (written, ok) {
+        (0, true) => 0,
+        (0, false) => 3,
+        (failed, _) => failed,
+    }
+}
+
+/// Reads the configuration as a run would (the provider command included) and describes it.
+pub(super) fn inspect(env: &Env) -> Inspection {
+    let mut redactor = Redactor::new(env.secret_values());
+    let mut issues: Vec<Value> = Vec::new();
+    let mut layers = vec![json!({
+        "source": "defaults",
+        "status": "loaded",
+        "present": true,
+        "config": {"maxTurns": DEFAULT_MAX_TURNS},
+    })];
+    let path = config::config_path(env).map(|p| p.display().to_string());
+    let user_config = config::load_user_config(env);
+    match &user_config {
+        Ok(Some(user)) => {
+            for profile in &user.providers {
+                redactor.add_secrets_min(profile.api_key.clone(), 4);
+            }
+            layers.push(json!({
+                "source": "user",
+                "status": "loaded",
+                "present": true,
+                "path": path,
+                "config": user_layer(user),
+            }));
+            for warning in &user.warnings {
+                issues.push(issue("config.user.unknownKey", "warning", "user", warning, &path));
+            }
+        }
+        Ok(None) => {}
+        Err(failure) => {
+            layers.push(json!({
+                "source": "user",
+                "status": "invalid",
+                "present": true,
+                "path": path,
+                "config": {},
+                "errors": [failure.message()],
+            }));
+            issues.push(issue("config.user.invalid", "error", "user", &failure.message(), &path));
+        }
+    }
+    let set: Map<String, Value> = ENV_VARS
+        .iter()
+        .filter_map(|name| Some((name.to_string(), Value::String(env.get(name)?.to_string()))))
+        .collect();
+    if !set.is_empty() {
+        layers.push(json!({"source": "env", "status": "loaded", "present": true, "config": set}));
+    }
+    let loaded = user_config.as_ref().ok().and_then(Option::as_ref);
+    let runtime = match &user_config {
+        Ok(_) => config::resolve(env, loaded, &Choice::default()),
+        Err(failure) => Err(failure.clone()),
+    };
+    let max_turns = config::max_turns(None, env, loaded);
+    let turns_from = if env.get("ZERO_MAX_TURNS").is_some() {
+        "env"
+    } else if loaded.and_then(|c| c.max_turns).is_some() {
+        "user"
+    } else {
+        "defaults"
+    };
+    if let Err(failure) = &max_turns {
+        issues.push(issue(
+            "config.env.ZERO_MAX_TURNS.invalid",
+            "error",
+            "env",
+            &failure.message(),
+            &None,
+        ));
+    }
+    let provider = match &runtime {
+        Ok(runtime) => {
+            redactor.add_secrets_min(runtime.api_key.clone(), 4);
+            provider_report(runtime, env, loaded)
+        }
+        Err(failure) => {
+            if user_config.is_ok() {
+                issues.push(issue(
+                    "provider.config",
+                    "error",
+                    "provider",
+                    &failure.message(),
+                    &None,
+                ));
+            }
+            json!({"configured": false, "source": "none"})
+        }
+    };
+    let mut effective = json!({
+        "maxTurns": max_turns.as_ref().ok(),
+        "activeProvider": loaded.and_then(|c| c.active_provider.clone()),
+        "providers": loaded.map_or(0, |c| c.providers.len()),
+    });
+    effective["origins"] = json!({"maxTurns": turns_from});
+    let ok = !issues.iter().any(|i| i["severity"] == "error");
+    let report = json!({
+        "generatedAt": Utc::now().iso(),
+        "ok": ok,
+        "effective": effective,
+        "layers": layers,
+        "provider": provider,
+        "issues": issues,
+    });
+    Inspection { report, redactor, user_config, runtime }
+}
+
+fn issue(id: &str, severity: &str, source: &str, message: &str, path: &Option<String>) -> Value {
+    let mut value = json!({"id": id, "severity": severity, "source": source, "message": message});
+    if let Some(path) = path {
+        value["path"] = json!(path);
+    }
+    value
+}
+
+/// The user file as read (keys are redacted later, with the rest of the report).
+fn user_layer(user: &UserConfig) -> Value {
+    let providers: Vec<Value> = user
+        .providers
+        .iter()
+        .map(|p| {
+            let mut entry = json!({"name": p.name, "model": p.model});
+            if let Some(kind) = p.provider {
+                entry["provider"] = json!(kind.name());
+            }
+            if let Some(url) = &p.base_url {
+                entry["baseURL"] = json!(url);
+            }
+            if let Some(key) = &p.api_key {
+                entry["apiKey"] = json!(key);
+            }
+            entry
+        })
+        .collect();
+    let mut layer = json!({"providers": providers});
+    if let Some(active) = &user.active_provider {
+        layer["activeProvider"] = json!(active);
+    }
+    if let Some(turns) = user.max_turns {
+        layer["maxTurns"] = json!(turns);
+    }
+    layer
+}
+
+/// The provider a run would use, and where its model, endpoint and key come from.
+fn provider_report(runtime: &Runtime, env: &Env, user: Option<&UserConfig>) -> Value {
+    let (key_vars, base_var) = runtime.kind.env_names();
+    let (model_from, base_from, key_from) = match &runtime.origin {
+        None => ("command line", "-", "-"),
+        Some(Origin::Command) => ("provider-command", "provider-command", "provider-command"),
+        Some(Origin::Profile(name)) => {
+            let profile = user.and_then(|c| c.providers.iter().find(|p| &p.name == name));
+            let base = profile.and_then(|p| p.base_url.as_ref()).map_or("defaults", |_| "user");
+            ("user", base, "user")
+        }
+        Some(Origin::Environment) => (
+            if env.get("OPENAI_MODEL").is_some() { "env:OPENAI_MODEL" } else { "defaults" },
+            if runtime.kind != ProviderKind::OpenAi && env.get(base_var).is_some() {
+                base_var
+            } else {
+                "defaults"
+            },
+            key_vars.iter().copied().find(|v| env.get(v).is_some()).unwrap_or("-"),
+        ),
+    };
+    let source = runtime.origin.as_ref().map_or("scripted", Origin::name);
+    let mut report = json!({
+        "configured": true,
+        "source": source,
+        "provider": runtime.kind.name(),
+        "model": runtime.model_id,
+        "apiModel": runtime.api_model,
+        "baseURL": runtime.base_url,
+        "origins": {"model": model_from, "baseURL": base_from},
+    });
+    if let Some(Origin::Profile(name)) = &runtime.origin {
+        report["profileName"] = json!(name);
+    }
+    if runtime.origin == Some(Origin::Command) {
+        report["commandConfigured"] = json!(true);
+    }
+    if let Some(key) = &runtime.api_key {
+        report["apiKey"] = json!(key);
+        report["origins"]["apiKey"] = json!(key_from.strip_prefix("env:").unwrap_or(key_from));
+    }
+    report
+}
+
+/// The report for a terminal.
+fn format_text(report: &Value) -> String {
+    let text = |v: &Value| match v {
+        Value::String(s) => crate::output::terminal_safe(s, true).into_owned(),
+        Value::Null => "-".to_string(),
+        other => other.to_string(),
+    };
+    let mut out = format!(
+        "Zero config ({})\nOverall: {}\nLayers:\n",
+        text(&report["generatedAt"]),
+        if report["ok"] == Value::Bool(true) { "pass" } else { "fail" }
+    );
+    for layer in report["layers"].as_array().into_iter().flatten() {
+        let path = layer.get("path").map(|p| format!(" {}", text(p))).unwrap_or_default();
+        let _ = writeln!(out, "  [{}] {}{path}", text(&layer["status"]), text(&layer["source"]));
+        if let Some(Value::Object(set)) = layer.get("config").filter(|_| layer["source"] == "env") {
+            for (name, value) in set {
+                let _ = writeln!(out, "    {name}={}", text(value));
+            }
+        }
+    }
+    let provider = &report["provider"];
+    if provider["configured"] == Value::Bool(true) {
+        let origins = &provider["origins"];
+        let _ = writeln!(
+            out,
+            "Provider: {} (source: {})",
+            text(&provider["provider"]),
+            text(&provider["source"])
+        );
+        let _ =
+            writeln!(out, "  model:    {} ({})", text(&provider["model"]), text(&origins["model"]));
+        let _ = writeln!(
+            out,
+            "  baseURL:  {} ({})",
+            text(&provider["baseURL"]),
+            text(&origins["baseURL"])
+        );
+        if let Some(key) = provider.get("apiKey") {
+            let _ = writeln!(out, "  apiKey:   {} ({})", text(key), text(&origins["apiKey"]));
+        }
+    } else {
+        out.push_str("Provider: none\n");
+    }
+    let effective = &report["effective"];
+    let _ = writeln!(
+        out,
+        "  maxTurns: {} ({})",
+        text(&effective["maxTurns"]),
+        text(&effective["origins"]["maxTurns"])
+    );
+    let issues = report["issues"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if !issues.is_empty() {
+        out.push_str("Issues:\n");
+    }
+    for issue in issues {
+        let _ = writeln!(
+            out,
+            "  [{}] {} - {}",
+            text(&issue["severity"]),
+            text(&issue["id"]),
+            text(&issue["message"])
+        );
+    }
+    out
+}

@@ -1,0 +1,260 @@
+//! `zero doctor [--json] [--offline]`: the setup checked one step at a time, as a run would
+//! meet it (config file, provider settings, model, adapter, connectivity), each failure with
+//! its fix. The reference's shape: `{generatedAt, ok, checks[{id, label, status, message}]}`,
+//! status `pass`, `warn` or `fail`. Exit 0 when nothing fails, 3 when something does.
+#![forbid(unsafe_code)]
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::config::inspect;
+use super::print;
+use crate::clock::Utc;
+use crate::config::{self, Env, ProviderKind, Runtime};
+use crate::http::{Http, NetSettings};
+
+/// The connectivity probe gives up after this long, whatever the network does.
+const PROBE_CONNECT: Duration = Duration::from_secs(3);
+const PROBE_TOTAL: Duration = Duration::from_secs(6);
+
+struct Check {
+    id: &'static str,
+    label: &'static str,
+    status: &'static str,
+    message: String,
+    fix: Option<String>,
+}
+
+fn pass(id: &'static str, label: &'static str, message: String) -> Check {
+    Check { id, label, status: "pass", message, fix: None }
+}
+
+fn warn(id: &'static str, label: &'static str, message: String) -> Check {
+    Check { id, label, status: "warn", message, fix: None }
+}
+
+fn fail(id: &'static str, label: &'static str, message: String, fix: String) -> Check {
+    Check { id, label, status: "fail", message, fix: Some(fix) }
+}
+
+/// `zero doctor`.
+pub fn doctor(json: bool, offline: bool, env: &Env) -> u8 {
+    let inspection = inspect(env);
+    let path = config::config_path(env).map_or("-".to_string(), |p| p.display().to_string());
+    let mut checks = Vec::new();
+    // 1. The config file.
+    let loaded = match &inspection.user_config {
+        Ok(Some(user)) if !user.warnings.is_empty() => {
+            checks.push(warn("config.files", "Config files", user.warnings.join(" ")));
+            Some(user)
+        }
+        Ok(Some(user)) => {
+            checks.push(pass("config.files", "Config files", format!("{path} is valid.")));
+            Some(user)
+        }
+        Ok(None) => {
+            checks.push(pass(
+                "config.files",
+                "Config files",
+                format!("No config file at {path} (none is needed)."),
+            ));
+            None
+        }
+        Err(failure) => {
+            checks.push(fail(
+                "config.files",
+                "Config files",
+                failure.message(),
+                format!("Correct {path} where the message says, or move it away."),
+            ));
+            None
+        }
+    };
+    // 2-3. Provider settings, then the model and runtime they give.
+    let settings_ok = inspection.user_config.is_ok()
+        && match config::provider_origin(env, loaded) {
+            Ok(origin) => {
+                checks.push(pass(
+                    "provider.config",
+                    "Provider config",
+                    format!("Provider settings come from the {}.", origin.name().replace('-', " ")),
+                ));
+                true
+            }
+            Err(failure) => {
+                let fix = if env.get("ZERO_PROVIDER_COMMAND").is_some() {
+                    "Make ZERO_PROVIDER_COMMAND print one JSON object with a model within 5 seconds, or unset it.".to_string()
+                } else {
+                    format!("Set OPENAI_API_KEY (or ANTHROPIC_API_KEY, GEMINI_API_KEY), or add a profile and activeProvider to {path}.")
+                };
+                checks.push(fail("provider.config", "Provider config", failure.message(), fix));
+                false
+            }
+        };
+    if inspection.user_config.is_err() {
+        checks.push(skipped("provider.config", "Provider config", "the config file is invalid"));
+    }
+    let runtime = match (&inspection.runtime, settings_ok) {
+        (Ok(runtime), true) => {
+            checks.push(pass(
+                "provider.model",
+                "Provider model",
+                format!(
+                    "Model {} (API model {}) runs on {}.",
+                    runtime.model_id,
+                    runtime.api_model,
+                    runtime.kind.name()
+                ),
+            ));
+            Some(runtime)
+        }
+        (Err(failure), true) => {
+            checks.push(fail(
+                "provider.model",
+                "Provider model",
+                failure.message(),
+                "Change the setting the message names; `zero config` shows where each value comes from.".to_string(),
+            ));
+            None
+        }
+        _ => {
+            checks.push(skipped(
+                "provider.model",
+                "Provider model",
+                "provider settings are missing",
+            ));
+            None
+        }
+    };
+    // 4. The adapter, 5. the endpoint.
+    match runtime {
+        Some(runtime) => {
+            checks.push(adapter(runtime));
+            checks.push(if offline {
+                warn(
+                    "provider.connectivity",
+                    "Provider connectivity",
+                    "Skipped (--offline).".into(),
+                )
+            } else {
+                connectivity(runtime)
+            });
+        }
+        None => {
+            checks.push(skipped("provider.adapter", "Provider adapter", "no model resolved"));
+            checks.push(skipped(
+                "provider.connectivity",
+                "Provider connectivity",
+                "no model resolved",
+            ));
+        }
+    }
+    let ok = checks.iter().all(|c| c.status != "fail");
+    let report = json!({
+        "generatedAt": Utc::now().iso(),
+        "ok": ok,
+        "checks": checks.iter().map(|c| {
+            let mut value = json!({"id": c.id, "label": c.label, "status": c.status, "message": c.message});
+            if let Some(fix) = &c.fix {
+                value["fix"] = json!(fix);
+            }
+            value
+        }).collect::<Vec<Value>>(),
+    });
+    let redactor = &inspection.redactor;
+    let report = redactor.redact_value(&report);
+    let written = if json {
+        print(&format!("{}\n", serde_json::to_string_pretty(&report).unwrap_or_default()))
+    } else {
+        print(&redactor.redact_str(&format_text(&report)))
+    };
+    match (written, ok) {
+        (0, true) => 0,
+        (0, false) => 3,
+        (failed, _) => failed,
+    }
+}
+
+fn skipped(id: &'static str, label: &'static str, why: &str) -> Check {
+    warn(id, label, format!("Skipped: {why}."))
+}
+
+/// Which API the run would speak, and whether the key would travel in the clear.
+fn adapter(runtime: &Runtime) -> Check {
+    let base = &runtime.base_url;
+    let api = match runtime.kind {
+        ProviderKind::Anthropic => format!("Anthropic Messages API at {base}/v1/messages"),
+        ProviderKind::Google => format!("Gemini streamGenerateContent at {base}/v1beta/models"),
+        _ => format!("OpenAI Chat Completions at {base}/chat/completions"),
+    };
+    let host =
+        base.strip_prefix("http://").map(|rest| rest.split(['/', ':']).next().unwrap_or(rest));
+    let loopback = |h: &str| h == "localhost" || h.starts_with("127.") || h == "[::1]";
+    match host {
+        Some(h) if runtime.api_key.is_some() && !loopback(h) => Check {
+            fix: Some("Use an https:// base URL.".to_string()),
+            ..warn(
+                "provider.adapter",
+                "Provider adapter",
+                format!("{api}: plain http to {h}, so the API key travels unencrypted."),
+            )
+        },
+        _ => pass("provider.adapter", "Provider adapter", format!("{api}.")),
+    }
+}
+
+/// One GET of the base URL with short deadlines: any HTTP answer means the endpoint is there.
+fn connectivity(runtime: &Runtime) -> Check {
+    let settings = NetSettings {
+        connect: PROBE_CONNECT,
+        headers: PROBE_TOTAL,
+        idle: PROBE_TOTAL,
+        total: PROBE_TOTAL,
+        max_retries: 0,
+    };
+    let started = Instant::now();
+    match Http::new(settings).probe(&runtime.base_url) {
+        Ok(status) => pass(
+            "provider.connectivity",
+            "Provider connectivity",
+            format!(
+                "{} answered HTTP {status} in {} ms.",
+                runtime.base_url,
+                started.elapsed().as_millis()
+            ),
+        ),
+        Err(err) => fail(
+            "provider.connectivity",
+            "Provider connectivity",
+            err.message,
+            "Check the network, a proxy, and the base URL; `zero doctor --offline` skips this check."
+                .to_string(),
+        ),
+    }
+}
+
+/// The report for a terminal: one row per check, its fix below it.
+fn format_text(report: &Value) -> String {
+    let text =
+        |v: &Value| crate::output::terminal_safe(v.as_str().unwrap_or_default(), true).into_owned();
+    let mut out = format!(
+        "Zero doctor ({})\nOverall: {}\n",
+        text(&report["generatedAt"]),
+        if report["ok"] == Value::Bool(true) { "pass" } else { "fail" }
+    );
+    for check in report["checks"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            out,
+            "[{}] {} - {}",
+            text(&check["status"]),
+            text(&check["id"]),
+            text(&check["message"])
+        );
+        if let Some(fix) = check.get("fix") {
+            let _ = writeln!(out, "  fix: {}", text(fix));
+        }
+    }
+    out
+}

@@ -1,0 +1,73 @@
+//! The small commands beside `zero exec`, one file each: `zero sessions` (list, show, delete,
+//! prune), `zero search`, `zero config`, `zero doctor`, and `zero redact` (here). Everything
+//! they print passes the redactor; errors are one `[zero] ...` line on stderr with the exit
+//! code of A2 (1 for the store's I/O, 2 for usage, 3 for a setup that does not work).
+#![forbid(unsafe_code)]
+
+mod config;
+mod doctor;
+mod search;
+mod sessions;
+
+use std::io::Write;
+
+pub use config::config;
+pub use doctor::doctor;
+pub use search::search;
+pub use sessions::sessions;
+
+use crate::config::Env;
+use crate::redact::{self, Redactor};
+use crate::session::SessionError;
+
+/// Writes `[zero] <message>` (redacted) on stderr and returns `code`.
+fn fail(redactor: &Redactor, message: &str, code: u8) -> u8 {
+    let _ = writeln!(std::io::stderr(), "[zero] {}", redactor.redact_str(message));
+    code
+}
+
+/// The exit code of a session store error: a missing or bad session is usage, the rest I/O.
+fn store_code(err: &SessionError) -> u8 {
+    match err {
+        SessionError::Usage(_) => 2,
+        SessionError::Io(_) => 1,
+    }
+}
+
+fn store_message(err: &SessionError) -> &str {
+    let (SessionError::Usage(m) | SessionError::Io(m)) = err;
+    m
+}
+
+/// Writes the whole text on stdout: 0, or 1 when stdout is gone.
+fn print(text: &str) -> u8 {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(_) => 1,
+    }
+}
+
+/// `zero redact`: stdin to stdout through the redactor, with the environment's secrets.
+pub fn redact(names: &[String], env: &Env) -> u8 {
+    let mut redactor = Redactor::new(env.secret_values());
+    for name in names {
+        match env.get(name) {
+            Some(value) => redactor.add_secrets_min([value.to_string()], 4),
+            None => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "[zero] WARNING: --redact-env {name}: the variable is not set."
+                );
+            }
+        }
+    }
+    match redact::filter(std::io::stdin().lock(), std::io::stdout().lock(), &redactor) {
+        Ok(()) => 0,
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => 1,
+        Err(err) => {
+            let _ = writeln!(std::io::stderr(), "[zero] redact failed: {err}");
+            1
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! `zero search QUERY` (also `zero sessions search`): the stored events whose text holds the
+//! query, in the reference's JSON shape (`query`, `normalizedQuery`, `rootDir`,
+//! `searchedSessions`, `totalHits`, `hits`).
+//!
+//! An event's text is the string, number and boolean leaves of its payload (redacted), joined
+//! by spaces. It matches when it holds the whole query (case-insensitive, whitespace
+//! collapsed), else when it holds every word of it; the match spans from the first word found
+//! to the end of the last. Offsets count characters. Sessions are searched newest first, events
+//! in order, and the search stops at `--limit` hits.
+#![forbid(unsafe_code)]
+
+use std::fmt::Write as _;
+
+use serde_json::{json, Value};
+
+use super::sessions::{leaves, redact_argument_text};
+use super::{fail, print, store_code, store_message};
+use crate::cli::SearchArgs;
+use crate::config::Env;
+use crate::redact::Redactor;
+use crate::session::{Metadata, Store};
+
+const DEFAULT_LIMIT: usize = 20;
+const DEFAULT_CONTEXT_CHARS: usize = 80;
+
+/// Where the query was found in an event's text, in characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Match {
+    start: usize,
+    end: usize,
+}
+
+/// `zero search`.
+pub fn search(args: &SearchArgs, env: &Env) -> u8 {
+    let redactor = Redactor::new(env.secret_values());
+    let number = |name: &str, value: &Option<String>, default: usize| match value {
+        None => Ok(default),
+        Some(v) => match v.trim() {
+            t if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
+                Ok(t.parse::<usize>().unwrap_or(usize::MAX))
+            }
+            _ => Err(format!("Invalid {name} value \"{v}\". Expected a non-negative integer.")),
+        },
+    };
+    let (limit, context) = match (
+        number("--limit", &args.limit, DEFAULT_LIMIT),
+        number("--context", &args.context, DEFAULT_CONTEXT_CHARS),
+    ) {
+        (Ok(limit), Ok(context)) => (limit, context),
+        (Err(message), _) | (_, Err(message)) => return fail(&redactor, &message, 2),
+    };
+    let query = args.query.join(" ");
+    let normalized = normalize(&query);
+    if normalized.is_empty() {
+        return fail(&redactor, "zero search needs a query (see zero search --help)", 2);
+    }
+    let store = match Store::locate(env) {
+        Ok(store) => store,
+        Err(err) => return fail(&redactor, store_message(&err), 1),
+    };
+    let sessions = match &args.session {
+        Some(id) => match store.metadata(id) {
+            Ok(meta) => vec![meta],
+            Err(crate::session::SessionError::Usage(_)) => Vec::new(),
+            Err(err) => return fail(&redactor, store_message(&err), 1),
+        },
+        None => match store.list() {
+            Ok(list) => list,
+            Err(err) => return fail(&redactor, store_message(&err), store_code(&err)),
+        },
+    };
+    let terms: Vec<&str> = normalized.split(' ').collect();
+    let mut hits: Vec<Value> = Vec::new();
+    'sessions: for meta in &sessions {
+        if hits.len() >= limit {
+            break;
+        }
+        // A session that cannot be read is skipped: the search is over what can be read.
+        let Ok((events, _)) = store.events(&meta.session_id) else { continue };
+        for mut event in events {
+            if args.event_type.as_deref().is_some_and(|t| t != event.kind) {
+                continue;
+            }
+            redact_argument_text(&mut event, &redactor);
+            let payload = event.payload.as_ref().map(|p| redactor.redact_value(p));
+            let text = payload.as_ref().map(leaves).unwrap_or_default();
+            let Some(found) = find(&text, &normalized, &terms) else { continue };
+            hits.push(json!({
+                "session": meta,
+                "event": {
+                    "id": event.id,
+                    "sequence": event.sequence,
+                    "type": event.kind,
+                    "createdAt": event.created_at,
+                },
+                "context": context_of(&text, found, context),
+                "match": {"start": found.start, "end": found.end},
+            }));
+            if hits.len() >= limit {
+                break 'sessions;
+            }
+        }
+    }
+    let result = json!({
+        "query": query,
+        "normalizedQuery": normalized,
+        "rootDir": store.root().display().to_string(),
+        "searchedSessions": sessions.len(),
+        "totalHits": hits.len(),
+        "hits": hits,
+    });
+    let result = redactor.redact_value(&result);
+    if args.json {
+        let text = serde_json::to_string_pretty(&result).unwrap_or_default();
+        return print(&format!("{text}\n"));
+    }
+    print(&redactor.redact_str(&format_text(&query, sessions.len(), &result["hits"])))
+}
+
+/// Whitespace collapsed to single spaces, trimmed, lower case.
+fn normalize(query: &str) -> String {
+    lower(&crate::text::one_line(query))
+}
+
+/// Lower case, one character for one: a character whose lower case is longer (`İ`) stays as it
+/// is, so offsets in the lowered text are offsets in the original.
+fn lower(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            let mut lowered = c.to_lowercase();
+            match (lowered.next(), lowered.next()) {
+                (Some(l), None) => l,
+                _ => c,
+            }
+        })
+        .collect()
+}
+
+/// The whole query, else every term (all must occur).
+fn find(text: &str, query: &str, terms: &[&str]) -> Option<Match> {
+    let lowered = lower(text);
+    let chars_before = |byte: usize| lowered[..byte].chars().count();
+    if let Some(at) = lowered.find(query) {
+        let start = chars_before(at);
+        return Some(Match { start, end: start + query.chars().count() });
+    }
+    let mut span: Option<Match> = None;
+    for term in terms {
+        let at = lowered.find(term)?;
+        let start = chars_before(at);
+        let end = start + term.chars().count();
+        span = Some(match span {
+            None => Match { start, end },
+            Some(m) => Match { start: m.start.min(start), end: m.end.max(end) },
+        });
+    }
+    span
+}
+
+/// `chars` characters either side of the match, trimmed.
+fn context_of(text: &str, found: Match, chars: usize) -> String {
+    let from = found.start.saturating_sub(chars);
+    let to = found.end.saturating_add(chars);
+    let taken: String = text.chars().skip(from).take(to - from).collect();
+    taken.trim().to_string()
+}
+
+/// The reference's text report: a count, then per hit its session and event, the context, and
+/// where the session ran.
+fn format_text(query: &str, searched: usize, hits: &Value) -> String {
+    let plural = |n: usize, label: &str| format!("{n} {label}{}", if n == 1 { "" } else { "s" });
+    let hits = hits.as_array().map(Vec::as_slice).unwrap_or_default();
+    let query = query.trim();
+    if hits.is_empty() {
+        return format!(
+            "No local session events matched \"{query}\". Searched {}.\n",
+            plural(searched, "session")
+        );
+    }
+    let mut text =
+        format!("Found {} for \"{query}\":\n", plural(hits.len(), "local session event"));
+    let safe = |v: &str| crate::output::terminal_safe(v, true).into_owned();
+    for (n, hit) in hits.iter().enumerate() {
+        let meta: Option<Metadata> = serde_json::from_value(hit["session"].clone()).ok();
+        let Some(meta) = meta else { continue };
+        let event = &hit["event"];
+        let title = meta.title.as_deref().map(|t| format!(" - {}", safe(t))).unwrap_or_default();
+        let _ = writeln!(
+            text,
+            "{}. {} #{} {}{title}",
+            n + 1,
+            meta.session_id,
+            event["sequence"],
+            safe(event["type"].as_str().unwrap_or_default())
+        );
+        let context = crate::text::one_line(&safe(hit["context"].as_str().unwrap_or_default()));
+        if !context.is_empty() {
+            let _ = writeln!(text, "   {context}");
+        }
+        let mut details = Vec::new();
+        for (label, value) in
+            [("cwd", &meta.cwd), ("model", &meta.model_id), ("provider", &meta.provider)]
+        {
+            if let Some(value) = value {
+                details.push(format!("{label}: {}", safe(value)));
+            }
+        }
+        details.push(format!("updated: {}", safe(&meta.updated_at)));
+        let _ = writeln!(text, "   {}", details.join(" | "));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(text: &str, query: &str) -> Option<(usize, usize)> {
+        let normalized = normalize(query);
+        let terms: Vec<&str> = normalized.split(' ').collect();
+        find(text, &normalized, &terms).map(|m| (m.start, m.end))
+    }
+
+    #[test]
+    fn the_phrase_wins_then_every_term() {
+        assert_eq!(found("Run the Cargo  tests", "cargo"), Some((8, 13)));
+        assert_eq!(found("run cargo test now", "  CARGO   test "), Some((4, 14)));
+        // Not as a phrase: from the first term found to the end of the last.
+        assert_eq!(found("test first, then cargo", "cargo test"), Some((0, 22)));
+        assert_eq!(found("only cargo here", "cargo test"), None);
+    }
+
+    #[test]
+    fn offsets_count_characters() {
+        assert_eq!(found("héllo wörld", "wörld"), Some((6, 11)));
+        // A character whose lower case is two characters stays itself.
+        assert_eq!(found("İstanbul x", "x"), Some((9, 10)));
+    }
+
+    #[test]
+    fn context_is_cut_around_the_match_and_trimmed() {
+        let text = "aaaa bbbb cccc dddd";
+        assert_eq!(context_of(text, Match { start: 10, end: 14 }, 5), "bbbb cccc dddd");
+        assert_eq!(context_of(text, Match { start: 0, end: 4 }, 0), "aaaa");
+    }
+}

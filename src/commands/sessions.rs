@@ -1,0 +1,338 @@
+//! `zero sessions list|show|delete|prune` over the session store (`zero sessions search` is
+//! `zero search`).
+#![forbid(unsafe_code)]
+
+use std::fmt::Write as _;
+use std::time::{Duration, SystemTime};
+
+use serde_json::{json, Value};
+
+use super::{fail, print, store_code, store_message};
+use crate::cli::SessionsArgs;
+use crate::clock::Utc;
+use crate::config::Env;
+use crate::output::terminal_safe;
+use crate::redact::Redactor;
+use crate::session::{Event, Metadata, Store};
+use crate::text::{cut_chars, one_line};
+
+/// What a `show` row says about an event is cut at this many characters.
+const ROW_SUMMARY_CHARS: usize = 160;
+/// `--older-than` above this many days (about 270 years) is surely a typo.
+const MAX_PRUNE_DAYS: u64 = 100_000;
+
+/// `zero sessions list|show|delete|prune|search`.
+pub fn sessions(args: &SessionsArgs, env: &Env) -> u8 {
+    let redactor = Redactor::new(env.secret_values());
+    if let SessionsArgs::Search(search) = args {
+        return super::search(search, env);
+    }
+    let store = match Store::locate(env) {
+        Ok(store) => store,
+        Err(err) => return fail(&redactor, store_message(&err), 1),
+    };
+    match args {
+        SessionsArgs::List { json, all } => list(&store, &redactor, *json, *all),
+        SessionsArgs::Show { id, json } => show(&store, &redactor, id, *json),
+        SessionsArgs::Delete { ids } => delete(&store, &redactor, ids),
+        SessionsArgs::Prune { older_than, dry_run } => {
+            prune(&store, &redactor, older_than, *dry_run)
+        }
+        SessionsArgs::Search(_) => 0,
+    }
+}
+
+/// This directory's sessions, or every one with `--all`.
+fn list(store: &Store, redactor: &Redactor, json: bool, all: bool) -> u8 {
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd.display().to_string(),
+        Err(err) => return fail(redactor, &format!("Cannot read the current directory: {err}"), 1),
+    };
+    let listed = if all { store.list() } else { store.list_for(&cwd, redactor) };
+    let list = match listed {
+        Ok(list) => list,
+        Err(err) => return fail(redactor, store_message(&err), store_code(&err)),
+    };
+    if json {
+        let value = redactor.redact_value(&json!({"sessions": list}));
+        return print(&format!("{value}\n"));
+    }
+    let mut text = String::new();
+    if list.is_empty() {
+        let everywhere = if all { 0 } else { store.list().map_or(0, |l| l.len()) };
+        if everywhere > 0 {
+            let _ = writeln!(
+                text,
+                "No sessions for {cwd} ({everywhere} elsewhere: zero sessions list --all)."
+            );
+        } else {
+            let _ = writeln!(text, "No sessions yet ({}).", store.root().display());
+        }
+    }
+    for m in &list {
+        let title = terminal_safe(m.title.as_deref().unwrap_or(""), true).into_owned();
+        let _ = write!(
+            text,
+            "{}  {}  {:>4} events  {title}",
+            m.session_id, m.updated_at, m.event_count
+        );
+        if all {
+            let _ = write!(text, "  ({})", m.cwd.as_deref().unwrap_or("-"));
+        }
+        text.push('\n');
+    }
+    print(&redactor.redact_str(&text))
+}
+
+/// One session: metadata, then one row per event (or one JSON document).
+fn show(store: &Store, redactor: &Redactor, id: &str, json: bool) -> u8 {
+    let found = store.metadata(id).and_then(|meta| Ok((meta, store.events(id)?)));
+    let (meta, (mut events, warnings)) = match found {
+        Ok(found) => found,
+        Err(err) => return fail(redactor, store_message(&err), store_code(&err)),
+    };
+    for warning in &warnings {
+        fail(redactor, &format!("WARNING: {warning}"), 0);
+    }
+    // Sessions written by an older zero may hold argument text with JSON escapes.
+    for event in &mut events {
+        redact_argument_text(event, redactor);
+    }
+    if json {
+        let value = redactor.redact_value(&json!({"metadata": meta, "events": events}));
+        return print(&format!("{value}\n"));
+    }
+    let mut text = header(&meta);
+    for event in &events {
+        let summary = event.payload.as_ref().map(|p| summary(&event.kind, p)).unwrap_or_default();
+        let summary = cut_chars(&one_line(&terminal_safe(&summary, true)), ROW_SUMMARY_CHARS);
+        let _ = writeln!(
+            text,
+            "{}  #{:<4} {:<15} {summary}",
+            row_time(&event.created_at),
+            event.sequence,
+            terminal_safe(&event.kind, true),
+        );
+    }
+    print(&redactor.redact_str(&text))
+}
+
+fn header(meta: &Metadata) -> String {
+    let field = |v: &Option<String>| terminal_safe(v.as_deref().unwrap_or("-"), true).into_owned();
+    let mut text = format!(
+        "Session {}\nTitle:   {}\nCwd:     {}\nModel:   {} ({})\nCreated: {}\nUpdated: {}\nEvents:  {}\n",
+        meta.session_id,
+        field(&meta.title),
+        field(&meta.cwd),
+        field(&meta.model_id),
+        field(&meta.provider),
+        meta.created_at,
+        meta.updated_at,
+        meta.event_count
+    );
+    if let Some(parent) = &meta.parent_session_id {
+        let _ = writeln!(text, "Forked from: {parent}");
+    }
+    text.push('\n');
+    text
+}
+
+/// `2026-12-01T10:00:03.123Z` as `2026-12-01 10:00:03`; anything else as stored.
+fn row_time(created_at: &str) -> String {
+    match created_at.get(..19) {
+        Some(head) if created_at.as_bytes().get(10) == Some(&b'T') => head.replacen('T', " ", 1),
+        _ => terminal_safe(created_at, true).into_owned(),
+    }
+}
+
+/// What one event says, in a few words: who wrote a message and its start, the tool and what
+/// it was called on, a result's status, token counts.
+fn summary(kind: &str, payload: &Value) -> String {
+    let text = |key: &str| payload.get(key).and_then(Value::as_str).unwrap_or_default();
+    match kind {
+        "message" => {
+            let mut line = format!("{}: {}", text("role"), text("content"));
+            if let Some(calls) = payload.get("toolCalls").and_then(Value::as_array) {
+                let names: Vec<&str> =
+                    calls.iter().filter_map(|c| c.get("name").and_then(Value::as_str)).collect();
+                let _ = write!(line, " [calls {}]", names.join(", "));
+            }
+            one_line(&line)
+        }
+        "tool_call" => {
+            let args = payload.get("args").cloned().unwrap_or(Value::Null);
+            match crate::output::call_summary(text("name"), &args) {
+                Some(what) => format!("{}: {what}", text("name")),
+                None => text("name").to_string(),
+            }
+        }
+        "tool_result" => {
+            let output = one_line(text("output"));
+            format!("{} {}", text("status"), output).trim_end().to_string()
+        }
+        "provider_usage" => {
+            let count = |key: &str| payload.get(key).and_then(Value::as_u64).unwrap_or(0);
+            let mut line = format!(
+                "{} tokens ({} in, {} out)",
+                count("totalTokens"),
+                count("promptTokens"),
+                count("completionTokens")
+            );
+            if let Some(cost) = payload.get("costUsd").and_then(Value::as_f64) {
+                let _ = write!(line, ", ${cost:.6}");
+            }
+            line
+        }
+        "error" => format!("{}: {}", text("code"), text("message")),
+        "session_fork" => format!(
+            "forked from {} ({} events copied)",
+            text("parentSessionId"),
+            payload.get("copiedEventCount").and_then(Value::as_u64).unwrap_or(0)
+        ),
+        _ => leaves(payload),
+    }
+}
+
+/// The string, number and boolean leaves of a payload, joined by spaces.
+pub(super) fn leaves(payload: &Value) -> String {
+    fn walk(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::String(s) => out.push(s.clone()),
+            Value::Number(n) => out.push(n.to_string()),
+            Value::Bool(b) => out.push(b.to_string()),
+            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            Value::Object(map) => map.values().for_each(|v| walk(v, out)),
+            Value::Null => {}
+        }
+    }
+    let mut parts = Vec::new();
+    walk(payload, &mut parts);
+    parts.join(" ")
+}
+
+/// Replaces the argument text of an assistant message's tool calls with its decoded,
+/// redacted form (see [`Redactor::redact_json_text`]).
+pub(super) fn redact_argument_text(event: &mut Event, redactor: &Redactor) {
+    let calls = event.payload.as_mut().and_then(|p| p.get_mut("toolCalls"));
+    for call in calls.and_then(Value::as_array_mut).into_iter().flatten() {
+        if let Some(Value::String(arguments)) = call.get_mut("arguments") {
+            *arguments = redactor.redact_json_text(arguments);
+        }
+    }
+}
+
+/// `zero sessions delete ID...`: each id in turn; exit 2 if any could not be deleted.
+fn delete(store: &Store, redactor: &Redactor, ids: &[String]) -> u8 {
+    let mut code = 0;
+    let mut text = String::new();
+    for id in ids {
+        match store.delete(id) {
+            Ok(()) => {
+                let _ = writeln!(text, "Deleted session {id}");
+            }
+            Err(err) => code = code.max(fail(redactor, store_message(&err), store_code(&err))),
+        }
+    }
+    match print(&redactor.redact_str(&text)) {
+        0 => code,
+        failed => failed,
+    }
+}
+
+/// `zero sessions prune --older-than DAYS [--dry-run]`: every session (of any directory) not
+/// updated for DAYS days. Sessions in use are skipped.
+fn prune(store: &Store, redactor: &Redactor, older_than: &str, dry_run: bool) -> u8 {
+    let days = match older_than.trim().parse::<u64>() {
+        Ok(days) if days <= MAX_PRUNE_DAYS => days,
+        _ => {
+            return fail(
+                redactor,
+                &format!(
+                    "Invalid --older-than value \"{}\": expected a whole number of days (0 to {MAX_PRUNE_DAYS})",
+                    older_than.trim()
+                ),
+                2,
+            )
+        }
+    };
+    let cutoff = SystemTime::now()
+        .checked_sub(Duration::from_secs(days * 86_400))
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    let cutoff = Utc::at(cutoff).iso();
+    let list = match store.list() {
+        Ok(list) => list,
+        Err(err) => return fail(redactor, store_message(&err), store_code(&err)),
+    };
+    let mut text = String::new();
+    let (mut pruned, mut skipped, mut code) = (0, 0, 0);
+    for meta in list.iter().filter(|m| m.updated_at < cutoff) {
+        let id = &meta.session_id;
+        if dry_run {
+            let _ = writeln!(text, "Would delete {id}  {}", meta.updated_at);
+            pruned += 1;
+            continue;
+        }
+        match store.delete(id) {
+            Ok(()) => {
+                let _ = writeln!(text, "Deleted {id}  {}", meta.updated_at);
+                pruned += 1;
+            }
+            Err(err @ crate::session::SessionError::Usage(_)) => {
+                fail(redactor, &format!("Skipped: {}", store_message(&err)), 0);
+                skipped += 1;
+            }
+            Err(err) => code = fail(redactor, store_message(&err), 1),
+        }
+    }
+    let verb = if dry_run { "would be deleted" } else { "deleted" };
+    let _ = write!(text, "{pruned} session(s) not updated for {days} day(s) {verb}");
+    if skipped > 0 {
+        let _ = write!(text, ", {skipped} skipped");
+    }
+    text.push_str(".\n");
+    match print(&redactor.redact_str(&text)) {
+        0 => code,
+        failed => failed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_summarise_each_kind_of_event() {
+        let s = |kind: &str, payload: Value| summary(kind, &payload);
+        assert_eq!(s("message", json!({"role": "user", "content": "fix it"})), "user: fix it");
+        assert_eq!(
+            s(
+                "message",
+                json!({"role": "assistant", "content": "", "toolCalls": [{"name": "bash"}]})
+            ),
+            "assistant: [calls bash]"
+        );
+        assert_eq!(
+            s("tool_call", json!({"name": "bash", "args": {"command": "cargo test"}})),
+            "bash: cargo test"
+        );
+        assert_eq!(s("tool_result", json!({"status": "ok", "output": "a\nb"})), "ok a b");
+        assert_eq!(
+            s(
+                "provider_usage",
+                json!({"promptTokens": 10, "completionTokens": 2, "totalTokens": 12})
+            ),
+            "12 tokens (10 in, 2 out)"
+        );
+        assert_eq!(
+            s("error", json!({"code": "provider_error", "message": "down"})),
+            "provider_error: down"
+        );
+        assert_eq!(s("other", json!({"a": ["x", 1, true, null]})), "x 1 true");
+    }
+
+    #[test]
+    fn row_times_drop_the_t_and_milliseconds() {
+        assert_eq!(row_time("2026-12-01T10:00:03.123Z"), "2026-12-01 10:00:03");
+        assert_eq!(row_time("yesterday"), "yesterday");
+    }
+}
