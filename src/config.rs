@@ -463,6 +463,12 @@ fn scripted_runtime(choice: &Choice, net: NetSettings) -> Result<Runtime, Failur
         origin: None,
         warnings: Vec::new(),
     };
+    if let Some(profile) = &choice.profile {
+        runtime.warnings.push(format!(
+            "--profile {} is ignored: the scripted provider plays its script.",
+            profile.trim()
+        ));
+    }
     apply_effort(&mut runtime, choice.effort.as_deref())?;
     Ok(runtime)
 }

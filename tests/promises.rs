@@ -5,7 +5,9 @@
 use serde_json::Value;
 
 use crate::mock::{Mock, Reply};
-use crate::util::{Output, TestDir};
+use std::io::Write;
+
+use crate::util::{read, Output, TestDir};
 
 /// The `error` event of a failed stream-json run.
 fn error_of(out: &Output) -> Value {
@@ -238,4 +240,574 @@ fn command_line_paths_resolve_where_zero_was_started_not_below_cwd() {
     out.assert_code(2);
     let expected = dir.path("work/missing.json");
     assert_eq!(out.stderr, format!("[zero] Script file not found: {}\n", expected.display()));
+}
+
+// --- Resume that stays in its repository --------------------------------------------------------
+
+/// A run through the mock in `dir/work/<sub>`, returning its session id.
+fn run_in(dir: &TestDir, sub: &str, mock: &Mock, extra: &[&str], prompt: &str) -> Output {
+    std::fs::create_dir_all(dir.path(&format!("work/{sub}"))).unwrap();
+    dir.zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&["exec", "-o", "stream-json", "-C", sub])
+        .args(extra)
+        .args(&[prompt])
+        .run()
+}
+
+fn answer_mock(n: usize) -> Mock {
+    Mock::start((0..n).map(|_| Reply::sse(&crate::mock::openai::answer(&["ok"], 1, 1))).collect())
+}
+
+/// The user messages the model received in the first request to `mock`.
+fn user_messages(mock: &Mock) -> Vec<String> {
+    let body = mock.requests()[0].json();
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn bare_resume_continues_this_workspace_and_never_another() {
+    let dir = TestDir::new("resume-scope");
+    let first = answer_mock(1);
+    let out = run_in(&dir, "alpha", &first, &[], "alpha secret plans");
+    out.assert_code(0);
+    let alpha = out.stream()[0]["sessionId"].as_str().unwrap().to_string();
+    // Another repository: nothing of alpha's is sent.
+    let beta = dir.path("work/beta");
+    std::fs::create_dir_all(&beta).unwrap();
+    let mock = answer_mock(1);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&["exec", "-C", "beta", "--resume", "continue"])
+        .run();
+    out.assert_code(2);
+    assert_eq!(
+        out.stderr,
+        format!("[zero] No Zero session of this workspace ({}) to resume. `zero sessions list --all` shows every session; `--resume ID` continues one.\n", beta.display())
+    );
+    assert!(mock.requests().is_empty(), "nothing reached the model");
+    // In alpha, bare --resume continues alpha's session with its conversation.
+    let mock = answer_mock(1);
+    let out = run_in(&dir, "alpha", &mock, &["--resume"], "and then?");
+    out.assert_code(0);
+    assert_eq!(out.stream()[0]["sessionId"], alpha.as_str());
+    assert_eq!(user_messages(&mock), ["alpha secret plans", "and then?"]);
+    // An explicit id resumes from anywhere.
+    let mock = answer_mock(1);
+    let out = run_in(&dir, "beta", &mock, &["--resume", &alpha], "from beta");
+    out.assert_code(0);
+    assert_eq!(out.stream()[0]["sessionId"], alpha.as_str());
+    // `sessions list` shows this directory's sessions; --all every one, with its directory.
+    let mut list = dir.zero().args(&["sessions", "list"]);
+    list.cwd = beta.clone();
+    let out = list.run();
+    out.assert_code(0);
+    assert_eq!(
+        out.stdout,
+        format!("No sessions for {} (1 elsewhere: zero sessions list --all).\n", beta.display())
+    );
+    let mut list = dir.zero().args(&["sessions", "list", "--all"]);
+    list.cwd = beta;
+    let out = list.run();
+    assert!(out.stdout.starts_with(&alpha), "{out:?}");
+    assert!(
+        out.stdout.trim_end().ends_with(&format!("({})", dir.path("work/alpha").display())),
+        "{out:?}"
+    );
+    let mut list = dir.zero().args(&["sessions", "list", "--json"]);
+    list.cwd = dir.path("work/alpha");
+    let listed: Value = serde_json::from_str(&list.run().stdout).unwrap();
+    assert_eq!(listed["sessions"][0]["sessionId"], alpha.as_str());
+    assert_eq!(listed["sessions"].as_array().unwrap().len(), 1);
+}
+
+// --- Sessions the user controls ---------------------------------------------------------------
+
+#[test]
+fn ephemeral_runs_write_no_session_but_may_read_one() {
+    let dir = TestDir::new("ephemeral");
+    let mock = answer_mock(1);
+    let out = run_in(&dir, ".", &mock, &["--ephemeral"], "leave no trace");
+    out.assert_code(0);
+    assert!(out.stream()[0].get("sessionId").is_none(), "{out:?}");
+    assert!(!dir.sessions().exists(), "no session directory at all");
+    let mock = answer_mock(1);
+    let id = run_in(&dir, ".", &mock, &[], "remember this").stream()[0]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let events = dir.sessions().join(&id).join("events.jsonl");
+    let before = read(&events);
+    let mock = answer_mock(1);
+    let out = run_in(&dir, ".", &mock, &["--ephemeral", "--resume", &id], "peek");
+    out.assert_code(0);
+    assert_eq!(user_messages(&mock), ["remember this", "peek"]);
+    assert_eq!(read(&events), before, "the resumed session is unchanged");
+    assert_eq!(std::fs::read_dir(dir.sessions()).unwrap().count(), 1);
+}
+
+/// A session as an older run left it, last updated `updated`.
+fn stored_session(dir: &TestDir, id: &str, updated: &str, text: &str) {
+    let event = serde_json::json!({"id": format!("{id}:1"), "sessionId": id, "sequence": 1,
+        "type": "message", "createdAt": updated,
+        "payload": {"role": "user", "content": text, "source": "exec"}});
+    let meta = serde_json::json!({"sessionId": id, "title": text, "cwd": "/somewhere",
+        "modelId": "gpt-4.1", "provider": "openai", "createdAt": updated, "updatedAt": updated,
+        "eventCount": 1, "lastEventType": "message"});
+    dir.write(&format!("data/zero/sessions/{id}/events.jsonl"), &format!("{event}\n"));
+    dir.write(&format!("data/zero/sessions/{id}/metadata.json"), &meta.to_string());
+}
+
+#[test]
+fn sessions_delete_and_prune_remove_what_they_say_and_refuse_a_session_in_use() {
+    let dir = TestDir::new("sessions-delete");
+    stored_session(&dir, "old_one", "2020-01-01T00:00:00.000Z", "old");
+    stored_session(&dir, "old_two", "2020-02-01T00:00:00.000Z", "older");
+    stored_session(&dir, "recent", "2999-01-01T00:00:00.000Z", "new");
+    let out = dir.zero().args(&["sessions", "prune", "--older-than", "30", "--dry-run"]).run();
+    out.assert_code(0);
+    assert_eq!(
+        out.stdout,
+        "Would delete old_two  2020-02-01T00:00:00.000Z\nWould delete old_one  2020-01-01T00:00:00.000Z\n2 session(s) not updated for 30 day(s) would be deleted.\n"
+    );
+    assert!(dir.sessions().join("old_one").exists(), "a dry run deletes nothing");
+    let out = dir.zero().args(&["sessions", "prune", "--older-than", "30"]).run();
+    out.assert_code(0);
+    assert!(out.stdout.ends_with("2 session(s) not updated for 30 day(s) deleted.\n"), "{out:?}");
+    let left: Vec<String> = std::fs::read_dir(dir.sessions())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["recent"]);
+    let out = dir.zero().args(&["sessions", "prune", "--older-than", "soon"]).run();
+    out.assert_code(2);
+    assert_eq!(
+        out.stderr,
+        "[zero] Invalid --older-than value \"soon\": expected a whole number of days (0 to 100000)\n"
+    );
+    let out = dir.zero().args(&["sessions", "delete", "nope", "recent"]).run();
+    out.assert_code(2);
+    assert_eq!(out.stdout, "Deleted session recent\n");
+    assert_eq!(out.stderr, "[zero] Zero session not found: nope\n");
+    assert!(!dir.sessions().join("recent").exists());
+    // A session a run holds is not deleted under it.
+    let gate = dir.path("work/gate");
+    crate::util::mkfifo(&gate);
+    let hold = dir.script(&serde_json::json!({"turns": [
+        {"toolCalls": [{"name": "bash", "arguments": {"command": "cat gate"}}]},
+        {"text": "held"}
+    ]}));
+    let mut holder = dir
+        .zero()
+        .args(&["exec", "-o", "stream-json", "--skip-permissions-unsafe"])
+        .args(&["--script", hold.to_str().unwrap(), "hold"])
+        .spawn();
+    let mut holder_out = std::io::BufReader::new(holder.stdout.take().unwrap());
+    crate::util::read_until(&mut holder_out, "\"tool_call\"");
+    let id = std::fs::read_dir(dir.sessions()).unwrap().next().unwrap().unwrap().file_name();
+    let id = id.to_string_lossy().into_owned();
+    let out = dir.zero().args(&["sessions", "delete", &id]).run();
+    out.assert_code(2);
+    assert!(out.stderr.starts_with(&format!("[zero] Zero session {id} is in use")), "{out:?}");
+    std::fs::OpenOptions::new().write(true).open(&gate).unwrap().write_all(b"go\n").unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut holder_out, &mut rest).unwrap();
+    assert_eq!(holder.wait().unwrap().code(), Some(0), "{rest}");
+    dir.zero().args(&["sessions", "delete", &id]).run().assert_code(0);
+    assert_eq!(std::fs::read_dir(dir.sessions()).unwrap().count(), 0);
+}
+
+#[test]
+fn search_finds_events_in_the_reference_shape_redacted() {
+    let dir = TestDir::new("search");
+    stored_session(&dir, "s_first", "2026-01-01T00:00:00.000Z", "Fix the flaky  Login test");
+    stored_session(&dir, "s_second", "2026-02-01T00:00:00.000Z", "login page copy, then test it");
+    // Written by an older zero, unredacted: the search must not print it.
+    stored_session(
+        &dir,
+        "s_leaky",
+        "2026-03-01T00:00:00.000Z",
+        "deploy with key sk-proj-abcdefghijklmnopqrstuvwxyz123456",
+    );
+    let out = dir.zero().args(&["search", "--json", "LOGIN", "test"]).run();
+    out.assert_code(0);
+    let result: Value = serde_json::from_str(&out.stdout).unwrap();
+    let keys: Vec<&String> = result.as_object().unwrap().keys().collect();
+    assert_eq!(keys.len(), 6);
+    assert!(out.stdout.starts_with("{\n  \"query\": \"LOGIN test\",\n  \"normalizedQuery\": \"login test\",\n  \"rootDir\": "), "{}", out.stdout);
+    assert_eq!(result["searchedSessions"], 3);
+    assert_eq!(result["totalHits"], 2);
+    let hits = result["hits"].as_array().unwrap();
+    // Newest session first; the second holds both words but not the phrase.
+    assert_eq!(hits[0]["session"]["sessionId"], "s_second");
+    assert_eq!(
+        hits[0]["event"],
+        serde_json::json!({"id": "s_second:1", "sequence": 1, "type": "message", "createdAt": "2026-02-01T00:00:00.000Z"})
+    );
+    assert_eq!(hits[0]["match"], serde_json::json!({"start": 0, "end": 26}));
+    assert_eq!(hits[1]["session"]["sessionId"], "s_first");
+    assert_eq!(hits[1]["context"], "Fix the flaky  Login test user exec");
+    assert_eq!(hits[1]["match"], serde_json::json!({"start": 15, "end": 25}));
+    let out = dir.zero().args(&["search", "login", "test", "--limit", "1"]).run();
+    out.assert_code(0);
+    assert_eq!(
+        out.stdout,
+        "Found 1 local session event for \"login test\":\n1. s_second #1 message - login page copy, then test it\n   login page copy, then test it user exec\n   cwd: /somewhere | model: gpt-4.1 | provider: openai | updated: 2026-02-01T00:00:00.000Z\n"
+    );
+    let out = dir.zero().args(&["sessions", "search", "deploy", "--context", "5"]).run();
+    out.assert_code(0);
+    assert!(!out.stdout.contains("sk-proj-"), "{out:?}");
+    assert!(out.stdout.contains("deploy with"), "{out:?}");
+    let out = dir.zero().args(&["search", "nothing here"]).run();
+    out.assert_code(0);
+    assert_eq!(
+        out.stdout,
+        "No local session events matched \"nothing here\". Searched 3 sessions.\n"
+    );
+    let out = dir.zero().args(&["search", "x", "--type", "tool_result"]).run();
+    assert_eq!(out.stdout, "No local session events matched \"x\". Searched 3 sessions.\n");
+    let out = dir.zero().args(&["search", "x", "--limit", "many"]).run();
+    out.assert_code(2);
+    assert_eq!(
+        out.stderr,
+        "[zero] Invalid --limit value \"many\". Expected a non-negative integer.\n"
+    );
+}
+
+// --- Inspection commands -------------------------------------------------------------------------
+
+const REFERENCE_KEY: &str = "sk-proj-abcdefghijklmnopqrstuvwxyz1234567890";
+
+#[test]
+fn config_prints_the_settings_in_use_and_the_layer_of_each() {
+    let dir = TestDir::new("config-cmd");
+    let out = dir
+        .zero()
+        .env("OPENAI_API_KEY", REFERENCE_KEY)
+        .env("OPENAI_MODEL", "gpt-4.1")
+        .args(&["config", "--json"])
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stderr, "");
+    assert!(!out.stdout.contains(REFERENCE_KEY) && out.stdout.contains("[REDACTED]"));
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["ok"], true);
+    let provider = &report["provider"];
+    assert_eq!(
+        (&provider["configured"], &provider["source"], &provider["model"], &provider["apiKey"]),
+        (
+            &Value::Bool(true),
+            &Value::from("environment"),
+            &Value::from("gpt-4.1"),
+            &Value::from("[REDACTED]")
+        )
+    );
+    assert_eq!(
+        (&provider["modelSource"], &provider["apiKeySource"]),
+        (&Value::from("env:OPENAI_MODEL"), &Value::from("env:OPENAI_API_KEY"))
+    );
+    let layers: Vec<&str> = report["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(layers, ["defaults", "env"]);
+    // A profile from the user file, without baseURL (official providers need none).
+    dir.write(
+        "config/zero/config.json",
+        r#"{"activeProvider": "work", "maxTurns": 7, "providers": [{"name": "work", "provider": "anthropic", "model": "claude-sonnet-4.5", "apiKey": "cfg-key-123456"}]}"#,
+    );
+    let out = dir.zero().args(&["config"]).run();
+    out.assert_code(0);
+    let config_path = dir.path("config/zero/config.json");
+    assert!(!out.stdout.contains("cfg-key-123456"), "{out:?}");
+    let body = out.stdout.split_once('\n').unwrap().1;
+    assert_eq!(
+        body,
+        format!("Overall: pass\nLayers:\n  [loaded] defaults\n  [loaded] user {}\nProvider: anthropic (source: profile)\n  model:    claude-sonnet-4.5 (user)\n  baseURL:  https://api.anthropic.com (defaults)\n  API key:  [REDACTED] (user)\n  maxTurns: 7 (user)\n", config_path.display())
+    );
+    // A file that cannot be used: exit 3, the layer and the issue say why.
+    dir.write(
+        "config/zero/config.json",
+        r#"{"providers": [{"name": "broken", "baseURL": "not a url", "model": "m"}]}"#,
+    );
+    let out = dir.zero().args(&["config", "--json"]).run();
+    out.assert_code(3);
+    assert_eq!(out.stderr, "");
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["ok"], false);
+    let user = report["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["source"] == "user")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&user["status"], &user["path"]),
+        (&Value::from("invalid"), &Value::from(config_path.display().to_string()))
+    );
+    assert_eq!(report["issues"][0]["id"], "config.user.invalid");
+    assert!(report["issues"][0]["message"]
+        .as_str()
+        .unwrap()
+        .ends_with("providers[0].baseURL must be an http(s) URL"));
+}
+
+fn check_row(report: &Value, id: &str) -> (String, String) {
+    let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap();
+    (check["status"].as_str().unwrap().to_string(), check["message"].as_str().unwrap().to_string())
+}
+
+#[test]
+fn doctor_checks_each_step_and_says_how_to_fix_what_fails() {
+    let dir = TestDir::new("doctor");
+    let ids = [
+        "config.files",
+        "provider.config",
+        "provider.model",
+        "provider.adapter",
+        "provider.connectivity",
+    ];
+    // Everything in order: the endpoint answers (any status is an answer).
+    let mock = Mock::start(vec![Reply::status(404, "text/plain", "not here")]);
+    let out = dir
+        .zero()
+        .openai_keyed(&mock.v1(), REFERENCE_KEY, "gpt-4.1")
+        .args(&["doctor", "--json"])
+        .run();
+    out.assert_code(0);
+    assert!(!out.stdout.contains(REFERENCE_KEY));
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let got: Vec<&str> =
+        report["checks"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(got, ids);
+    assert_eq!(report["ok"], true);
+    let (status, message) = check_row(&report, "provider.connectivity");
+    assert_eq!(status, "pass");
+    assert!(message.starts_with(&format!("{} answered HTTP 404 in ", mock.v1())), "{message}");
+    assert_eq!(mock.requests()[0].path, "/v1");
+    // --offline does not touch the network.
+    let out = dir
+        .zero()
+        .openai("http://127.0.0.1:1/v1", "gpt-4.1")
+        .args(&["doctor", "--json", "--offline"])
+        .run();
+    out.assert_code(0);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        check_row(&report, "provider.connectivity"),
+        ("warn".into(), "Skipped (--offline).".into())
+    );
+    // Nothing listens: a failure, with its fix, exit 3.
+    let out = dir.zero().openai("http://127.0.0.1:1/v1", "gpt-4.1").args(&["doctor"]).run();
+    out.assert_code(3);
+    assert!(out.stdout.contains("\n[fail] provider.connectivity - Provider unreachable: 127.0.0.1:1: connection refused\n  fix: Check the network, a proxy, and the base URL; `zero doctor --offline` skips this check.\n"), "{out:?}");
+    // No provider at all.
+    let out = dir.zero().args(&["doctor", "--offline"]).run();
+    out.assert_code(3);
+    let rows: Vec<&str> = out.stdout.lines().skip(1).collect();
+    assert_eq!(rows[0], "Overall: fail");
+    assert!(rows[2].starts_with("[fail] provider.config - No LLM provider configured."), "{out:?}");
+    assert!(rows[3].starts_with("  fix: Set OPENAI_API_KEY"), "{out:?}");
+    assert_eq!(rows[4], "[warn] provider.model - Skipped: provider settings are missing.");
+}
+
+// --- No silent ignores -------------------------------------------------------------------------
+
+#[test]
+fn options_without_effect_are_warned_about_by_name() {
+    let dir = TestDir::new("ignored-options");
+    let mock = answer_mock(1);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "gpt-4.1")
+        .args(&["exec", "-r", "high", "--profile", "deep", "-m", "gpt-4.1"])
+        .args(&["--enabled-tools", "read_file,bash", "hi"])
+        .run();
+    out.assert_code(0);
+    assert_eq!(
+        out.rows(),
+        "[zero] WARNING: --profile deep is ignored: --model gpt-4.1 names the model.\n\
+         [zero] WARNING: GPT-4.1 does not take a reasoning effort; --reasoning-effort high is ignored.\n\
+         [zero] WARNING: --enabled-tools bash: --auto low does not let it run (it needs --auto high); it is not offered to the model.\n"
+    );
+    let body = mock.requests()[0].json();
+    assert_eq!(body["model"], "gpt-4.1", "-m won over --profile");
+    assert!(body.get("reasoning_effort").is_none());
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["read_file"]);
+    let script = dir.script(&serde_json::json!({"turns": [{"text": "ok"}]}));
+    let out = dir
+        .zero()
+        .args(&[
+            "exec",
+            "--script",
+            script.to_str().unwrap(),
+            "-r",
+            "low",
+            "--profile",
+            "fast",
+            "hi",
+        ])
+        .run();
+    out.assert_code(0);
+    assert_eq!(
+        out.rows(),
+        "[zero] WARNING: --profile fast is ignored: the scripted provider plays its script.\n\
+         [zero] WARNING: The scripted provider takes no reasoning effort; --reasoning-effort low is ignored.\n"
+    );
+}
+
+#[test]
+fn autonomy_levels_mean_read_then_edit_then_run() {
+    let dir = TestDir::new("autonomy");
+    let script = dir.script(&serde_json::json!({"turns": [
+        {"toolCalls": [
+            {"name": "write_file", "arguments": {"path": "note.txt", "content": "hi\n"}},
+            {"name": "bash", "arguments": {"command": "touch ran"}},
+        ]},
+        {"text": "done"}
+    ]}));
+    let results = |level: &str| {
+        let out = dir
+            .zero()
+            .args(&[
+                "exec",
+                "-o",
+                "stream-json",
+                "--auto",
+                level,
+                "--script",
+                script.to_str().unwrap(),
+                "go",
+            ])
+            .run();
+        out.assert_code(0);
+        let written = dir.path("work/note.txt").exists();
+        let ran = dir.path("work/ran").exists();
+        let _ = std::fs::remove_file(dir.path("work/note.txt"));
+        let _ = std::fs::remove_file(dir.path("work/ran"));
+        let errors: Vec<String> = out
+            .stream()
+            .iter()
+            .filter(|e| e["type"] == "tool_result" && e["status"] == "error")
+            .map(|e| e["output"].as_str().unwrap().to_string())
+            .collect();
+        (written, ran, errors)
+    };
+    let (written, ran, errors) = results("low");
+    assert!(!written && !ran);
+    assert!(
+        errors[0].contains("can allow it with --auto medium or --skip-permissions-unsafe"),
+        "{errors:?}"
+    );
+    let (written, ran, errors) = results("medium");
+    assert!(written && !ran, "medium edits files but runs nothing");
+    assert_eq!(errors.len(), 1);
+    assert!(
+        errors[0].starts_with("Error: Permission required for bash:")
+            && errors[0].contains("--auto high"),
+        "{errors:?}"
+    );
+    let (written, ran, errors) = results("high");
+    assert!(written && ran && errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn the_config_file_is_checked_and_unknown_keys_are_one_line_warnings() {
+    let dir = TestDir::new("config-file-rules");
+    let path = dir.write("config/zero/config.json", r#"{"activeProvider": "wrok", "providers": [{"name": "work", "model": "gpt-4.1", "apiKey": "k-123456"}]}"#);
+    let out = dir.zero().args(&["exec", "-o", "stream-json", "hi"]).run();
+    out.assert_code(3);
+    assert_eq!(code_and_recoverable(&out), ("config_error".to_string(), false));
+    assert_eq!(
+        error_of(&out)["message"],
+        format!(
+            "Invalid config {}: activeProvider \"wrok\" names no entry of providers (known: work)",
+            path.display()
+        )
+        .as_str()
+    );
+    dir.write("config/zero/config.json", r#"{"maxTurn": 3, "theme": "dark", "providers": []}"#);
+    let script = dir.script(&serde_json::json!({"turns": [{"text": "ok"}]}));
+    let out = dir.zero().args(&["exec", "--script", script.to_str().unwrap(), "hi"]).run();
+    out.assert_code(0);
+    assert_eq!(
+        out.rows(),
+        format!("[zero] WARNING: Config {p}: unknown key \"maxTurn\" is ignored (did you mean \"maxTurns\"?)\n[zero] WARNING: Config {p}: unknown key \"theme\" is ignored\n", p = path.display())
+    );
+}
+
+#[test]
+fn unknown_flags_and_commands_suggest_the_closest() {
+    let dir = TestDir::new("suggest");
+    let out = dir.zero().args(&["exec", "--modle", "gpt-4.1", "hi"]).run();
+    out.assert_code(2);
+    assert_eq!(
+        out.stderr,
+        "[zero] invalid option '--modle' (did you mean \"--model\"?) (see zero exec --help)\n"
+    );
+    let out = dir.zero().args(&["sesions", "list"]).run();
+    out.assert_code(2);
+    assert_eq!(out.stderr, "[zero] unknown command \"sesions\" (did you mean \"sessions\"?); commands: exec, sessions, search, config, doctor, redact (see zero --help)\n");
+    let out = dir.zero().args(&["sessions", "lsit"]).run();
+    out.assert_code(2);
+    assert_eq!(out.stderr, "[zero] unknown sessions command \"lsit\" (did you mean \"list\"?); expected list, show, delete, prune or search\n");
+    let out = dir.zero().args(&["doctor", "--ofline"]).run();
+    out.assert_code(2);
+    assert_eq!(
+        out.stderr,
+        "[zero] invalid option '--ofline' for zero doctor (did you mean \"--offline\"?)\n"
+    );
+}
+
+#[test]
+fn list_tools_needs_no_provider_and_shows_the_schema_the_model_gets() {
+    let dir = TestDir::new("list-tools-json");
+    let out = dir.zero().args(&["exec", "--list-tools", "-o", "json"]).run();
+    out.assert_code(0);
+    assert_eq!(out.stderr, "");
+    let lines: Vec<Value> = out.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[1], serde_json::json!({"type": "done", "exit_code": 0}));
+    let tools = lines[0]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 9);
+    let bash = tools.iter().find(|t| t["name"] == "bash").unwrap();
+    assert_eq!(
+        (&bash["enabled"], &bash["withheld"], &bash["side_effect"]),
+        (
+            &Value::Bool(false),
+            &Value::from("needs --auto high (or --skip-permissions-unsafe)"),
+            &Value::from("shell")
+        )
+    );
+    // The schemas are exactly those a run sends to the model.
+    let mock = answer_mock(1);
+    dir.zero().openai(&mock.v1(), "local-coder").args(&["exec", "hi"]).run().assert_code(0);
+    let sent = mock.requests()[0].json()["tools"].clone();
+    for offered in sent.as_array().unwrap() {
+        let function = &offered["function"];
+        let listed = tools.iter().find(|t| t["name"] == function["name"]).unwrap();
+        assert_eq!(listed["enabled"], true);
+        assert_eq!(listed["parameters"], function["parameters"]);
+        assert_eq!(listed["description"], function["description"]);
+    }
+    assert_eq!(
+        sent.as_array().unwrap().len(),
+        tools.iter().filter(|t| t["enabled"] == true).count()
+    );
 }

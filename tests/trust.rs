@@ -3,7 +3,7 @@
 //! call, memory that stays bounded, endings that stay well-formed, a terminal that cannot be
 //! driven, and a shell that does not get the keys.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::mock::{openai, Mock, Reply, Step};
 use crate::redaction::{API_KEY, SHAPED};
-use crate::util::{assert_no_piece_of, gone_within, read, Output, TestDir};
+use crate::util::{assert_no_piece_of, gone_within, mkfifo, read, read_until, Output, TestDir};
 
 /// A run of the scripted provider with `args`, tools allowed.
 fn scripted(dir: &TestDir, script: &Value, args: &[&str]) -> Output {
@@ -46,19 +46,6 @@ fn session_files(dir: &TestDir, id: &str) -> String {
 fn escaped(secret: &str) -> String {
     let first = secret.chars().next().unwrap();
     format!("\\u{:04x}{}", first as u32, &secret[first.len_utf8()..])
-}
-
-/// Reads lines until one contains `needle` (the run is then in the state the test waits for).
-fn read_until(reader: &mut impl BufRead, needle: &str) {
-    let mut line = String::new();
-    while !line.contains(needle) {
-        line.clear();
-        assert!(reader.read_line(&mut line).unwrap() > 0, "the run ended before {needle:?}");
-    }
-}
-
-fn mkfifo(path: &Path) {
-    assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
 }
 
 // --- Redaction -------------------------------------------------------------------------------

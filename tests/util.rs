@@ -383,3 +383,16 @@ pub fn assert_no_piece_of(text: &str, secret: &str, what: &str) {
 pub fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
+
+/// Reads lines until one contains `needle` (the run is then in the state the test waits for).
+pub fn read_until(reader: &mut impl std::io::BufRead, needle: &str) {
+    let mut line = String::new();
+    while !line.contains(needle) {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "the run ended before {needle:?}");
+    }
+}
+
+pub fn mkfifo(path: &Path) {
+    assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
+}

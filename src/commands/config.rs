@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
 
-use super::print;
+use super::{print, print_json, Object};
 use crate::clock::Utc;
 use crate::config::{self, Choice, Env, Origin, ProviderKind, Runtime, UserConfig};
 use crate::error::Failure;
@@ -39,7 +39,8 @@ const ENV_VARS: &[&str] = &[
 
 /// What `zero config` found: the report, and the redactor that knows every key in it.
 pub(super) struct Inspection {
-    pub report: Value,
+    /// Redacted.
+    pub report: Object,
     pub redactor: Redactor,
     pub user_config: Result<Option<UserConfig>, Failure>,
     pub runtime: Result<Runtime, Failure>,
@@ -48,12 +49,14 @@ pub(super) struct Inspection {
 /// `zero config`.
 pub fn config(json: bool, env: &Env) -> u8 {
     let inspection = inspect(env);
-    let report = inspection.redactor.redact_value(&inspection.report);
-    let ok = report["ok"] == Value::Bool(true);
+    let report = &inspection.report;
+    let ok = report.0.iter().any(|(k, v)| *k == "ok" && *v == Value::Bool(true));
     let written = if json {
-        print(&format!("{}\n", serde_json::to_string_pretty(&report).unwrap_or_default()))
+        print_json(report)
     } else {
-        print(&inspection.redactor.redact_str(&format_text(&report)))
+        let value: Map<String, Value> =
+            report.0.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        print(&inspection.redactor.redact_str(&format_text(&Value::Object(value))))
     };
     match (written, ok) {
         (0, true) => 0,
@@ -155,16 +158,17 @@ pub(super) fn inspect(env: &Env) -> Inspection {
         "activeProvider": loaded.and_then(|c| c.active_provider.clone()),
         "providers": loaded.map_or(0, |c| c.providers.len()),
     });
-    effective["origins"] = json!({"maxTurns": turns_from});
+    effective["maxTurnsSource"] = json!(turns_from);
     let ok = !issues.iter().any(|i| i["severity"] == "error");
-    let report = json!({
-        "generatedAt": Utc::now().iso(),
-        "ok": ok,
-        "effective": effective,
-        "layers": layers,
-        "provider": provider,
-        "issues": issues,
-    });
+    let r = |value: Value| redactor.redact_value(&value);
+    let report = Object(vec![
+        ("generatedAt", json!(Utc::now().iso())),
+        ("ok", json!(ok)),
+        ("effective", r(effective)),
+        ("layers", r(json!(layers))),
+        ("provider", r(provider)),
+        ("issues", r(json!(issues))),
+    ]);
     Inspection { report, redactor, user_config, runtime }
 }
 
@@ -205,25 +209,29 @@ fn user_layer(user: &UserConfig) -> Value {
     layer
 }
 
-/// The provider a run would use, and where its model, endpoint and key come from.
+/// The provider a run would use, and where its model, endpoint and key come from: a layer
+/// (`defaults`, `user`, `provider-command`), or `env:<VARIABLE>`.
 fn provider_report(runtime: &Runtime, env: &Env, user: Option<&UserConfig>) -> Value {
     let (key_vars, base_var) = runtime.kind.env_names();
+    let from_env = |var: &str| format!("env:{var}");
     let (model_from, base_from, key_from) = match &runtime.origin {
-        None => ("command line", "-", "-"),
-        Some(Origin::Command) => ("provider-command", "provider-command", "provider-command"),
+        None => ("cli".to_string(), "-".to_string(), "-".to_string()),
+        Some(Origin::Command) => {
+            let layer = "provider-command".to_string();
+            (layer.clone(), layer.clone(), layer)
+        }
         Some(Origin::Profile(name)) => {
             let profile = user.and_then(|c| c.providers.iter().find(|p| &p.name == name));
             let base = profile.and_then(|p| p.base_url.as_ref()).map_or("defaults", |_| "user");
-            ("user", base, "user")
+            ("user".to_string(), base.to_string(), "user".to_string())
         }
         Some(Origin::Environment) => (
-            if env.get("OPENAI_MODEL").is_some() { "env:OPENAI_MODEL" } else { "defaults" },
-            if runtime.kind != ProviderKind::OpenAi && env.get(base_var).is_some() {
-                base_var
-            } else {
-                "defaults"
+            env.get("OPENAI_MODEL").map_or("defaults".to_string(), |_| from_env("OPENAI_MODEL")),
+            match env.get(base_var) {
+                Some(_) if runtime.kind != ProviderKind::OpenAi => from_env(base_var),
+                _ => "defaults".to_string(),
             },
-            key_vars.iter().copied().find(|v| env.get(v).is_some()).unwrap_or("-"),
+            key_vars.iter().find(|v| env.get(v).is_some()).map_or("-".to_string(), |v| from_env(v)),
         ),
     };
     let source = runtime.origin.as_ref().map_or("scripted", Origin::name);
@@ -232,9 +240,10 @@ fn provider_report(runtime: &Runtime, env: &Env, user: Option<&UserConfig>) -> V
         "source": source,
         "provider": runtime.kind.name(),
         "model": runtime.model_id,
+        "modelSource": model_from,
         "apiModel": runtime.api_model,
         "baseURL": runtime.base_url,
-        "origins": {"model": model_from, "baseURL": base_from},
+        "baseURLSource": base_from,
     });
     if let Some(Origin::Profile(name)) = &runtime.origin {
         report["profileName"] = json!(name);
@@ -244,7 +253,7 @@ fn provider_report(runtime: &Runtime, env: &Env, user: Option<&UserConfig>) -> V
     }
     if let Some(key) = &runtime.api_key {
         report["apiKey"] = json!(key);
-        report["origins"]["apiKey"] = json!(key_from.strip_prefix("env:").unwrap_or(key_from));
+        report["apiKeySource"] = json!(key_from);
     }
     report
 }
@@ -272,23 +281,27 @@ fn format_text(report: &Value) -> String {
     }
     let provider = &report["provider"];
     if provider["configured"] == Value::Bool(true) {
-        let origins = &provider["origins"];
         let _ = writeln!(
             out,
             "Provider: {} (source: {})",
             text(&provider["provider"]),
             text(&provider["source"])
         );
-        let _ =
-            writeln!(out, "  model:    {} ({})", text(&provider["model"]), text(&origins["model"]));
+        let _ = writeln!(
+            out,
+            "  model:    {} ({})",
+            text(&provider["model"]),
+            text(&provider["modelSource"])
+        );
         let _ = writeln!(
             out,
             "  baseURL:  {} ({})",
             text(&provider["baseURL"]),
-            text(&origins["baseURL"])
+            text(&provider["baseURLSource"])
         );
         if let Some(key) = provider.get("apiKey") {
-            let _ = writeln!(out, "  apiKey:   {} ({})", text(key), text(&origins["apiKey"]));
+            let _ =
+                writeln!(out, "  API key:  {} ({})", text(key), text(&provider["apiKeySource"]));
         }
     } else {
         out.push_str("Provider: none\n");
@@ -298,7 +311,7 @@ fn format_text(report: &Value) -> String {
         out,
         "  maxTurns: {} ({})",
         text(&effective["maxTurns"]),
-        text(&effective["origins"]["maxTurns"])
+        text(&effective["maxTurnsSource"])
     );
     let issues = report["issues"].as_array().map(Vec::as_slice).unwrap_or_default();
     if !issues.is_empty() {

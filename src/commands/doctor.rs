@@ -7,10 +7,10 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use super::config::inspect;
-use super::print;
+use super::{print, print_json};
 use crate::clock::Utc;
 use crate::config::{self, Env, ProviderKind, Runtime};
 use crate::http::{Http, NetSettings};
@@ -19,11 +19,13 @@ use crate::http::{Http, NetSettings};
 const PROBE_CONNECT: Duration = Duration::from_secs(3);
 const PROBE_TOTAL: Duration = Duration::from_secs(6);
 
+#[derive(Serialize)]
 struct Check {
     id: &'static str,
     label: &'static str,
     status: &'static str,
     message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     fix: Option<String>,
 }
 
@@ -47,7 +49,14 @@ pub fn doctor(json: bool, offline: bool, env: &Env) -> u8 {
     // 1. The config file.
     let loaded = match &inspection.user_config {
         Ok(Some(user)) if !user.warnings.is_empty() => {
-            checks.push(warn("config.files", "Config files", user.warnings.join(" ")));
+            let prefix = format!("Config {path}: ");
+            let each: Vec<&str> =
+                user.warnings.iter().map(|w| w.strip_prefix(&prefix).unwrap_or(w)).collect();
+            checks.push(warn(
+                "config.files",
+                "Config files",
+                format!("{path}: {}.", each.join("; ")),
+            ));
             Some(user)
         }
         Ok(Some(user)) => {
@@ -152,24 +161,13 @@ pub fn doctor(json: bool, offline: bool, env: &Env) -> u8 {
         }
     }
     let ok = checks.iter().all(|c| c.status != "fail");
-    let report = json!({
-        "generatedAt": Utc::now().iso(),
-        "ok": ok,
-        "checks": checks.iter().map(|c| {
-            let mut value = json!({"id": c.id, "label": c.label, "status": c.status, "message": c.message});
-            if let Some(fix) = &c.fix {
-                value["fix"] = json!(fix);
-            }
-            value
-        }).collect::<Vec<Value>>(),
-    });
     let redactor = &inspection.redactor;
-    let report = redactor.redact_value(&report);
-    let written = if json {
-        print(&format!("{}\n", serde_json::to_string_pretty(&report).unwrap_or_default()))
-    } else {
-        print(&redactor.redact_str(&format_text(&report)))
-    };
+    for check in &mut checks {
+        check.message = redactor.redact_str(&check.message);
+        check.fix = check.fix.as_deref().map(|f| redactor.redact_str(f));
+    }
+    let report = Report { generated_at: Utc::now().iso(), ok, checks };
+    let written = if json { print_json(&report) } else { print(&format_text(&report)) };
     match (written, ok) {
         (0, true) => 0,
         (0, false) => 3,
@@ -235,24 +233,25 @@ fn connectivity(runtime: &Runtime) -> Check {
     }
 }
 
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Report {
+    generated_at: String,
+    ok: bool,
+    checks: Vec<Check>,
+}
+
 /// The report for a terminal: one row per check, its fix below it.
-fn format_text(report: &Value) -> String {
-    let text =
-        |v: &Value| crate::output::terminal_safe(v.as_str().unwrap_or_default(), true).into_owned();
+fn format_text(report: &Report) -> String {
+    let text = |v: &str| crate::output::terminal_safe(v, true).into_owned();
     let mut out = format!(
         "Zero doctor ({})\nOverall: {}\n",
-        text(&report["generatedAt"]),
-        if report["ok"] == Value::Bool(true) { "pass" } else { "fail" }
+        report.generated_at,
+        if report.ok { "pass" } else { "fail" }
     );
-    for check in report["checks"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            out,
-            "[{}] {} - {}",
-            text(&check["status"]),
-            text(&check["id"]),
-            text(&check["message"])
-        );
-        if let Some(fix) = check.get("fix") {
+    for check in &report.checks {
+        let _ = writeln!(out, "[{}] {} - {}", check.status, check.id, text(&check.message));
+        if let Some(fix) = &check.fix {
             let _ = writeln!(out, "  fix: {}", text(fix));
         }
     }

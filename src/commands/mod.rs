@@ -39,6 +39,29 @@ fn store_message(err: &SessionError) -> &str {
     m
 }
 
+/// A JSON object whose fields keep the order given (a `serde_json::Value` sorts them), so the
+/// documents read in the reference's order.
+struct Object(Vec<(&'static str, serde_json::Value)>);
+
+impl serde::Serialize for Object {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in &self.0 {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+/// A document as indented JSON and a newline, on stdout.
+fn print_json(document: &impl serde::Serialize) -> u8 {
+    match serde_json::to_string_pretty(document) {
+        Ok(text) => print(&format!("{text}\n")),
+        Err(_) => 1,
+    }
+}
+
 /// Writes the whole text on stdout: 0, or 1 when stdout is gone.
 fn print(text: &str) -> u8 {
     let mut out = std::io::stdout().lock();

@@ -11,10 +11,10 @@
 
 use std::fmt::Write as _;
 
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use super::sessions::{leaves, redact_argument_text};
-use super::{fail, print, store_code, store_message};
+use super::{fail, print, print_json, store_code, store_message};
 use crate::cli::SearchArgs;
 use crate::config::Env;
 use crate::redact::Redactor;
@@ -24,7 +24,7 @@ const DEFAULT_LIMIT: usize = 20;
 const DEFAULT_CONTEXT_CHARS: usize = 80;
 
 /// Where the query was found in an event's text, in characters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 struct Match {
     start: usize,
     end: usize,
@@ -70,7 +70,7 @@ pub fn search(args: &SearchArgs, env: &Env) -> u8 {
         },
     };
     let terms: Vec<&str> = normalized.split(' ').collect();
-    let mut hits: Vec<Value> = Vec::new();
+    let mut hits: Vec<Hit> = Vec::new();
     'sessions: for meta in &sessions {
         if hits.len() >= limit {
             break;
@@ -85,36 +85,72 @@ pub fn search(args: &SearchArgs, env: &Env) -> u8 {
             let payload = event.payload.as_ref().map(|p| redactor.redact_value(p));
             let text = payload.as_ref().map(leaves).unwrap_or_default();
             let Some(found) = find(&text, &normalized, &terms) else { continue };
-            hits.push(json!({
-                "session": meta,
-                "event": {
-                    "id": event.id,
-                    "sequence": event.sequence,
-                    "type": event.kind,
-                    "createdAt": event.created_at,
+            hits.push(Hit {
+                session: redacted_metadata(meta, &redactor),
+                event: HitEvent {
+                    id: redactor.redact_str(&event.id),
+                    sequence: event.sequence,
+                    kind: redactor.redact_str(&event.kind),
+                    created_at: redactor.redact_str(&event.created_at),
                 },
-                "context": context_of(&text, found, context),
-                "match": {"start": found.start, "end": found.end},
-            }));
+                context: context_of(&text, found, context),
+                found,
+            });
             if hits.len() >= limit {
                 break 'sessions;
             }
         }
     }
-    let result = json!({
-        "query": query,
-        "normalizedQuery": normalized,
-        "rootDir": store.root().display().to_string(),
-        "searchedSessions": sessions.len(),
-        "totalHits": hits.len(),
-        "hits": hits,
-    });
-    let result = redactor.redact_value(&result);
+    let result = SearchResult {
+        query: redactor.redact_str(&query),
+        normalized_query: redactor.redact_str(&normalized),
+        root_dir: redactor.redact_str(&store.root().display().to_string()),
+        searched_sessions: sessions.len(),
+        total_hits: hits.len(),
+        hits,
+    };
     if args.json {
-        let text = serde_json::to_string_pretty(&result).unwrap_or_default();
-        return print(&format!("{text}\n"));
+        return print_json(&result);
     }
-    print(&redactor.redact_str(&format_text(&query, sessions.len(), &result["hits"])))
+    print(&format_text(&result))
+}
+
+/// The JSON document, fields in the reference's order; every string in it is redacted.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SearchResult {
+    query: String,
+    normalized_query: String,
+    root_dir: String,
+    searched_sessions: usize,
+    total_hits: usize,
+    hits: Vec<Hit>,
+}
+
+#[derive(Serialize)]
+struct Hit {
+    session: Metadata,
+    event: HitEvent,
+    context: String,
+    #[serde(rename = "match")]
+    found: Match,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HitEvent {
+    id: String,
+    sequence: u64,
+    #[serde(rename = "type")]
+    kind: String,
+    created_at: String,
+}
+
+/// Metadata as stored was redacted with the secrets of the run that wrote it; these are
+/// today's.
+fn redacted_metadata(meta: &Metadata, redactor: &Redactor) -> Metadata {
+    let value = serde_json::to_value(meta).unwrap_or_default();
+    serde_json::from_value(redactor.redact_value(&value)).unwrap_or_else(|_| meta.clone())
 }
 
 /// Whitespace collapsed to single spaces, trimmed, lower case.
@@ -167,33 +203,30 @@ fn context_of(text: &str, found: Match, chars: usize) -> String {
 
 /// The reference's text report: a count, then per hit its session and event, the context, and
 /// where the session ran.
-fn format_text(query: &str, searched: usize, hits: &Value) -> String {
+fn format_text(result: &SearchResult) -> String {
     let plural = |n: usize, label: &str| format!("{n} {label}{}", if n == 1 { "" } else { "s" });
-    let hits = hits.as_array().map(Vec::as_slice).unwrap_or_default();
-    let query = query.trim();
-    if hits.is_empty() {
+    let safe = |v: &str| crate::output::terminal_safe(v, true).into_owned();
+    let query = safe(result.query.trim());
+    if result.hits.is_empty() {
         return format!(
             "No local session events matched \"{query}\". Searched {}.\n",
-            plural(searched, "session")
+            plural(result.searched_sessions, "session")
         );
     }
     let mut text =
-        format!("Found {} for \"{query}\":\n", plural(hits.len(), "local session event"));
-    let safe = |v: &str| crate::output::terminal_safe(v, true).into_owned();
-    for (n, hit) in hits.iter().enumerate() {
-        let meta: Option<Metadata> = serde_json::from_value(hit["session"].clone()).ok();
-        let Some(meta) = meta else { continue };
-        let event = &hit["event"];
+        format!("Found {} for \"{query}\":\n", plural(result.total_hits, "local session event"));
+    for (n, hit) in result.hits.iter().enumerate() {
+        let meta = &hit.session;
         let title = meta.title.as_deref().map(|t| format!(" - {}", safe(t))).unwrap_or_default();
         let _ = writeln!(
             text,
             "{}. {} #{} {}{title}",
             n + 1,
             meta.session_id,
-            event["sequence"],
-            safe(event["type"].as_str().unwrap_or_default())
+            hit.event.sequence,
+            safe(&hit.event.kind)
         );
-        let context = crate::text::one_line(&safe(hit["context"].as_str().unwrap_or_default()));
+        let context = crate::text::one_line(&safe(&hit.context));
         if !context.is_empty() {
             let _ = writeln!(text, "   {context}");
         }
