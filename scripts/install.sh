@@ -46,3 +46,7 @@ binary=$(find "$work" -type f -name zero | head -n 1)
 mkdir -p "$prefix/bin"
 install -m 755 "$binary" "$prefix/bin/zero"
 echo "installed $prefix/bin/zero ($("$prefix/bin/zero" --version))"
+case ":$PATH:" in
+  *":$prefix/bin:"*) ;;
+  *) echo "install: warning: $prefix/bin is not on PATH; add it (export PATH=\"$prefix/bin:\$PATH\") or run $prefix/bin/zero" >&2 ;;
+esac

@@ -29,7 +29,7 @@ rm -rf "$dist" && mkdir -p "$dist"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir "$stage/$name"
-cp "$binary" README.md "$stage/$name/"
+cp "$binary" README.md LICENSE "$stage/$name/"
 tar -C "$stage" -czf "$dist/$name.tar.gz" "$name"
 (cd "$dist" && sha256sum "$name.tar.gz" > SHA256SUMS)
 echo "$dist/$name.tar.gz ($(du -k "$binary" | cut -f1) KiB binary)"

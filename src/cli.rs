@@ -35,9 +35,11 @@ Runs one task: sends the prompt to the model, runs the tools it calls, and
 writes the answer (text) or a stream of JSON events (json, stream-json).
 
 Input:
-  [PROMPT...]                  prompt words, joined with spaces
-  -f, --file <PATH>            prompt file (appended after a blank line), or
-                               the JSONL input with -i stream-json
+  [PROMPT...]                  prompt words, joined with spaces (`-` reads
+                               the prompt from stdin)
+  -f, --file <PATH>            prompt file (appended after a blank line; -
+                               for stdin), or the JSONL input with
+                               -i stream-json
   -i, --input-format <FMT>     text | stream-json (default: \"text\"); with
                                stream-json, JSONL is read from stdin or --file
 
@@ -54,8 +56,9 @@ Model:
       --max-turns <N>          model turns before giving up (default: 12)
 
 Tools and permissions:
-      --auto <LEVEL>           low | medium | high (default: \"low\");
-                               high enables write, edit, patch and bash
+      --auto <LEVEL>           low | medium | high (default: \"low\"): low
+                               reads, medium also edits files, high also
+                               runs bash
       --skip-permissions-unsafe  enable every tool, like --auto high
       --enabled-tools <LIST>   only these tools (comma or space separated)
       --disabled-tools <LIST>  never these tools
@@ -66,8 +69,9 @@ Tools and permissions:
       --shell-env-keep <NAME>  pass NAME to bash even so (repeatable)
 
 Sessions:
-      --resume[=ID]            continue the latest session, or session ID
-                               (--resume ID also works for an existing id)
+      --resume[=ID]            continue this workspace's latest session, or
+                               session ID (--resume ID works for an
+                               existing id)
       --fork <ID>              continue a copy of session ID
       --ephemeral              write no session for this run
 

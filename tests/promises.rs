@@ -811,3 +811,83 @@ fn list_tools_needs_no_provider_and_shows_the_schema_the_model_gets() {
         tools.iter().filter(|t| t["enabled"] == true).count()
     );
 }
+
+// --- README claims ---------------------------------------------------------------------------
+
+#[test]
+fn usage_is_one_event_per_provider_call_that_reports_it_and_none_otherwise() {
+    use crate::mock::openai;
+    let dir = TestDir::new("usage-claim");
+    dir.write("work/a.txt", "a\n");
+    // The first call reports its tokens, the second (a server without usage support) does not.
+    let mut silent = vec![openai::text("done"), openai::finish("stop"), openai::done()];
+    let mut first = openai::tool_turn("c1", "read_file", r#"{"path":"a.txt"}"#);
+    first.insert(first.len() - 1, openai::usage(7, 3));
+    let mock = Mock::start(vec![Reply::sse(&first), Reply::sse(&std::mem::take(&mut silent))]);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&["exec", "-o", "stream-json", "go"])
+        .run();
+    out.assert_code(0);
+    let usage: Vec<Value> = out.stream().into_iter().filter(|e| e["type"] == "usage").collect();
+    assert_eq!(usage.len(), 1, "{out:?}");
+    assert_eq!(
+        (&usage[0]["promptTokens"], &usage[0]["completionTokens"]),
+        (&Value::from(7), &Value::from(3))
+    );
+}
+
+#[test]
+fn scripts_may_be_a_bare_array_and_must_be_regular_files() {
+    let dir = TestDir::new("script-format");
+    dir.write("work/turns.json", r#"[{"text": "from an array"}]"#);
+    let out = dir.zero().args(&["exec", "--script", "turns.json", "hi"]).run();
+    out.assert_code(0);
+    assert_eq!(out.stdout, "from an array\n");
+    let fifo = dir.path("work/fifo.json");
+    crate::util::mkfifo(&fifo);
+    let out = dir.zero().args(&["exec", "--script", "fifo.json", "hi"]).run();
+    out.assert_code(3);
+    assert_eq!(
+        out.stderr,
+        format!("[zero] Cannot read script {}: it is not a regular file\n", fifo.display())
+    );
+}
+
+#[test]
+fn list_directory_skips_exactly_the_documented_names() {
+    let dir = TestDir::new("list-skip");
+    let skipped = [
+        ".git",
+        "node_modules",
+        "dist",
+        "build",
+        ".next",
+        ".turbo",
+        "coverage",
+        ".cache",
+        "tmp",
+        "temp",
+    ];
+    for name in skipped.iter().chain(&["src", "target", ".github"]) {
+        dir.write(&format!("work/{name}/inside.txt"), "x\n");
+    }
+    let script = dir.script(&serde_json::json!({"turns": [
+        {"toolCalls": [{"name": "list_directory", "arguments": {"path": "."}}]},
+        {"text": "listed"}
+    ]}));
+    let out = dir
+        .zero()
+        .args(&["exec", "-o", "stream-json", "--script", script.to_str().unwrap(), "ls"])
+        .run();
+    out.assert_code(0);
+    let result = out.stream().into_iter().find(|e| e["type"] == "tool_result").unwrap();
+    let listing = result["output"].as_str().unwrap();
+    let names: Vec<&str> = listing
+        .lines()
+        .skip(2)
+        .map(|l| l.trim_start_matches(|c: char| !c.is_ascii()).trim().trim_end_matches('/'))
+        .collect();
+    assert_eq!(names, [".github", "src", "target"], "{listing}");
+}

@@ -1,4 +1,5 @@
-//! The install script: a tarball is installed only when its checksum matches.
+//! The install and release scripts: a tarball is installed only when its checksum matches,
+//! the installer says when its directory is not on PATH, and the release ships the licence.
 
 use std::process::Command;
 
@@ -18,6 +19,15 @@ fn install_verifies_the_checksum() {
     let good = sh(&dir, &format!("PREFIX=$PWD/prefix sh {install} $PWD/zero-9.9.9-test.tar.gz"));
     assert!(good.status.success(), "{good:?}");
     assert!(String::from_utf8_lossy(&good.stdout).contains("(zero 9.9.9)"));
+    let prefix_bin = dir.path("work/prefix/bin");
+    assert_eq!(
+        String::from_utf8_lossy(&good.stderr),
+        format!("install: warning: {b} is not on PATH; add it (export PATH=\"{b}:$PATH\") or run {b}/zero\n", b = prefix_bin.display())
+    );
+    // On PATH: no warning.
+    let again = sh(&dir, &format!("PATH=$PWD/prefix/bin:$PATH PREFIX=$PWD/prefix sh {install} $PWD/zero-9.9.9-test.tar.gz"));
+    assert!(again.status.success(), "{again:?}");
+    assert_eq!(String::from_utf8_lossy(&again.stderr), "");
     assert_eq!(read(&dir.path("work/prefix/bin/zero")), "#!/bin/sh\necho zero 9.9.9\n");
     // One byte more, and the tarball is refused with nothing installed.
     let bad = sh(&dir, &format!("printf x >> zero-9.9.9-test.tar.gz && PREFIX=$PWD/other sh {install} $PWD/zero-9.9.9-test.tar.gz"));
@@ -27,4 +37,15 @@ fn install_verifies_the_checksum() {
     let unlisted = sh(&dir, &format!("cp zero-9.9.9-test.tar.gz renamed.tar.gz && PREFIX=$PWD/other sh {install} $PWD/renamed.tar.gz"));
     assert_eq!(unlisted.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&unlisted.stderr).contains("not listed in SHA256SUMS"));
+}
+
+#[test]
+fn the_release_tarball_carries_the_mit_licence_cargo_toml_declares() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let release = read(std::path::Path::new(&format!("{root}/scripts/release.sh")));
+    assert!(release.contains(r#"cp "$binary" README.md LICENSE "$stage/$name/""#));
+    let licence = read(std::path::Path::new(&format!("{root}/LICENSE")));
+    assert!(licence.starts_with("MIT License\n"));
+    let manifest = read(std::path::Path::new(&format!("{root}/Cargo.toml")));
+    assert!(manifest.contains("license = \"MIT\""));
 }

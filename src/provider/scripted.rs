@@ -34,6 +34,9 @@ pub struct Turn {
     pub delay: Duration,
 }
 
+/// A script file is read up to this size.
+const MAX_SCRIPT_BYTES: u64 = 16 * 1024 * 1024;
+
 /// The provider: the turns and how many have been played.
 #[derive(Debug)]
 pub struct Scripted {
@@ -49,8 +52,25 @@ impl Scripted {
     /// Reads and checks a script file.
     pub fn load(path: &Path) -> Result<Scripted, ScriptError> {
         let shown = path.display();
-        let text = std::fs::read_to_string(path)
-            .map_err(|err| ScriptError(format!("Cannot read script {shown}: {err}")))?;
+        let cannot = |detail: String| ScriptError(format!("Cannot read script {shown}: {detail}"));
+        // A regular file, and only so much of it: a script linked to a FIFO or /dev/zero is an
+        // error at once, not a hang.
+        let file = crate::dirfd::open_path_nonblocking(path).map_err(|e| cannot(e.to_string()))?;
+        match file.metadata() {
+            Ok(meta) if meta.is_file() => {}
+            Ok(_) => return Err(cannot("it is not a regular file".to_string())),
+            Err(err) => return Err(cannot(err.to_string())),
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(file, MAX_SCRIPT_BYTES + 1),
+            &mut bytes,
+        )
+        .map_err(|e| cannot(e.to_string()))?;
+        if bytes.len() as u64 > MAX_SCRIPT_BYTES {
+            return Err(cannot(format!("it is larger than {} MiB", MAX_SCRIPT_BYTES >> 20)));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| cannot("not valid UTF-8".to_string()))?;
         let turns =
             parse(&text).map_err(|err| ScriptError(format!("Invalid script {shown}: {err}")))?;
         Ok(Scripted { turns, played: 0 })
