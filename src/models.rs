@@ -506,4 +506,18 @@ mod tests {
         assert_eq!(Effort::parse("xhigh"), Some(Effort::XHigh));
         assert_eq!(Effort::parse("warp"), None);
     }
+
+    #[test]
+    fn the_readme_lists_the_registry_exactly() {
+        let readme = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"));
+        let start = readme.find("**Registry.**").expect("the README's registry paragraph");
+        let list = &readme[start..];
+        let list = &list[..list.find("with aliases").expect("the end of the list")];
+        let named: Vec<&str> = list.split('`').skip(1).step_by(2).collect();
+        let mut ids: Vec<&str> = MODELS.iter().map(|m| m.id).collect();
+        let mut sorted = named.clone();
+        sorted.sort_unstable();
+        ids.sort_unstable();
+        assert_eq!(sorted, ids);
+    }
 }

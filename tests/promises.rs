@@ -891,3 +891,75 @@ fn list_directory_skips_exactly_the_documented_names() {
         .collect();
     assert_eq!(names, [".github", "src", "target"], "{listing}");
 }
+
+#[test]
+fn provider_calls_go_through_the_proxy_of_the_environment_unless_no_proxy_says_otherwise() {
+    let dir = TestDir::new("proxy-claim");
+    // The "proxy" refuses the tunnel: all this test needs is to see it asked.
+    let proxy = Mock::start(vec![Reply::status(403, "text/plain", "no")]);
+    let target = "http://127.0.0.1:1/v1";
+    let out = dir
+        .zero()
+        .openai(target, "local-coder")
+        .env("HTTP_PROXY", &proxy.url())
+        .env("ZERO_MAX_RETRIES", "0")
+        .args(&["exec", "hi"])
+        .run();
+    out.assert_code(3);
+    let asked = proxy.requests();
+    assert_eq!(asked.len(), 1, "{out:?}");
+    assert_eq!((asked[0].method.as_str(), asked[0].path.as_str()), ("CONNECT", "127.0.0.1:1"));
+    let bypass = Mock::start(vec![]);
+    let out = dir
+        .zero()
+        .openai(target, "local-coder")
+        .env("HTTP_PROXY", &bypass.url())
+        .env("NO_PROXY", "127.0.0.1")
+        .env("ZERO_MAX_RETRIES", "0")
+        .args(&["exec", "hi"])
+        .run();
+    out.assert_code(3);
+    assert!(out.stderr.contains("127.0.0.1:1: connection refused"), "{out:?}");
+    assert!(bypass.requests().is_empty());
+}
+
+/// The README's ```json blocks, in order.
+fn readme_json_blocks() -> Vec<String> {
+    let readme = read(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"));
+    readme.split("```json\n").skip(1).map(|b| b.split("```").next().unwrap().to_string()).collect()
+}
+
+#[test]
+fn the_readme_config_and_script_examples_work_as_written() {
+    let dir = TestDir::new("readme-examples");
+    let blocks = readme_json_blocks();
+    let config = blocks.iter().find(|b| b.contains("\"activeProvider\"")).unwrap();
+    dir.write("config/zero/config.json", &config.replace('…', "k-abcdef"));
+    let out = dir.zero().args(&["config", "--json"]).run();
+    out.assert_code(0);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["provider"]["model"], "claude-sonnet-4.5");
+    assert_eq!(report["issues"], serde_json::json!([]));
+    std::fs::remove_file(dir.path("config/zero/config.json")).unwrap();
+    let script = blocks.iter().find(|b| b.contains("\"turns\"")).unwrap();
+    dir.write("work/README.md", "# readme\n");
+    dir.write("work/example.json", script);
+    let out =
+        dir.zero().args(&["exec", "-o", "stream-json", "--script", "example.json", "go"]).run();
+    // The third turn is never played: the second ends the run with its answer.
+    out.assert_code(0);
+    assert_eq!(
+        out.types(),
+        [
+            "run_start",
+            "text",
+            "text",
+            "tool_call",
+            "usage",
+            "tool_result",
+            "text",
+            "final",
+            "run_end"
+        ]
+    );
+}
