@@ -243,6 +243,12 @@ impl Store {
     pub fn delete(&self, id: &str) -> Result<(), SessionError> {
         self.metadata(id)?;
         let dir = self.dir(id);
+        // A session entry that is a symbolic link: the link goes, nothing is written or
+        // removed where it points.
+        if fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            return fs::remove_file(&dir)
+                .map_err(|e| io(&format!("cannot delete {}", dir.display()), e));
+        }
         // Held while the files go, so no run can open the session halfway through.
         let _lock = Lock::acquire(&dir, id, Duration::ZERO)?;
         // `remove_dir_all` removes a symlink itself, never what it points to.

@@ -422,6 +422,23 @@ fn sessions_delete_and_prune_remove_what_they_say_and_refuse_a_session_in_use() 
     assert_eq!(holder.wait().unwrap().code(), Some(0), "{rest}");
     dir.zero().args(&["sessions", "delete", &id]).run().assert_code(0);
     assert_eq!(std::fs::read_dir(dir.sessions()).unwrap().count(), 0);
+    // A session entry linked elsewhere: the link goes, what it points to stays untouched.
+    stored_session(&dir, "elsewhere", "2020-01-01T00:00:00.000Z", "linked");
+    let outside = dir.path("outside");
+    std::fs::rename(dir.sessions().join("elsewhere"), &outside).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.sessions().join("elsewhere")).unwrap();
+    let out = dir.zero().args(&["sessions", "delete", "elsewhere"]).run();
+    out.assert_code(0);
+    assert!(!dir.sessions().join("elsewhere").exists());
+    let mut kept: Vec<String> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    kept.sort();
+    assert_eq!(kept, ["events.jsonl", "metadata.json"], "nothing written or removed there");
+    let out = dir.zero().args(&["sessions", "delete", "../outside"]).run();
+    out.assert_code(2);
+    assert_eq!(out.stderr, "[zero] Invalid Zero session id: ../outside\n");
 }
 
 #[test]
@@ -465,6 +482,37 @@ fn search_finds_events_in_the_reference_shape_redacted() {
     out.assert_code(0);
     assert!(!out.stdout.contains("sk-proj-"), "{out:?}");
     assert!(out.stdout.contains("deploy with"), "{out:?}");
+    // Secrets under sensitive keys, in headers and in a stored cwd's query, as another Zero
+    // version may have stored them.
+    let id = "s_headers";
+    let event = serde_json::json!({"id": format!("{id}:1"), "sessionId": id, "sequence": 1,
+        "type": "tool_result", "createdAt": "2026-04-01T00:00:00.000Z",
+        "payload": {"result": "diagnostic json includes OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz1234567890",
+            "authorization": "Bearer local-authorization-secret",
+            "headers": {"cookie": "zero_session=local-cookie-secret"}}});
+    let meta = serde_json::json!({"sessionId": id, "title": "JSON Secret sk-proj-abcdefghijklmnopqrstuvwxyz1234567890",
+        "cwd": "/repo/zero?token=local-cwd-secret", "createdAt": "2026-04-01T00:00:00.000Z",
+        "updatedAt": "2026-04-01T00:00:00.000Z", "eventCount": 1});
+    dir.write(&format!("data/zero/sessions/{id}/events.jsonl"), &format!("{event}\n"));
+    dir.write(&format!("data/zero/sessions/{id}/metadata.json"), &meta.to_string());
+    for json in [true, false] {
+        let mut args = vec!["search", "--context", "240", "diagnostic", "json"];
+        if json {
+            args.push("--json");
+        }
+        let out = dir.zero().args(&args).run();
+        out.assert_code(0);
+        assert!(out.stdout.contains("[REDACTED]"), "{out:?}");
+        for secret in [
+            "sk-proj-abcdefghij",
+            "local-cwd-secret",
+            "local-authorization-secret",
+            "local-cookie-secret",
+        ] {
+            assert!(!out.stdout.contains(secret), "{secret} in {out:?}");
+        }
+    }
+    std::fs::remove_dir_all(dir.sessions().join(id)).unwrap();
     let out = dir.zero().args(&["search", "nothing here"]).run();
     out.assert_code(0);
     assert_eq!(
