@@ -305,6 +305,30 @@ pub enum Origin {
     Environment,
 }
 
+/// The variables that configure a provider from the environment (B 2.1).
+pub const PROVIDER_VARS: &[&str] = &[
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_MODEL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GEMINI_BASE_URL",
+    "ZERO_PROVIDER",
+];
+
+/// The other variables zero reads: the provider command, limits and timeouts.
+pub const SETTING_VARS: &[&str] = &[
+    "ZERO_PROVIDER_COMMAND",
+    "ZERO_MAX_TURNS",
+    "ZERO_MAX_RETRIES",
+    "ZERO_CONNECT_TIMEOUT_MS",
+    "ZERO_HEADERS_TIMEOUT_MS",
+    "ZERO_IDLE_TIMEOUT_MS",
+    "ZERO_TOTAL_TIMEOUT_MS",
+];
+
 /// Where the provider settings would come from, without resolving a model: the provider
 /// command (which is run), the active profile, or the environment.
 pub fn provider_origin(env: &Env, config: Option<&UserConfig>) -> Result<Origin, Failure> {
@@ -495,18 +519,7 @@ fn source(
             }
         }
     }
-    const VARS: &[&str] = &[
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "OPENAI_MODEL",
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_BASE_URL",
-        "GEMINI_API_KEY",
-        "GOOGLE_API_KEY",
-        "GEMINI_BASE_URL",
-        "ZERO_PROVIDER",
-    ];
-    if flag_kind.is_some() || VARS.iter().any(|v| env.get(v).is_some()) {
+    if flag_kind.is_some() || PROVIDER_VARS.iter().any(|v| env.get(v).is_some()) {
         let kind = match env.get("ZERO_PROVIDER") {
             None => None,
             Some(v) => {

@@ -17,26 +17,6 @@ use crate::redact::Redactor;
 /// The turn limit when nothing sets one (A8).
 const DEFAULT_MAX_TURNS: u32 = 12;
 
-/// Environment variables that configure zero, shown in the `env` layer when set.
-const ENV_VARS: &[&str] = &[
-    "ZERO_PROVIDER",
-    "ZERO_PROVIDER_COMMAND",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "OPENAI_MODEL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GEMINI_BASE_URL",
-    "ZERO_MAX_TURNS",
-    "ZERO_MAX_RETRIES",
-    "ZERO_CONNECT_TIMEOUT_MS",
-    "ZERO_HEADERS_TIMEOUT_MS",
-    "ZERO_IDLE_TIMEOUT_MS",
-    "ZERO_TOTAL_TIMEOUT_MS",
-];
-
 /// What `zero config` found: the report, and the redactor that knows every key in it.
 pub(super) struct Inspection {
     /// Redacted.
@@ -106,8 +86,10 @@ pub(super) fn inspect(env: &Env) -> Inspection {
             issues.push(issue("config.user.invalid", "error", "user", &failure.message(), &path));
         }
     }
-    let set: Map<String, Value> = ENV_VARS
+    // The variables that configure zero, as the `env` layer.
+    let set: Map<String, Value> = config::PROVIDER_VARS
         .iter()
+        .chain(config::SETTING_VARS)
         .filter_map(|name| Some((name.to_string(), Value::String(env.get(name)?.to_string()))))
         .collect();
     if !set.is_empty() {
