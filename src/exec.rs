@@ -109,7 +109,8 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
     let user_config = config::load_user_config(env)?;
     let runtime = match config::resolve(env, user_config.as_ref(), &choice) {
         Ok(runtime) => Some(runtime),
-        Err(_) if plan.list_tools => None,
+        // A provider that cannot be set up; a bad flag is still an error.
+        Err(Failure::Provider(_)) if plan.list_tools => None,
         Err(failure) => return Err(failure.into()),
     };
     let max_turns = config::max_turns(plan.max_turns, env, user_config.as_ref())?;

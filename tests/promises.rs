@@ -858,6 +858,9 @@ fn list_tools_needs_no_provider_and_shows_the_schema_the_model_gets() {
         sent.as_array().unwrap().len(),
         tools.iter().filter(|t| t["enabled"] == true).count()
     );
+    // Without a provider, a bad flag is still a usage error.
+    let out = dir.zero().args(&["exec", "--list-tools", "--provider", "bogus"]).run();
+    out.assert_code(2);
 }
 
 // --- README claims ---------------------------------------------------------------------------

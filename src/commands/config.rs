@@ -102,7 +102,7 @@ pub(super) fn inspect(env: &Env) -> Inspection {
     };
     let max_turns = config::max_turns(None, env, loaded);
     let turns_from = if env.get("ZERO_MAX_TURNS").is_some() {
-        "env"
+        "env:ZERO_MAX_TURNS"
     } else if loaded.and_then(|c| c.max_turns).is_some() {
         "user"
     } else {
@@ -136,11 +136,15 @@ pub(super) fn inspect(env: &Env) -> Inspection {
         }
     };
     let mut effective = json!({
-        "maxTurns": max_turns.as_ref().ok(),
-        "activeProvider": loaded.and_then(|c| c.active_provider.clone()),
+        "maxTurnsSource": turns_from,
         "providers": loaded.map_or(0, |c| c.providers.len()),
     });
-    effective["maxTurnsSource"] = json!(turns_from);
+    if let Ok(turns) = max_turns {
+        effective["maxTurns"] = json!(turns);
+    }
+    if let Some(active) = loaded.and_then(|c| c.active_provider.as_ref()) {
+        effective["activeProvider"] = json!(active);
+    }
     let ok = !issues.iter().any(|i| i["severity"] == "error");
     let r = |value: Value| redactor.redact_value(&value);
     let report = Object(vec![
