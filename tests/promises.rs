@@ -153,6 +153,14 @@ fn text_mode_stdout_is_the_final_answer_and_stderr_says_what_ran() {
         .run();
     out.assert_code(0);
     assert_eq!(out.stdout, "The notes say milk.\n");
+    // The first row names the session this run wrote (the captured run above wrote the other).
+    let newest = std::fs::read_dir(dir.sessions())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|id| read(&dir.sessions().join(id).join("events.jsonl")).contains("\"go\""))
+        .collect::<Vec<_>>();
+    assert_eq!(newest.len(), 1);
+    assert!(out.stderr.starts_with(&format!("[zero] session {}\n", newest[0])), "{out:?}");
     assert_eq!(
         out.rows(),
         "[zero] WARNING: Unsafe permissions are active for this run.\n\
@@ -1012,5 +1020,25 @@ fn the_readme_config_and_script_examples_work_as_written() {
             "final",
             "run_end"
         ]
+    );
+}
+
+#[test]
+fn a_long_command_is_one_row_cut_with_an_ellipsis() {
+    let dir = TestDir::new("long-row");
+    let command = format!("echo {}\necho second line", "x".repeat(300));
+    let script = dir.script(&serde_json::json!({"turns": [
+        {"toolCalls": [{"name": "bash", "arguments": {"command": command}}]},
+        {"text": "done"}
+    ]}));
+    let out = dir
+        .zero()
+        .args(&["exec", "--auto", "high", "--script", script.to_str().unwrap(), "go"])
+        .run();
+    out.assert_code(0);
+    let shown: String = format!("echo {}", "x".repeat(300)).chars().take(120).collect();
+    assert_eq!(
+        out.rows(),
+        format!("[zero] WARNING: Unsafe permissions are active for this run.\n[tool] bash: {shown}...\n[result] ok\n")
     );
 }
