@@ -1042,3 +1042,32 @@ fn a_long_command_is_one_row_cut_with_an_ellipsis() {
         format!("[zero] WARNING: Unsafe permissions are active for this run.\n[tool] bash: {shown}...\n[result] ok\n")
     );
 }
+
+#[test]
+fn prompts_and_scripts_have_a_size_limit() {
+    let dir = TestDir::new("input-limits");
+    let big = "x".repeat(16 * 1024 * 1024 + 1);
+    let out = dir
+        .zero()
+        .openai("http://127.0.0.1:1/v1", "m")
+        .args(&["exec", "-"])
+        .stdin(big.clone())
+        .run();
+    out.assert_code(2);
+    assert_eq!(out.stderr, "[zero] The prompt on stdin is larger than 16 MiB\n");
+    let file = dir.write("work/big.txt", &big);
+    let out =
+        dir.zero().openai("http://127.0.0.1:1/v1", "m").args(&["exec", "-f", "big.txt"]).run();
+    out.assert_code(2);
+    assert_eq!(
+        out.stderr,
+        format!("[zero] Prompt file is larger than 16 MiB: {}\n", file.display())
+    );
+    let script = dir.write("work/big.json", &format!("{{\"turns\": [{{\"text\": \"{big}\"}}]}}"));
+    let out = dir.zero().args(&["exec", "--script", "big.json", "hi"]).run();
+    out.assert_code(3);
+    assert_eq!(
+        out.stderr,
+        format!("[zero] Cannot read script {}: it is larger than 16 MiB\n", script.display())
+    );
+}
