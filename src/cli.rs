@@ -250,7 +250,7 @@ pub fn parse(args: Vec<OsString>) -> Command {
         Some("redact") => parse_redact(args[1..].to_vec()),
         Some(word) if !word.starts_with('-') => Command::Invalid(format!(
             "unknown command \"{word}\"{}; commands: {} (see zero --help)",
-            suggestion(word, COMMANDS),
+            crate::text::did_you_mean(word, COMMANDS),
             COMMANDS.join(", ")
         )),
         _ => parse_exec(args, true),
@@ -340,7 +340,7 @@ fn describe(err: lexopt::Error) -> String {
     match &err {
         lexopt::Error::UnexpectedOption(option) if option.starts_with("--") => {
             let name = option.split('=').next().unwrap_or(option);
-            format!("{err}{}", suggestion(name, EXEC_OPTIONS))
+            format!("{err}{}", crate::text::did_you_mean(name, EXEC_OPTIONS))
         }
         _ => err.to_string(),
     }
@@ -464,7 +464,7 @@ fn parse_sessions(args: Vec<OsString>) -> Command {
         }
         Some(other) => Command::Invalid(format!(
             "unknown sessions command \"{other}\"{}; expected list, show, delete, prune or search",
-            suggestion(other, &["list", "show", "delete", "prune", "search"])
+            crate::text::did_you_mean(other, &["list", "show", "delete", "prune", "search"])
         )),
         None => Command::Invalid(
             "expected `zero sessions list`, `show <ID>`, `delete <ID>...`, `prune --older-than DAYS` or `search <QUERY>`".into(),
@@ -515,7 +515,7 @@ fn parse_command(args: Vec<OsString>, command: &str) -> Command {
                 let known: Vec<&str> = known.iter().map(String::as_str).collect();
                 return Command::Invalid(format!(
                     "invalid option '--{l}' for zero {command}{}",
-                    suggestion(&format!("--{l}"), &known)
+                    crate::text::did_you_mean(&format!("--{l}"), &known)
                 ));
             }
             Owned::Short(c) => {
@@ -578,14 +578,6 @@ fn parse_command(args: Vec<OsString>, command: &str) -> Command {
                 Command::Sessions(SessionsArgs::Search(args))
             }
         }
-    }
-}
-
-/// `; did you mean "x"?` when `word` is a likely typo of one of `known`.
-pub fn suggestion(word: &str, known: &[&str]) -> String {
-    match crate::text::closest(word, known, 1, true).first() {
-        Some(near) => format!(" (did you mean \"{near}\"?)"),
-        None => String::new(),
     }
 }
 

@@ -209,7 +209,7 @@ fn unknown_key(key: &str, known: &[&str], at: &str) -> Option<String> {
     if known.contains(&key) || key.starts_with('$') {
         return None;
     }
-    Some(format!("unknown key {at}\"{key}\" is ignored{}", crate::cli::suggestion(key, known)))
+    Some(format!("unknown key {at}\"{key}\" is ignored{}", crate::text::did_you_mean(key, known)))
 }
 
 /// The config file's bytes to a config, or what is wrong and where, in one line.

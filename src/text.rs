@@ -63,6 +63,14 @@ pub fn closest<'a>(word: &str, candidates: &[&'a str], n: usize, typos_only: boo
     scored.into_iter().take(n).map(|(_, c)| c).collect()
 }
 
+/// ` (did you mean "x"?)` when `word` is a likely typo of one of `known`, else nothing.
+pub fn did_you_mean(word: &str, known: &[&str]) -> String {
+    match closest(word, known, 1, true).first() {
+        Some(near) => format!(" (did you mean \"{near}\"?)"),
+        None => String::new(),
+    }
+}
+
 /// Levenshtein distance, by characters.
 fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
