@@ -54,6 +54,8 @@ Model:
                                openai-compatible | scripted
       --script <PATH>          scripted provider: the JSON script to play
       --max-turns <N>          model turns before giving up (default: 12)
+      --max-output-tokens <N>  output tokens per model call (default: the
+                               model's limit, 4096 for unknown models)
 
 Tools and permissions:
       --auto <LEVEL>           low | medium | high (default: \"low\"): low
@@ -190,6 +192,7 @@ pub struct ExecArgs {
     pub disabled_tools: Vec<String>,
     pub list_tools: bool,
     pub max_turns: Option<String>,
+    pub max_output_tokens: Option<String>,
     pub cwd: Option<PathBuf>,
     pub input_format: Option<String>,
     pub output_format: Option<String>,
@@ -318,6 +321,7 @@ const EXEC_OPTIONS: &[&str] = &[
     "--disabled-tools",
     "--list-tools",
     "--max-turns",
+    "--max-output-tokens",
     "--cwd",
     "--input-format",
     "--output-format",
@@ -395,6 +399,7 @@ fn exec_option(
         "disabled-tools" => out.disabled_tools.push(parser.value()?.string()?),
         "list-tools" => out.list_tools = true,
         "max-turns" => out.max_turns = Some(parser.value()?.string()?),
+        "max-output-tokens" => out.max_output_tokens = Some(parser.value()?.string()?),
         "cwd" => out.cwd = Some(parser.value()?.into()),
         "input-format" => out.input_format = Some(parser.value()?.string()?),
         "output-format" => out.output_format = Some(parser.value()?.string()?),

@@ -141,6 +141,8 @@ pub struct ConfigProfile {
     pub base_url: Option<String>,
     pub api_key: Option<String>,
     pub model: String,
+    /// `maxOutputTokens` of this profile.
+    pub max_output_tokens: Option<u64>,
 }
 
 /// The user config file (B 2.2).
@@ -149,14 +151,18 @@ pub struct UserConfig {
     pub active_provider: Option<String>,
     pub providers: Vec<ConfigProfile>,
     pub max_turns: Option<u32>,
+    /// `maxOutputTokens` for every profile that sets none.
+    pub max_output_tokens: Option<u64>,
     /// Keys this zero does not know (the file may be shared with other Zero versions): one
     /// line each, naming the closest known key.
     pub warnings: Vec<String>,
 }
 
 /// The config file's top-level keys, and a provider entry's.
-pub const CONFIG_KEYS: &[&str] = &["activeProvider", "providers", "maxTurns", "planMode", "debug"];
-const PROVIDER_KEYS: &[&str] = &["name", "provider", "baseURL", "apiKey", "model", "description"];
+pub const CONFIG_KEYS: &[&str] =
+    &["activeProvider", "providers", "maxTurns", "maxOutputTokens", "planMode", "debug"];
+const PROVIDER_KEYS: &[&str] =
+    &["name", "provider", "baseURL", "apiKey", "model", "description", "maxOutputTokens"];
 
 /// The user config file is read up to this size.
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
@@ -232,6 +238,7 @@ fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
         let n = turns.as_u64().filter(|n| (1..=100).contains(n));
         config.max_turns = Some(n.ok_or("maxTurns must be an integer from 1 to 100")? as u32);
     }
+    config.max_output_tokens = output_limit(map.get("maxOutputTokens"), "maxOutputTokens")?;
     for key in ["planMode", "debug"] {
         if map.get(key).is_some_and(|v| !v.is_boolean()) {
             return Err(format!("{key} must be true or false"));
@@ -278,7 +285,18 @@ fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
             let api_key = text("apiKey", false)?;
             let model = text("model", true)?.unwrap_or_default();
             text("description", false)?;
-            config.providers.push(ConfigProfile { name, provider, base_url, api_key, model });
+            let max_output_tokens = output_limit(
+                entry.get("maxOutputTokens"),
+                &format!("providers[{i}].maxOutputTokens"),
+            )?;
+            config.providers.push(ConfigProfile {
+                name,
+                provider,
+                base_url,
+                api_key,
+                model,
+                max_output_tokens,
+            });
         }
     }
     if let Some(active) = &config.active_provider {
@@ -296,6 +314,21 @@ fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
     }
     Ok(config)
 }
+
+/// A `maxOutputTokens` value: a positive integer.
+fn output_limit(value: Option<&Value>, place: &str) -> Result<Option<u64>, String> {
+    match value {
+        None => Ok(None),
+        Some(v) => match v.as_u64().filter(|n| (1..=10_000_000).contains(n)) {
+            Some(n) => Ok(Some(n)),
+            None => Err(format!("{place} must be an integer from 1 to 10000000")),
+        },
+    }
+}
+
+/// The output-token limit when neither the user nor the registry gives one: small enough for
+/// a local server's context, and `--max-output-tokens` raises it.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u64 = 4096;
 
 /// Where the provider settings came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -362,6 +395,7 @@ struct Source {
     base_url: Option<String>,
     api_key: Option<String>,
     model: Option<String>,
+    max_output_tokens: Option<u64>,
 }
 
 /// What the command line chose.
@@ -372,6 +406,8 @@ pub struct Choice {
     pub profile: Option<String>,
     pub effort: Option<String>,
     pub script: Option<PathBuf>,
+    /// `--max-output-tokens`.
+    pub max_output_tokens: Option<u64>,
 }
 
 /// The provider runtime of a run.
@@ -389,7 +425,8 @@ pub struct Runtime {
     pub effort: Option<Effort>,
     /// The effort sent to the provider (`None` when the model takes none).
     pub send_effort: Option<Effort>,
-    /// Anthropic `max_tokens` / Gemini `maxOutputTokens`.
+    /// The output-token limit of every call (`max_completion_tokens`, `max_tokens`,
+    /// `maxOutputTokens`): asked for, or the model's known limit, never above it.
     pub max_tokens: u64,
     pub script: Option<PathBuf>,
     pub net: NetSettings,
@@ -459,7 +496,26 @@ pub fn resolve(
     let mut runtime = runtime(env, &source, explicit, &requested, net)?;
     runtime.profile = profile;
     runtime.warnings = warnings;
+    let wanted = match choice.max_output_tokens {
+        Some(n) => Some((n, "--max-output-tokens")),
+        None => source
+            .max_output_tokens
+            .map(|n| (n, "the profile's maxOutputTokens"))
+            .or_else(|| config.and_then(|c| c.max_output_tokens).map(|n| (n, "maxOutputTokens"))),
+    };
+    apply_output_limit(&mut runtime, wanted);
     apply_effort(&mut runtime, choice.effort.as_deref())?;
+    let min_thinking = models::MIN_THINKING_BUDGET;
+    if runtime.kind == ProviderKind::Anthropic
+        && runtime.send_effort.is_some_and(|e| e != Effort::None)
+        && runtime.max_tokens <= min_thinking
+    {
+        runtime.warnings.push(format!(
+            "--reasoning-effort is ignored: Anthropic thinking needs an output limit above {min_thinking} tokens (it is {}).",
+            runtime.max_tokens
+        ));
+        runtime.send_effort = None;
+    }
     Ok(runtime)
 }
 
@@ -515,6 +571,7 @@ fn source(
                     base_url: profile.base_url.clone(),
                     api_key: profile.api_key.clone().filter(|k| !k.trim().is_empty()),
                     model: Some(profile.model.clone()),
+                    max_output_tokens: profile.max_output_tokens,
                 });
             }
         }
@@ -532,6 +589,7 @@ fn source(
             base_url: None,
             api_key: None,
             model: env.get("OPENAI_MODEL").map(str::to_string),
+            max_output_tokens: None,
         });
     }
     Err(Failure::Provider(
@@ -625,9 +683,16 @@ fn runtime(
         }
         None => match explicit {
             Some(ProviderKind::OpenAiCompatible) => ProviderKind::OpenAiCompatible,
+            // A gateway or local server speaking the Anthropic or Gemini format serves models
+            // of its own naming, as openai-compatible servers do.
+            Some(kind @ (ProviderKind::Anthropic | ProviderKind::Google))
+                if custom_host(env, source, kind) =>
+            {
+                kind
+            }
             Some(kind) => {
                 return Err(config_err(format!(
-                    "Unknown Zero model \"{requested}\" for official {} provider runtime. Official providers require a model from the Zero model registry{}. Use provider: \"openai-compatible\" with a non-official baseURL for custom gateways.",
+                    "Unknown Zero model \"{requested}\" for official {} provider runtime. Official providers require a model from the Zero model registry{}. With a gateway or local server, set its base URL; for OpenAI-style servers, use provider: \"openai-compatible\".",
                     kind.name(),
                     closest_models(requested)
                 )))
@@ -671,12 +736,7 @@ fn runtime(
             kind.name()
         )));
     }
-    let max_tokens = match (kind, known) {
-        (ProviderKind::Anthropic, Some(m)) => m.max_output.max(8192),
-        (ProviderKind::Anthropic, None) => 4096,
-        (_, Some(m)) => m.max_output,
-        (_, None) => 8192,
-    };
+    let max_tokens = known.map_or(DEFAULT_MAX_OUTPUT_TOKENS, |m| m.max_output);
     Ok(Runtime {
         kind,
         model_id: known.map_or(requested, |m| m.id).to_string(),
@@ -723,9 +783,34 @@ fn normalize_url(url: &str) -> Option<String> {
     valid.then(|| url.to_string())
 }
 
+/// Whether `kind`'s base URL is set and is not the vendor's own host.
+fn custom_host(env: &Env, source: &Source, kind: ProviderKind) -> bool {
+    let official = match kind {
+        ProviderKind::Anthropic => ANTHROPIC_URL,
+        ProviderKind::Google => GEMINI_URL,
+        _ => OPENAI_URL,
+    };
+    let base = endpoint(env, source, kind).0.and_then(|url| normalize_url(&url));
+    base.is_some_and(|url| {
+        url != official && !(kind == ProviderKind::OpenAi && is_official_openai(&url))
+    })
+}
+
 fn is_official_openai(url: &str) -> bool {
     let url = url.trim().trim_end_matches('/');
     url == "https://api.openai.com/v1" || url == "https://api.openai.com"
+}
+
+/// The output limit asked for (and by what), capped at the model's known limit with a warning.
+fn apply_output_limit(runtime: &mut Runtime, wanted: Option<(u64, &str)>) {
+    let Some((wanted, by)) = wanted else { return };
+    match runtime.model {
+        Some(model) if wanted > model.max_output => runtime.warnings.push(format!(
+            "{by} {wanted} is above the {} limit of {} output tokens; {} is sent.",
+            model.label, model.max_output, model.max_output
+        )),
+        _ => runtime.max_tokens = wanted,
+    }
 }
 
 /// Validates `--reasoning-effort` for the model and decides what is sent (B 2.7, A7).
@@ -875,6 +960,7 @@ fn provider_command(command: &str) -> Result<Source, Failure> {
         base_url: field("base_url")?,
         api_key: field("api_key")?,
         model: Some(model),
+        max_output_tokens: None,
     })
 }
 

@@ -525,6 +525,10 @@ fn build_provider(runtime: &Runtime) -> Result<Provider, Failure> {
                 api_key: runtime.api_key.clone(),
                 api_model: runtime.api_model.clone(),
                 effort: runtime.send_effort,
+                limit: provider::openai::OutputLimit {
+                    tokens: runtime.max_tokens,
+                    official: runtime.kind == ProviderKind::OpenAi,
+                },
             })
         }
         ProviderKind::Anthropic => Provider::Anthropic(provider::anthropic::Anthropic {

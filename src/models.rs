@@ -38,6 +38,10 @@ pub enum Prices {
     Tiered { up_to_input: u64, low: Rates, high: Rates },
 }
 
+/// The smallest Anthropic thinking budget the API takes; it must also stay below the call's
+/// `max_tokens`.
+pub const MIN_THINKING_BUDGET: u64 = 1_024;
+
 /// Reasoning efforts in increasing order (B 2.7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Effort {

@@ -89,6 +89,7 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
         })?,
     };
     let max_turns = args.max_turns.as_deref().map(max_turns).transpose()?;
+    let max_output_tokens = args.max_output_tokens.as_deref().map(max_output_tokens).transpose()?;
     // 4. Session flags.
     let session = session_plan(args)?;
     // 7. Permissions, tool filters, the shell's environment, secrets to redact.
@@ -156,11 +157,26 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
             profile: args.profile.clone(),
             effort: args.reasoning_effort.clone(),
             script: args.script.clone(),
+            max_output_tokens,
         },
         redact_values,
         warnings,
     })
 }
+
+/// `--max-output-tokens`: a positive integer (a known model's limit caps it later).
+fn max_output_tokens(value: &str) -> Result<u64, Failure> {
+    let t = value.trim();
+    let valid = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    t.parse::<u64>().ok().filter(|n| valid && (1..=MAX_OUTPUT_TOKENS).contains(n)).ok_or_else(|| {
+        Failure::Usage(format!(
+            "Invalid --max-output-tokens value \"{t}\". Expected a positive integer up to {MAX_OUTPUT_TOKENS}."
+        ))
+    })
+}
+
+/// No model writes more than this per call; a larger value is surely a typo.
+const MAX_OUTPUT_TOKENS: u64 = 10_000_000;
 
 /// `--max-turns`: a positive integer (a run of zero turns could not answer).
 fn max_turns(value: &str) -> Result<u32, Failure> {

@@ -328,3 +328,57 @@ pub mod openai {
         out
     }
 }
+
+/// Anthropic Messages stream pieces.
+pub mod anthropic {
+    use serde_json::{json, Value};
+
+    /// One SSE event, named by its `type`.
+    pub fn event(data: Value) -> String {
+        format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap())
+    }
+
+    /// A whole message: `message_start`, each block (text pieces or a tool call whose input
+    /// arrives in 5-byte fragments), `message_delta` with the stop reason, `message_stop`.
+    pub fn turn(
+        blocks: &[Value],
+        input_tokens: u64,
+        output_tokens: u64,
+        stop: &str,
+    ) -> Vec<String> {
+        let mut out = vec![event(
+            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": input_tokens, "output_tokens": 1}}}),
+        )];
+        for (index, block) in blocks.iter().enumerate() {
+            match block["type"].as_str().unwrap() {
+                "text" => {
+                    out.push(event(json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})));
+                    for piece in block["pieces"].as_array().unwrap() {
+                        out.push(event(json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}})));
+                    }
+                }
+                _ => {
+                    out.push(event(json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}})));
+                    let input = block["input"].to_string();
+                    for piece in input.as_bytes().chunks(5) {
+                        out.push(event(json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": String::from_utf8_lossy(piece)}})));
+                    }
+                }
+            }
+            out.push(event(json!({"type": "content_block_stop", "index": index})));
+        }
+        out.push(event(json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": output_tokens}})));
+        out.push(event(json!({"type": "message_stop"})));
+        out
+    }
+}
+
+/// Gemini stream pieces.
+pub mod gemini {
+    use serde_json::Value;
+
+    /// One chunk, framed with CRLF as Google sends it.
+    pub fn chunk(value: Value) -> String {
+        format!("data: {value}\r\n\r\n")
+    }
+}

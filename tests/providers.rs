@@ -3,51 +3,11 @@
 
 use serde_json::{json, Value};
 
-use crate::mock::{openai, Mock, Reply};
+use crate::mock::{anthropic, gemini, openai, Mock, Reply};
 use crate::util::{Output, TestDir};
 
 const SHAPE: [&str; 9] =
     ["run_start", "tool_call", "usage", "tool_result", "text", "text", "usage", "final", "run_end"];
-
-fn anthropic_event(data: Value) -> String {
-    format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap())
-}
-
-fn anthropic_turn(
-    blocks: &[Value],
-    input_tokens: u64,
-    output_tokens: u64,
-    stop: &str,
-) -> Vec<String> {
-    let mut out = vec![anthropic_event(
-        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": input_tokens, "output_tokens": 1}}}),
-    )];
-    for (index, block) in blocks.iter().enumerate() {
-        match block["type"].as_str().unwrap() {
-            "text" => {
-                out.push(anthropic_event(json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})));
-                for piece in block["pieces"].as_array().unwrap() {
-                    out.push(anthropic_event(json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}})));
-                }
-            }
-            _ => {
-                out.push(anthropic_event(json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}})));
-                let input = block["input"].to_string();
-                for piece in input.as_bytes().chunks(5) {
-                    out.push(anthropic_event(json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": String::from_utf8_lossy(piece)}})));
-                }
-            }
-        }
-        out.push(anthropic_event(json!({"type": "content_block_stop", "index": index})));
-    }
-    out.push(anthropic_event(json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": output_tokens}})));
-    out.push(anthropic_event(json!({"type": "message_stop"})));
-    out
-}
-
-fn gemini_chunk(value: Value) -> String {
-    format!("data: {value}\r\n\r\n")
-}
 
 fn shape_and_costs(out: &Output) -> Vec<Value> {
     out.assert_code(0);
@@ -86,7 +46,7 @@ fn anthropic_round_trip() {
     let dir = TestDir::new("anthropic-round");
     dir.write("work/a.txt", "hi\n");
     let mock = Mock::start(vec![
-        Reply::sse(&anthropic_turn(
+        Reply::sse(&anthropic::turn(
             &[
                 json!({"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a.txt"}}),
             ],
@@ -94,7 +54,7 @@ fn anthropic_round_trip() {
             40,
             "tool_use",
         )),
-        Reply::sse(&anthropic_turn(
+        Reply::sse(&anthropic::turn(
             &[json!({"type": "text", "pieces": ["It says ", "hi."]})],
             400,
             20,
@@ -147,14 +107,14 @@ fn gemini_round_trip() {
     let dir = TestDir::new("gemini-round");
     dir.write("work/a.txt", "hi\n");
     let mock = Mock::start(vec![
-        Reply::sse(&[gemini_chunk(
+        Reply::sse(&[gemini::chunk(
             json!({"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {"name": "read_file", "args": {"path": "a.txt"}}}]}, "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 200, "candidatesTokenCount": 10}}),
         )]),
         Reply::sse(&[
-            gemini_chunk(
+            gemini::chunk(
                 json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "It says "}]}}], "usageMetadata": {"promptTokenCount": 300}}),
             ),
-            gemini_chunk(
+            gemini::chunk(
                 json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "hi."}]}, "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 300, "candidatesTokenCount": 20, "thoughtsTokenCount": 4}}),
             ),
         ]),
@@ -213,7 +173,7 @@ fn reasoning_effort_reaches_openai_reasoning_models() {
 fn anthropic_overloaded_mid_stream_and_errors() {
     let dir = TestDir::new("anthropic-errors");
     let mut stream =
-        anthropic_turn(&[json!({"type": "text", "pieces": ["Start"]})], 1, 1, "end_turn");
+        anthropic::turn(&[json!({"type": "text", "pieces": ["Start"]})], 1, 1, "end_turn");
     stream.truncate(3);
     stream.push("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n".to_string());
     let mock = Mock::start(vec![Reply::sse(&stream)]);
@@ -250,7 +210,7 @@ fn anthropic_overloaded_mid_stream_and_errors() {
 #[test]
 fn gemini_safety_blocks_are_provider_errors() {
     let dir = TestDir::new("gemini-safety");
-    let mock = Mock::start(vec![Reply::sse(&[gemini_chunk(
+    let mock = Mock::start(vec![Reply::sse(&[gemini::chunk(
         json!({"promptFeedback": {"blockReason": "SAFETY"}}),
     )])]);
     let out = dir

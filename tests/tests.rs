@@ -9,6 +9,7 @@ mod agent;
 mod bench_mock;
 mod cli;
 mod faults;
+mod field;
 mod inputs;
 mod promises;
 mod providers;

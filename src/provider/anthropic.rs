@@ -43,15 +43,19 @@ impl Anthropic {
     }
 }
 
-/// The thinking budget for an effort, kept below `max_tokens` as the API requires.
+/// The thinking budget for an effort, kept below `max_tokens` as the API requires (none when
+/// the output limit leaves no room for the smallest budget).
 fn thinking_budget(effort: Effort, max_tokens: u64) -> Option<u64> {
+    if max_tokens <= crate::models::MIN_THINKING_BUDGET {
+        return None;
+    }
     let budget = match effort {
         Effort::None => return None,
         Effort::Minimal | Effort::Low => 4_096,
         Effort::Medium => 16_384,
         Effort::High | Effort::XHigh => 32_768,
     };
-    Some(budget.min(max_tokens / 2).max(1_024))
+    Some(budget.min(max_tokens / 2).max(crate::models::MIN_THINKING_BUDGET))
 }
 
 /// The JSON body of one call.
@@ -172,8 +176,44 @@ enum Block {
 #[derive(Debug, Default)]
 pub struct AnthropicDecoder {
     blocks: BTreeMap<u64, Block>,
-    usage: Option<Usage>,
+    usage: Option<TokenCounts>,
     stopped: bool,
+}
+
+/// The token counts of one message as they arrive: `message_start` and `message_delta` may
+/// each carry any of them (the API sends cumulative values; gateways and local servers send
+/// the cache counts in either), and the latest value of each wins.
+#[derive(Debug, Default, Clone, Copy)]
+struct TokenCounts {
+    input: u64,
+    cache_read: u64,
+    cache_creation: u64,
+    output: u64,
+}
+
+impl TokenCounts {
+    fn update(&mut self, usage: &Value) {
+        let slots = [
+            ("input_tokens", &mut self.input),
+            ("cache_read_input_tokens", &mut self.cache_read),
+            ("cache_creation_input_tokens", &mut self.cache_creation),
+            ("output_tokens", &mut self.output),
+        ];
+        for (key, slot) in slots {
+            if let Some(n) = usage.get(key).and_then(Value::as_u64) {
+                *slot = n;
+            }
+        }
+    }
+
+    /// Every input token is a prompt token: fresh, read from the cache, or written to it.
+    fn usage(self) -> Usage {
+        Usage {
+            prompt_tokens: self.input + self.cache_read + self.cache_creation,
+            completion_tokens: self.output,
+            cached_tokens: self.cache_read,
+        }
+    }
 }
 
 impl Decoder for AnthropicDecoder {
@@ -195,7 +235,7 @@ impl Decoder for AnthropicDecoder {
         match event.get("type").and_then(Value::as_str).unwrap_or_default() {
             "message_start" => {
                 if let Some(usage) = event.pointer("/message/usage") {
-                    self.usage = Some(input_usage(usage));
+                    self.usage.get_or_insert_with(TokenCounts::default).update(usage);
                 }
             }
             "content_block_start" => {
@@ -273,12 +313,8 @@ impl Decoder for AnthropicDecoder {
                 }
             }
             "message_delta" => {
-                let usage = self.usage.get_or_insert_with(Usage::default);
-                if let Some(n) = event.pointer("/usage/input_tokens").and_then(Value::as_u64) {
-                    usage.prompt_tokens = n + usage.cached_tokens;
-                }
-                if let Some(n) = event.pointer("/usage/output_tokens").and_then(Value::as_u64) {
-                    usage.completion_tokens = n;
+                if let Some(usage) = event.get("usage") {
+                    self.usage.get_or_insert_with(TokenCounts::default).update(usage);
                 }
                 match event.pointer("/delta/stop_reason").and_then(Value::as_str) {
                     Some("max_tokens") => out.push(StreamEvent::Warning(
@@ -338,8 +374,8 @@ impl AnthropicDecoder {
         for (_, block) in std::mem::take(&mut self.blocks) {
             finish_block(block, out);
         }
-        if let Some(usage) = self.usage.take() {
-            out.push(StreamEvent::Usage(usage));
+        if let Some(counts) = self.usage.take() {
+            out.push(StreamEvent::Usage(counts.usage()));
         }
     }
 }
@@ -359,17 +395,6 @@ fn finish_block(block: Block, out: &mut Vec<StreamEvent>) {
                 json!({"type": "thinking", "thinking": text, "signature": signature}),
             ));
         }
-    }
-}
-
-/// `message_start` usage: cache reads and writes are part of the prompt.
-fn input_usage(usage: &Value) -> Usage {
-    let n = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
-    let cached = n("cache_read_input_tokens");
-    Usage {
-        prompt_tokens: n("input_tokens") + cached + n("cache_creation_input_tokens"),
-        completion_tokens: n("output_tokens"),
-        cached_tokens: cached,
     }
 }
 

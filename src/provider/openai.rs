@@ -1,6 +1,6 @@
-//! OpenAI Chat Completions, and every server that speaks it (Ollama, vLLM, OpenRouter,
-//! LM Studio, Groq, DeepSeek, Azure): `POST {base}/chat/completions` with `stream: true`
-//! (SPEC B 3.2, A7).
+//! OpenAI Chat Completions, and every server that speaks it (Ollama, vLLM, llama.cpp,
+//! OpenRouter, LiteLLM, LM Studio, Groq, DeepSeek): `POST {base}/chat/completions` with
+//! `stream: true` (SPEC B 3.2, A7).
 //!
 //! The decoder assembles tool-call fragments per `index` and emits each call as soon as its
 //! arguments are complete: when a later call starts, at `finish_reason`, or at the end (A10).
@@ -29,11 +29,22 @@ pub struct OpenAi {
     pub api_model: String,
     /// Sent as `reasoning_effort` when set.
     pub effort: Option<Effort>,
+    /// The output-token limit of every call, and the field it goes in.
+    pub limit: OutputLimit,
+}
+
+/// The output-token limit of a call, in the field the server reads: the official API's
+/// `max_completion_tokens` (its `max_tokens` is deprecated and refused by reasoning models), or
+/// the `max_tokens` that compatible servers (llama.cpp, vLLM, Ollama, gateways) take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputLimit {
+    pub tokens: u64,
+    pub official: bool,
 }
 
 impl OpenAi {
     pub fn stream(&mut self, request: &Request<'_>, sink: &mut Sink<'_>) -> Result<(), Stop> {
-        let body = request_body(&self.api_model, self.effort, request);
+        let body = request_body(&self.api_model, self.effort, self.limit, request);
         let body = serde_json::to_vec(&body).unwrap_or_default();
         let mut headers = Vec::new();
         if let Some(key) = &self.api_key {
@@ -44,7 +55,12 @@ impl OpenAi {
 }
 
 /// The JSON body of one call.
-pub fn request_body(api_model: &str, effort: Option<Effort>, request: &Request<'_>) -> Value {
+pub fn request_body(
+    api_model: &str,
+    effort: Option<Effort>,
+    limit: OutputLimit,
+    request: &Request<'_>,
+) -> Value {
     let messages: Vec<Value> = request.messages.iter().map(message).collect();
     let mut body = Map::new();
     body.insert("model".into(), json!(api_model));
@@ -65,6 +81,8 @@ pub fn request_body(api_model: &str, effort: Option<Effort>, request: &Request<'
     if let Some(effort) = effort {
         body.insert("reasoning_effort".into(), json!(effort.name()));
     }
+    let field = if limit.official { "max_completion_tokens" } else { "max_tokens" };
+    body.insert(field.into(), json!(limit.tokens));
     Value::Object(body)
 }
 

@@ -253,3 +253,37 @@ fn stream_errors_and_early_ends() {
         Some("Provider stream ended before the model finished (no message_stop)")
     );
 }
+
+#[test]
+fn cache_counts_count_wherever_they_arrive() {
+    let usage_of = |start: Value, delta: Value| {
+        let body = [
+            ev("message_start", json!({"type": "message_start", "message": {"usage": start}})),
+            ev("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": delta})),
+            ev("message_stop", json!({"type": "message_stop"})),
+        ]
+        .concat();
+        let (events, error) = decode(&body);
+        assert_eq!(error, None);
+        events.into_iter().find_map(|e| match e {
+            StreamEvent::Usage(u) => Some(u),
+            _ => None,
+        })
+    };
+    // As llama.cpp's server sends it: the cache read only in message_delta.
+    assert_eq!(
+        usage_of(
+            json!({"input_tokens": 1, "output_tokens": 0}),
+            json!({"input_tokens": 1, "cache_read_input_tokens": 188, "output_tokens": 9})
+        ),
+        Some(Usage { prompt_tokens: 189, completion_tokens: 9, cached_tokens: 188 })
+    );
+    // As the API sends it: everything in message_start, output in message_delta.
+    assert_eq!(
+        usage_of(
+            json!({"input_tokens": 10, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 50, "output_tokens": 1}),
+            json!({"output_tokens": 30})
+        ),
+        Some(Usage { prompt_tokens: 160, completion_tokens: 30, cached_tokens: 100 })
+    );
+}

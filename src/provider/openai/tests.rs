@@ -192,8 +192,13 @@ fn request_body_has_usage_tools_and_effort() {
         description: "search",
         parameters: json!({"type": "object"}),
     }];
-    let body =
-        request_body("gpt-5", Some(Effort::High), &Request { messages: &messages, tools: &tools });
+    let official = OutputLimit { tokens: 128_000, official: true };
+    let body = request_body(
+        "gpt-5",
+        Some(Effort::High),
+        official,
+        &Request { messages: &messages, tools: &tools },
+    );
     assert_eq!(
         body,
         json!({
@@ -208,8 +213,15 @@ fn request_body_has_usage_tools_and_effort() {
             "stream_options": {"include_usage": true},
             "tools": [{"type": "function", "function": {"name": "grep", "description": "search", "parameters": {"type": "object"}}}],
             "reasoning_effort": "high",
+            "max_completion_tokens": 128000,
         })
     );
-    let bare = request_body("m", None, &Request { messages: &messages[1..2], tools: &[] });
+    let compatible = OutputLimit { tokens: 4096, official: false };
+    let bare =
+        request_body("m", None, compatible, &Request { messages: &messages[1..2], tools: &[] });
     assert!(bare.get("tools").is_none() && bare.get("reasoning_effort").is_none());
+    assert_eq!(
+        (bare.get("max_tokens"), bare.get("max_completion_tokens")),
+        (Some(&json!(4096)), None)
+    );
 }

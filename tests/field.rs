@@ -1,0 +1,237 @@
+//! Providers as they are in the field: output limits on every request, any model name at a
+//! gateway or local server in every wire format, and token counts taken from wherever the
+//! stream carries them.
+
+use serde_json::{json, Value};
+
+use crate::mock::{anthropic, gemini, openai, Mock, Reply};
+use crate::util::{Output, TestDir};
+
+fn ok_mock() -> Mock {
+    Mock::start(vec![Reply::sse(&openai::answer(&["ok"], 1, 1))])
+}
+
+fn anthropic_mock() -> Mock {
+    Mock::start(vec![Reply::sse(&anthropic::turn(
+        &[json!({"type": "text", "pieces": ["ok"]})],
+        5,
+        1,
+        "end_turn",
+    ))])
+}
+
+fn gemini_mock() -> Mock {
+    Mock::start(vec![Reply::sse(&[gemini::chunk(
+        json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 1}}),
+    )])])
+}
+
+fn usage_of(out: &Output) -> Value {
+    out.assert_code(0);
+    out.stream().into_iter().find(|e| e["type"] == "usage").expect("a usage event")
+}
+
+#[test]
+fn every_request_carries_an_output_limit() {
+    let dir = TestDir::new("output-limits");
+    let body = |model: &str, args: &[&str]| {
+        let mock = ok_mock();
+        let out =
+            dir.zero().openai(&mock.v1(), model).args(&["exec"]).args(args).args(&["hi"]).run();
+        out.assert_code(0);
+        (mock.requests()[0].json(), out)
+    };
+    // An unknown model at a compatible server: the documented default, as `max_tokens`.
+    let (sent, _) = body("local-coder", &[]);
+    assert_eq!(
+        (sent.get("max_tokens"), sent.get("max_completion_tokens")),
+        (Some(&json!(4096)), None)
+    );
+    let (sent, _) = body("local-coder", &["--max-output-tokens", "700"]);
+    assert_eq!(sent["max_tokens"], 700);
+    // A registry model: its own limit, which nothing exceeds (gpt-4o-mini writes 16,384).
+    let (sent, _) = body("gpt-4o-mini", &[]);
+    assert_eq!(sent["max_tokens"], 16384);
+    let (sent, out) = body("gpt-4o-mini", &["--max-output-tokens", "50000"]);
+    assert_eq!(sent["max_tokens"], 16384);
+    assert_eq!(
+        out.rows(),
+        "[zero] WARNING: --max-output-tokens 50000 is above the GPT-4o mini limit of 16384 output tokens; 16384 is sent.\n"
+    );
+    let out = dir.zero().args(&["exec", "--max-output-tokens", "0", "hi"]).run();
+    out.assert_code(2);
+    assert_eq!(out.stderr, "[zero] Invalid --max-output-tokens value \"0\". Expected a positive integer up to 10000000.\n");
+    // The config file: top level, and per profile (which wins).
+    let mock = ok_mock();
+    dir.write(
+        "config/zero/config.json",
+        &json!({"maxOutputTokens": 1234, "activeProvider": "local", "providers": [
+            {"name": "local", "provider": "openai-compatible", "baseURL": mock.v1(), "model": "local-coder"}]})
+        .to_string(),
+    );
+    dir.zero().args(&["exec", "hi"]).run().assert_code(0);
+    assert_eq!(mock.requests()[0].json()["max_tokens"], 1234);
+    let mock = ok_mock();
+    dir.write(
+        "config/zero/config.json",
+        &json!({"maxOutputTokens": 1234, "activeProvider": "local", "providers": [
+            {"name": "local", "provider": "openai-compatible", "baseURL": mock.v1(), "model": "local-coder", "maxOutputTokens": 2222}]})
+        .to_string(),
+    );
+    dir.zero().args(&["exec", "hi"]).run().assert_code(0);
+    assert_eq!(mock.requests()[0].json()["max_tokens"], 2222);
+    dir.write("config/zero/config.json", r#"{"maxOutputTokens": "lots"}"#);
+    let out = dir.zero().args(&["exec", "-o", "stream-json", "hi"]).run();
+    out.assert_code(3);
+    assert!(
+        out.stdout.contains("maxOutputTokens must be an integer from 1 to 10000000"),
+        "{out:?}"
+    );
+    std::fs::remove_file(dir.path("config/zero/config.json")).unwrap();
+    // Anthropic `max_tokens`: a limit too small for thinking drops the effort, and says so.
+    let mock = anthropic_mock();
+    let out = dir
+        .zero()
+        .env("ANTHROPIC_API_KEY", "k-123456")
+        .env("ANTHROPIC_BASE_URL", &mock.url())
+        .args(&["exec", "-m", "sonnet-4.5", "-r", "high", "--max-output-tokens", "900", "hi"])
+        .run();
+    out.assert_code(0);
+    let sent = mock.requests()[0].json();
+    assert_eq!((sent["max_tokens"].as_u64(), sent.get("thinking")), (Some(900), None));
+    assert_eq!(
+        out.rows(),
+        "[zero] WARNING: --reasoning-effort is ignored: Anthropic thinking needs an output limit above 1024 tokens (it is 900).\n"
+    );
+    // Gemini `maxOutputTokens`.
+    let mock = gemini_mock();
+    dir.zero()
+        .env("GEMINI_API_KEY", "k-123456")
+        .env("GEMINI_BASE_URL", &mock.url())
+        .args(&["exec", "-m", "gemini-2.5-flash", "--max-output-tokens", "512", "hi"])
+        .run()
+        .assert_code(0);
+    assert_eq!(mock.requests()[0].json()["generationConfig"], json!({"maxOutputTokens": 512}));
+}
+
+#[test]
+fn the_anthropic_and_gemini_formats_serve_any_model_at_a_gateway() {
+    let dir = TestDir::new("any-model");
+    let mock = anthropic_mock();
+    let out = dir
+        .zero()
+        .env("ZERO_PROVIDER", "anthropic")
+        .env("ANTHROPIC_API_KEY", "k-123456")
+        .env("ANTHROPIC_BASE_URL", &mock.url())
+        .args(&["exec", "-o", "stream-json", "-m", "qwen-local", "hi"])
+        .run();
+    let usage = usage_of(&out);
+    let start = &out.stream()[0];
+    assert_eq!(
+        (start["provider"].as_str(), start["model"].as_str()),
+        (Some("anthropic"), Some("qwen-local"))
+    );
+    assert_eq!(mock.requests()[0].json()["model"], "qwen-local");
+    assert!(usage.get("costUsd").is_none(), "no price is guessed for an unknown model: {usage}");
+    assert_eq!(mock.requests()[0].json()["max_tokens"], 4096);
+    let mock = gemini_mock();
+    let out = dir
+        .zero()
+        .env("ZERO_PROVIDER", "google")
+        .env("GEMINI_API_KEY", "k-123456")
+        .env("GEMINI_BASE_URL", &mock.url())
+        .args(&["exec", "-o", "stream-json", "-m", "gemma-local", "hi"])
+        .run();
+    assert!(usage_of(&out).get("costUsd").is_none());
+    assert_eq!(mock.requests()[0].path, "/v1beta/models/gemma-local:streamGenerateContent?alt=sse");
+    // At the vendor's own host, only registry models (and nothing is sent).
+    let out = dir
+        .zero()
+        .env("ZERO_PROVIDER", "anthropic")
+        .env("ANTHROPIC_API_KEY", "k-123456")
+        .args(&["exec", "-m", "qwen-local", "hi"])
+        .run();
+    out.assert_code(3);
+    assert!(
+        out.stderr.starts_with(
+            "[zero] Unknown Zero model \"qwen-local\" for official anthropic provider runtime."
+        ),
+        "{out:?}"
+    );
+    // A registry model at a gateway keeps its list price.
+    let mock = anthropic_mock();
+    let out = dir
+        .zero()
+        .env("ANTHROPIC_API_KEY", "k-123456")
+        .env("ANTHROPIC_BASE_URL", &mock.url())
+        .args(&["exec", "-o", "stream-json", "-m", "sonnet-4.5", "hi"])
+        .run();
+    // claude-sonnet-4.5: $3 in, $15 out per million; 5 in, 1 out.
+    assert_eq!(usage_of(&out)["costUsd"], 0.00003);
+}
+
+#[test]
+fn token_counts_and_costs_come_from_wherever_the_stream_carries_them() {
+    let dir = TestDir::new("usage-fields");
+    // Anthropic, as llama.cpp's server sends it: the cache read only in message_delta.
+    let stream = vec![
+        anthropic::event(
+            json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 1, "output_tokens": 0}}}),
+        ),
+        anthropic::event(
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        anthropic::event(
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}}),
+        ),
+        anthropic::event(json!({"type": "content_block_stop", "index": 0})),
+        anthropic::event(
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"input_tokens": 1, "cache_read_input_tokens": 188, "output_tokens": 9}}),
+        ),
+        anthropic::event(json!({"type": "message_stop"})),
+    ];
+    let mock = Mock::start(vec![Reply::sse(&stream)]);
+    let out = dir
+        .zero()
+        .env("ANTHROPIC_API_KEY", "k-123456")
+        .env("ANTHROPIC_BASE_URL", &mock.url())
+        .args(&["exec", "-o", "stream-json", "-m", "sonnet-4.5", "hi"])
+        .run();
+    let usage = usage_of(&out);
+    assert_eq!(
+        (usage["promptTokens"].as_u64(), usage["completionTokens"].as_u64()),
+        (Some(189), Some(9))
+    );
+    // $3 per million fresh, $0.30 cached, $15 out: 1 x 3 + 188 x 0.3 + 9 x 15.
+    assert_eq!(usage["costUsd"], 0.0001944);
+    // OpenAI's prompt_tokens_details.cached_tokens: part of prompt_tokens, at the cached rate.
+    let mut answer = openai::answer(&["ok"], 0, 0);
+    answer[2] = format!(
+        "data: {}\n\n",
+        json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 800}}})
+    );
+    let mock = Mock::start(vec![Reply::sse(&answer)]);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "gpt-4o-mini")
+        .args(&["exec", "-o", "stream-json", "hi"])
+        .run();
+    let usage = usage_of(&out);
+    assert_eq!(usage["promptTokens"], 1000);
+    // gpt-4o-mini: $0.15 fresh, $0.075 cached, $0.60 out: 200 x 0.15 + 800 x 0.075 + 10 x 0.6.
+    assert_eq!(usage["costUsd"], 0.000096);
+    // Gemini's cachedContentTokenCount, part of promptTokenCount.
+    let mock = Mock::start(vec![Reply::sse(&[gemini::chunk(
+        json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 1000, "cachedContentTokenCount": 600, "candidatesTokenCount": 10}}),
+    )])]);
+    let out = dir
+        .zero()
+        .env("GEMINI_API_KEY", "k-123456")
+        .env("GEMINI_BASE_URL", &mock.url())
+        .args(&["exec", "-o", "stream-json", "-m", "gemini-2.5-flash", "hi"])
+        .run();
+    let usage = usage_of(&out);
+    assert_eq!(usage["promptTokens"], 1000);
+    // gemini-2.5-flash: $0.30 fresh, $0.03 cached, $2.50 out: 400 x 0.3 + 600 x 0.03 + 10 x 2.5.
+    assert_eq!(usage["costUsd"], 0.000163);
+}
