@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::error::Failure;
-use crate::http::NetSettings;
+use crate::http::{ExtraRoots, NetSettings};
 use crate::models::{self, Effort, Family, Model, Profile};
 
 /// A snapshot of the environment. Empty values count as unset (B 2.1).
@@ -354,6 +354,8 @@ pub const PROVIDER_VARS: &[&str] = &[
 /// The other variables zero reads: the provider command, limits and timeouts.
 pub const SETTING_VARS: &[&str] = &[
     "ZERO_PROVIDER_COMMAND",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
     "ZERO_MAX_TURNS",
     "ZERO_MAX_RETRIES",
     "ZERO_CONNECT_TIMEOUT_MS",
@@ -432,6 +434,8 @@ pub struct Runtime {
     pub net: NetSettings,
     /// Where the provider settings came from (`None` for the scripted provider).
     pub origin: Option<Origin>,
+    /// CA certificates trusted besides the bundled ones (`SSL_CERT_FILE`, `SSL_CERT_DIR`).
+    pub roots: ExtraRoots,
     /// Things to tell the user once the run has started.
     pub warnings: Vec<String>,
 }
@@ -494,6 +498,7 @@ pub fn resolve(
         return Err(Failure::Provider("Missing Zero provider model".to_string()));
     }
     let mut runtime = runtime(env, &source, explicit, &requested, net)?;
+    runtime.roots = extra_roots(env)?;
     runtime.profile = profile;
     runtime.warnings = warnings;
     let wanted = match choice.max_output_tokens {
@@ -541,6 +546,7 @@ fn scripted_runtime(choice: &Choice, net: NetSettings) -> Result<Runtime, Failur
         script: Some(script),
         net,
         origin: None,
+        roots: ExtraRoots::default(),
         warnings: Vec::new(),
     };
     if let Some(profile) = &choice.profile {
@@ -752,6 +758,7 @@ fn runtime(
         script: None,
         net,
         origin: Some(source.origin.clone()),
+        roots: ExtraRoots::default(),
         warnings: Vec::new(),
     })
 }
@@ -852,6 +859,14 @@ fn apply_effort(runtime: &mut Runtime, value: Option<&str>) -> Result<(), Failur
         None => runtime.send_effort = Some(effort),
     }
     Ok(())
+}
+
+/// `SSL_CERT_FILE` and `SSL_CERT_DIR`: extra trusted CAs (a path that does not exist is
+/// reported before anything is sent).
+pub fn extra_roots(env: &Env) -> Result<ExtraRoots, Failure> {
+    let file = env.get("SSL_CERT_FILE").map(Path::new);
+    let dir = env.get("SSL_CERT_DIR").map(Path::new);
+    ExtraRoots::at(file, dir).map_err(Failure::Provider)
 }
 
 /// Timeouts and retries from the environment.

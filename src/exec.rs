@@ -505,7 +505,7 @@ fn run_info(
 
 /// The provider for a resolved runtime.
 fn build_provider(runtime: &Runtime) -> Result<Provider, Failure> {
-    let http = || Http::new(runtime.net);
+    let http = || Http::new(runtime.net, &runtime.roots);
     Ok(match runtime.kind {
         ProviderKind::Scripted => {
             let path = runtime.script.clone().unwrap_or_default();

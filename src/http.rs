@@ -7,8 +7,12 @@
 #![forbid(unsafe_code)]
 
 use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
 use ureq::Timeout;
 
 use crate::error::Failure;
@@ -110,24 +114,176 @@ impl Default for NetSettings {
     }
 }
 
+/// Root certificates trusted besides the bundled (Mozilla) ones: `SSL_CERT_FILE` and
+/// `SSL_CERT_DIR`, for a TLS-inspecting proxy or a private CA. Only the paths are checked at
+/// setup; the certificates are read the first time a server's certificate needs them, so a
+/// run that never meets one pays nothing for a system bundle in `SSL_CERT_FILE`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExtraRoots {
+    pub file: Option<PathBuf>,
+    pub dir: Option<PathBuf>,
+}
+
+/// A certificate file is read up to this size (a system bundle is about 200 KiB).
+const MAX_CERT_FILE_BYTES: u64 = 16 * 1024 * 1024;
+/// At most this many files of `SSL_CERT_DIR` are read.
+const MAX_CERT_DIR_FILES: usize = 10_000;
+
+impl ExtraRoots {
+    /// The roots named by the environment; a path that does not exist is an error now.
+    pub fn at(file: Option<&Path>, dir: Option<&Path>) -> Result<ExtraRoots, String> {
+        if let Some(file) = file {
+            std::fs::metadata(file)
+                .map_err(|e| format!("SSL_CERT_FILE {}: {e}", file.display()))?;
+        }
+        if let Some(dir) = dir {
+            std::fs::metadata(dir).map_err(|e| format!("SSL_CERT_DIR {}: {e}", dir.display()))?;
+        }
+        Ok(ExtraRoots { file: file.map(Path::to_path_buf), dir: dir.map(Path::to_path_buf) })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.file.is_none() && self.dir.is_none()
+    }
+
+    /// `SSL_CERT_FILE` (which must hold a certificate) and every PEM file of `SSL_CERT_DIR`
+    /// (files without one, such as a CRL, are skipped).
+    fn load(&self) -> Result<Vec<Certificate<'static>>, String> {
+        let mut certs = Vec::new();
+        if let Some(file) = &self.file {
+            let found = read_pem_certs(file)
+                .map_err(|e| format!("SSL_CERT_FILE {}: {e}", file.display()))?;
+            if found.is_empty() {
+                return Err(format!("SSL_CERT_FILE {}: no PEM certificate in it", file.display()));
+            }
+            certs.extend(found);
+        }
+        if let Some(dir) = &self.dir {
+            let entries = std::fs::read_dir(dir)
+                .map_err(|e| format!("SSL_CERT_DIR {}: {e}", dir.display()))?;
+            let mut paths: Vec<PathBuf> =
+                entries.filter_map(Result::ok).map(|e| e.path()).take(MAX_CERT_DIR_FILES).collect();
+            paths.sort();
+            for path in paths {
+                // Hashed links (c_rehash) point at files read anyway; unreadable files are
+                // skipped.
+                if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+                    certs.extend(read_pem_certs(&path).unwrap_or_default());
+                }
+            }
+        }
+        Ok(certs)
+    }
+
+    fn describe(&self) -> String {
+        let named: Vec<String> = [("SSL_CERT_FILE", &self.file), ("SSL_CERT_DIR", &self.dir)]
+            .iter()
+            .filter_map(|(var, path)| path.as_ref().map(|p| format!("{var} ({})", p.display())))
+            .collect();
+        named.join(" and ")
+    }
+}
+
+/// The certificates of a PEM file (a regular file, at most 16 MiB).
+fn read_pem_certs(path: &Path) -> Result<Vec<Certificate<'static>>, String> {
+    let file = crate::dirfd::open_path_nonblocking(path).map_err(|e| e.to_string())?;
+    match file.metadata() {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return Err("it is not a regular file".to_string()),
+        Err(err) => return Err(err.to_string()),
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_CERT_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_CERT_FILE_BYTES {
+        return Err("it is larger than 16 MiB".to_string());
+    }
+    Ok(ureq::tls::parse_pem(&bytes)
+        .filter_map(|item| match item {
+            Ok(PemItem::Certificate(cert)) => Some(cert.to_owned()),
+            _ => None,
+        })
+        .collect())
+}
+
 /// The process's HTTP client.
 pub struct Http {
     agent: ureq::Agent,
+    /// With extra roots: an agent that trusts only them, made when first needed. ureq takes
+    /// either the bundled roots or a list, not both, so a certificate the bundled roots reject
+    /// is tried with the extra ones (and the other way round): together they trust both.
+    extra: OnceLock<Result<ureq::Agent, String>>,
+    /// The extra roots worked last time: try them first.
+    prefer_extra: AtomicBool,
+    roots: ExtraRoots,
     settings: NetSettings,
 }
 
 impl Http {
-    pub fn new(settings: NetSettings) -> Http {
-        let agent = ureq::Agent::config_builder()
+    pub fn new(settings: NetSettings, roots: &ExtraRoots) -> Http {
+        Http {
+            agent: Http::agent(settings, TlsConfig::default()),
+            extra: OnceLock::new(),
+            prefer_extra: AtomicBool::new(false),
+            roots: roots.clone(),
+            settings,
+        }
+    }
+
+    fn agent(settings: NetSettings, tls: TlsConfig) -> ureq::Agent {
+        ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_connect(Some(settings.connect))
             .timeout_recv_response(Some(settings.headers))
             .timeout_per_read(Some(settings.idle))
             .timeout_global(Some(settings.total))
             .user_agent(concat!("zero/", env!("CARGO_PKG_VERSION")))
+            .tls_config(tls)
             .build()
-            .new_agent();
-        Http { agent, settings }
+            .new_agent()
+    }
+
+    /// The agent trusting the extra roots, or why there is none.
+    fn extra_agent(&self) -> Option<&Result<ureq::Agent, String>> {
+        if self.roots.is_empty() {
+            return None;
+        }
+        Some(self.extra.get_or_init(|| {
+            let certs = self.roots.load()?;
+            let specific = RootCerts::Specific(Arc::new(certs));
+            Ok(Http::agent(self.settings, TlsConfig::builder().root_certs(specific).build()))
+        }))
+    }
+
+    /// Makes a request with the agent that worked last; a certificate the first agent does
+    /// not trust is tried with the other.
+    fn call<T>(
+        &self,
+        make: impl Fn(&ureq::Agent) -> Result<T, ureq::Error>,
+    ) -> Result<T, ureq::Error> {
+        let prefer_extra = self.prefer_extra.load(Ordering::Relaxed);
+        let extra = if prefer_extra { self.extra_agent() } else { None };
+        let first = match extra {
+            Some(Ok(extra)) => extra,
+            _ => &self.agent,
+        };
+        match make(first) {
+            Err(err) if is_certificate_error(&err) => {
+                let second = if prefer_extra {
+                    &self.agent
+                } else {
+                    match self.extra_agent() {
+                        Some(Ok(extra)) => extra,
+                        _ => return Err(err),
+                    }
+                };
+                let result = make(second);
+                if result.is_ok() {
+                    self.prefer_extra.store(!prefer_extra, Ordering::Relaxed);
+                }
+                result
+            }
+            other => other,
+        }
     }
 
     pub fn max_retries(&self) -> u32 {
@@ -153,13 +309,14 @@ impl Http {
         headers: &[(&str, String)],
         body: &[u8],
     ) -> Result<ureq::BodyReader<'static>, CallError> {
-        let mut request = self.agent.post(url).header("accept", "text/event-stream");
-        for (name, value) in headers {
-            request = request.header(*name, value.as_str());
-        }
-        let response = request
-            .content_type("application/json")
-            .send(body)
+        let response = self
+            .call(|agent| {
+                let mut request = agent.post(url).header("accept", "text/event-stream");
+                for (name, value) in headers {
+                    request = request.header(*name, value.as_str());
+                }
+                request.content_type("application/json").send(body)
+            })
             .map_err(|err| self.send_error(err, url))?;
         let status = response.status().as_u16();
         if status < 400 {
@@ -176,13 +333,19 @@ impl Http {
     /// GETs `url` and returns the HTTP status, the body unread: whether the endpoint answers
     /// at all (`zero doctor`). Any status counts as an answer.
     pub fn probe(&self, url: &str) -> Result<u16, CallError> {
-        let response = self.agent.get(url).call().map_err(|err| self.send_error(err, url))?;
+        let response =
+            self.call(|agent| agent.get(url).call()).map_err(|err| self.send_error(err, url))?;
         Ok(response.status().as_u16())
     }
 
     /// A failure before the response headers arrived.
     fn send_error(&self, err: ureq::Error, url: &str) -> CallError {
         let host = host_of(url);
+        // Before the I/O arm: a rejected certificate arrives as an I/O error, and trying again
+        // will not change it.
+        if is_certificate_error(&err) {
+            return CallError::fatal(self.certificate_message(&err, host));
+        }
         match err {
             ureq::Error::Timeout(Timeout::Connect | Timeout::Resolve) => CallError::transient(
                 format!(
@@ -323,6 +486,26 @@ pub(crate) fn retry_hint(
     Some(clamp(at.saturating_sub(now) as f64))
 }
 
+/// A TLS failure that comes from the server's certificate (not from the network).
+fn is_certificate_error(err: &ureq::Error) -> bool {
+    matches!(err, ureq::Error::Rustls(_) | ureq::Error::Tls(_))
+        || matches!(err, ureq::Error::Io(io) if io.to_string().contains("certificate"))
+}
+
+impl Http {
+    /// One line: the host, what TLS said, and how to trust a private CA.
+    fn certificate_message(&self, err: &ureq::Error, host: &str) -> String {
+        let text = err.to_string();
+        let detail = crate::text::one_line(text.strip_prefix("io: ").unwrap_or(&text));
+        let trusted = match self.extra_agent() {
+            None => "If a proxy or a private CA signs its certificate, set SSL_CERT_FILE (or SSL_CERT_DIR) to that CA's PEM certificate.".to_string(),
+            Some(Ok(_)) => format!("Neither the bundled roots nor {} trust it.", self.roots.describe()),
+            Some(Err(why)) => format!("The extra roots cannot be used: {why}."),
+        };
+        format!("TLS failure with {host}: {detail}. {trusted}")
+    }
+}
+
 fn host_of(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     let host = rest.split(['/', '?', '#']).next().unwrap_or(rest);
@@ -411,7 +594,7 @@ mod tests {
 
     #[test]
     fn backoff_honours_hints_and_grows() {
-        let http = Http::new(NetSettings::default());
+        let http = Http::new(NetSettings::default(), &ExtraRoots::default());
         assert_eq!(http.backoff(0, Some(Duration::from_secs(1))), Duration::from_secs(1));
         assert_eq!(http.backoff(0, Some(Duration::from_secs(600))), MAX_RETRY_AFTER);
         let first = http.backoff(0, None);

@@ -235,3 +235,188 @@ fn token_counts_and_costs_come_from_wherever_the_stream_carries_them() {
     // gemini-2.5-flash: $0.30 fresh, $0.03 cached, $2.50 out: 400 x 0.3 + 600 x 0.03 + 10 x 2.5.
     assert_eq!(usage["costUsd"], 0.000163);
 }
+
+/// `openssl s_server -www` on a free loopback port with a certificate signed by a CA made
+/// here; killed when dropped.
+struct TlsServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Drop for TlsServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A CA (`ca.pem`) and a server certificate for 127.0.0.1 it signed (`srv.pem`, `srv.key`).
+fn make_certificates(dir: &TestDir) -> bool {
+    let run = |args: &[&str]| {
+        std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir.path("tls"))
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    std::fs::create_dir_all(dir.path("tls/dir")).unwrap();
+    dir.write("tls/ext.cnf", "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n");
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=Zero Test CA",
+    ]) && run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "srv.key",
+        "-out",
+        "srv.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]) && run(&[
+        "x509",
+        "-req",
+        "-in",
+        "srv.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "srv.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+    ])
+}
+
+fn tls_server(dir: &TestDir) -> TlsServer {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = std::process::Command::new("openssl")
+        .args(["s_server", "-quiet", "-www", "-cert", "srv.pem", "-key", "srv.key"])
+        .arg("-accept")
+        .arg(format!("127.0.0.1:{port}"))
+        .current_dir(dir.path("tls"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "openssl s_server did not start");
+        std::thread::yield_now();
+    }
+    TlsServer { child, port }
+}
+
+fn connectivity(out: &Output) -> Value {
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "provider.connectivity")
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn a_private_ca_is_trusted_through_ssl_cert_file_or_ssl_cert_dir() {
+    let dir = TestDir::new("custom-ca");
+    if std::process::Command::new("openssl").arg("version").output().is_err()
+        || !make_certificates(&dir)
+    {
+        eprintln!("note: openssl is not available; the custom-CA test is skipped");
+        return;
+    }
+    let ca = dir.path("tls/ca.pem");
+    std::fs::copy(&ca, dir.path("tls/dir/corp-ca.pem")).unwrap();
+    let doctor = |server: &TlsServer, extra: &[(&str, &str)]| {
+        let mut run =
+            dir.zero().openai(&format!("https://127.0.0.1:{}/v1", server.port), "local-coder");
+        for (k, v) in extra {
+            run = run.env(k, v);
+        }
+        run.args(&["doctor", "--json"]).run()
+    };
+    // The bundled roots alone: refused, with what to do.
+    let server = tls_server(&dir);
+    let out = doctor(&server, &[]);
+    out.assert_code(3);
+    let check = connectivity(&out);
+    assert_eq!(
+        check["message"],
+        format!("TLS failure with 127.0.0.1:{}: invalid peer certificate: UnknownIssuer. If a proxy or a private CA signs its certificate, set SSL_CERT_FILE (or SSL_CERT_DIR) to that CA's PEM certificate.", server.port).as_str()
+    );
+    assert!(check["fix"].as_str().unwrap().starts_with("Set SSL_CERT_FILE (or SSL_CERT_DIR)"));
+    // Trusted through either variable.
+    for (var, path) in [("SSL_CERT_FILE", ca.clone()), ("SSL_CERT_DIR", dir.path("tls/dir"))] {
+        let out = doctor(&server, &[(var, path.to_str().unwrap())]);
+        out.assert_code(0);
+        let check = connectivity(&out);
+        assert_eq!(check["status"], "pass", "{var}: {check}");
+        assert!(check["message"].as_str().unwrap().contains("answered HTTP 200"), "{check}");
+    }
+    // A file without a certificate is named when it is needed.
+    let key = dir.path("tls/srv.key");
+    let out = doctor(&server, &[("SSL_CERT_FILE", key.to_str().unwrap())]);
+    out.assert_code(3);
+    assert!(connectivity(&out)["message"].as_str().unwrap().ends_with(&format!(
+        "The extra roots cannot be used: SSL_CERT_FILE {}: no PEM certificate in it.",
+        key.display()
+    )));
+    // A path that does not exist is a setup error, before anything is sent.
+    let out = dir
+        .zero()
+        .openai("https://127.0.0.1:1/v1", "local-coder")
+        .env("SSL_CERT_FILE", "/nonexistent/ca.pem")
+        .args(&["exec", "hi"])
+        .run();
+    out.assert_code(3);
+    assert_eq!(
+        out.stderr,
+        "[zero] SSL_CERT_FILE /nonexistent/ca.pem: No such file or directory (os error 2)\n"
+    );
+    // A run: untrusted, one line and no retries; trusted, the TLS handshake passes (this
+    // server never answers a POST, so the run then waits for headers and gives up).
+    let out = dir
+        .zero()
+        .openai(&format!("https://127.0.0.1:{}/v1", server.port), "local-coder")
+        .args(&["exec", "-o", "stream-json", "hi"])
+        .run();
+    out.assert_code(3);
+    assert_eq!(out.types(), ["run_start", "error", "run_end"], "not retried");
+    assert!(out.stream()[1]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("TLS failure with 127.0.0.1:"));
+    let out = dir
+        .zero()
+        .openai(&format!("https://127.0.0.1:{}/v1", server.port), "local-coder")
+        .env("SSL_CERT_FILE", ca.to_str().unwrap())
+        .env("ZERO_HEADERS_TIMEOUT_MS", "300")
+        .env("ZERO_MAX_RETRIES", "0")
+        .args(&["exec", "-o", "stream-json", "hi"])
+        .run();
+    out.assert_code(3);
+    assert!(
+        out.stream()[1]["message"].as_str().unwrap().starts_with("Provider did not answer"),
+        "{out:?}"
+    );
+}

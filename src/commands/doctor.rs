@@ -213,7 +213,7 @@ fn connectivity(runtime: &Runtime) -> Check {
         max_retries: 0,
     };
     let started = Instant::now();
-    match Http::new(settings).probe(&runtime.base_url) {
+    match Http::new(settings, &runtime.roots).probe(&runtime.base_url) {
         Ok(status) => pass(
             "provider.connectivity",
             "Provider connectivity",
@@ -223,13 +223,14 @@ fn connectivity(runtime: &Runtime) -> Check {
                 started.elapsed().as_millis()
             ),
         ),
-        Err(err) => fail(
-            "provider.connectivity",
-            "Provider connectivity",
-            err.message,
-            "Check the network, a proxy, and the base URL; `zero doctor --offline` skips this check."
-                .to_string(),
-        ),
+        Err(err) => {
+            let fix = if err.message.starts_with("TLS failure") {
+                "Set SSL_CERT_FILE (or SSL_CERT_DIR) to the PEM certificate of the CA that signs the server's certificate (a TLS-inspecting proxy's, or your private CA)."
+            } else {
+                "Check the network, a proxy, and the base URL; `zero doctor --offline` skips this check."
+            };
+            fail("provider.connectivity", "Provider connectivity", err.message, fix.to_string())
+        }
     }
 }
 
