@@ -76,6 +76,8 @@ pub enum ProviderKind {
     Anthropic,
     Google,
     OpenAiCompatible,
+    /// Azure OpenAI: its own key header and URL shape, deployments named by the user.
+    Azure,
     Scripted,
 }
 
@@ -86,6 +88,7 @@ impl ProviderKind {
             "anthropic" => Some(ProviderKind::Anthropic),
             "google" | "gemini" => Some(ProviderKind::Google),
             "openai-compatible" => Some(ProviderKind::OpenAiCompatible),
+            "azure" | "azure-openai" => Some(ProviderKind::Azure),
             "scripted" => Some(ProviderKind::Scripted),
             _ => None,
         }
@@ -97,13 +100,16 @@ impl ProviderKind {
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Google => "google",
             ProviderKind::OpenAiCompatible => "openai-compatible",
+            ProviderKind::Azure => "azure",
             ProviderKind::Scripted => "scripted",
         }
     }
 
     fn family(self) -> Option<Family> {
         match self {
-            ProviderKind::OpenAi | ProviderKind::OpenAiCompatible => Some(Family::OpenAi),
+            ProviderKind::OpenAi | ProviderKind::OpenAiCompatible | ProviderKind::Azure => {
+                Some(Family::OpenAi)
+            }
             ProviderKind::Anthropic => Some(Family::Anthropic),
             ProviderKind::Google => Some(Family::Google),
             ProviderKind::Scripted => None,
@@ -115,6 +121,7 @@ impl ProviderKind {
         match self {
             ProviderKind::Anthropic => (&["ANTHROPIC_API_KEY"], "ANTHROPIC_BASE_URL"),
             ProviderKind::Google => (&["GEMINI_API_KEY", "GOOGLE_API_KEY"], "GEMINI_BASE_URL"),
+            ProviderKind::Azure => (&["AZURE_OPENAI_API_KEY"], "AZURE_OPENAI_ENDPOINT"),
             _ => (&["OPENAI_API_KEY"], "OPENAI_BASE_URL"),
         }
     }
@@ -272,7 +279,7 @@ fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
                     ProviderKind::parse(&kind)
                         .filter(|k| *k != ProviderKind::Scripted)
                         .ok_or_else(|| {
-                            at("provider", "openai, anthropic, google or openai-compatible")
+                            at("provider", "openai, anthropic, google, openai-compatible or azure")
                         })?,
                 ),
             };
@@ -281,6 +288,11 @@ fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
                 normalize_url(url).ok_or_else(|| at("baseURL", "an http(s) URL"))?;
             } else if provider == Some(ProviderKind::OpenAiCompatible) {
                 return Err(at("baseURL", "set for an openai-compatible provider"));
+            } else if provider == Some(ProviderKind::Azure) {
+                return Err(at(
+                    "baseURL",
+                    "set for an azure provider (https://<resource>.openai.azure.com)",
+                ));
             }
             let api_key = text("apiKey", false)?;
             let model = text("model", true)?.unwrap_or_default();
@@ -348,6 +360,10 @@ pub const PROVIDER_VARS: &[&str] = &[
     "GEMINI_API_KEY",
     "GOOGLE_API_KEY",
     "GEMINI_BASE_URL",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_ENDPOINT",
+    "AZURE_OPENAI_API_VERSION",
+    "AZURE_OPENAI_DEPLOYMENT",
     "ZERO_PROVIDER",
 ];
 
@@ -427,6 +443,8 @@ pub struct Runtime {
     pub effort: Option<Effort>,
     /// The effort sent to the provider (`None` when the model takes none).
     pub send_effort: Option<Effort>,
+    /// Azure `api-version`: the deployments route with it, the v1 route without.
+    pub api_version: Option<String>,
     /// The output-token limit of every call (`max_completion_tokens`, `max_tokens`,
     /// `maxOutputTokens`): asked for, or the model's known limit, never above it.
     pub max_tokens: u64,
@@ -438,6 +456,39 @@ pub struct Runtime {
     pub roots: ExtraRoots,
     /// Things to tell the user once the run has started.
     pub warnings: Vec<String>,
+}
+
+impl Runtime {
+    /// The URL each call is sent to.
+    pub fn request_url(&self) -> String {
+        let base = &self.base_url;
+        match (self.kind, &self.api_version) {
+            (ProviderKind::Anthropic, _) => format!("{base}/v1/messages"),
+            (ProviderKind::Google, _) => {
+                format!("{base}/v1beta/models/{}:streamGenerateContent?alt=sse", self.api_model)
+            }
+            (ProviderKind::Azure, None) => format!("{base}/openai/v1/chat/completions"),
+            (ProviderKind::Azure, Some(version)) => format!(
+                "{base}/openai/deployments/{}/chat/completions?api-version={}",
+                self.api_model,
+                query_value(version)
+            ),
+            _ => format!("{base}/chat/completions"),
+        }
+    }
+}
+
+/// A value for a URL query: everything but unreserved characters percent-encoded.
+fn query_value(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// Resolves the provider runtime (B 1.3 step 7 order: config, model or profile, runtime,
@@ -463,7 +514,7 @@ pub fn resolve(
         return Err(Failure::Usage("--script needs --provider scripted".to_string()));
     }
     let source = source(env, config, flag_kind)?;
-    let explicit = flag_kind.or(source.kind);
+    let explicit = flag_kind.or(source.kind).or_else(|| azure_only(env, &source));
     let configured = configured_families(env, &source);
     let profile_flag = match choice.profile.as_deref() {
         Some(p) => Some(
@@ -491,6 +542,13 @@ pub fn resolve(
         (None, Some(model)) => model.trim().to_string(),
         (None, None) => match &source.model {
             Some(model) => model.trim().to_string(),
+            None if explicit == Some(ProviderKind::Azure) => {
+                env.get("AZURE_OPENAI_DEPLOYMENT").map(str::to_string).ok_or_else(|| {
+                    Failure::Provider(
+                        "Zero azure provider needs a deployment name: -m <deployment> (or AZURE_OPENAI_DEPLOYMENT)".to_string(),
+                    )
+                })?
+            }
             None => default_model(explicit, &configured).to_string(),
         },
     };
@@ -536,6 +594,7 @@ fn scripted_runtime(choice: &Choice, net: NetSettings) -> Result<Runtime, Failur
         model_id: model.map_or(requested.unwrap_or("scripted"), |m| m.id).to_string(),
         model_label: model.map_or(requested.unwrap_or("Scripted"), |m| m.label).to_string(),
         api_model: model.map_or(requested.unwrap_or("scripted"), |m| m.api_model).to_string(),
+        api_version: None,
         model,
         profile: None,
         base_url: String::new(),
@@ -609,7 +668,7 @@ fn source(
 /// `ZERO_PROVIDER`, a config profile or the provider command.
 pub fn unknown_kind(value: &str) -> String {
     format!(
-        "Unknown provider \"{}\". Expected openai, anthropic, google, openai-compatible or scripted.",
+        "Unknown provider \"{}\". Expected openai, anthropic, google, openai-compatible, azure or scripted.",
         value.trim()
     )
 }
@@ -621,6 +680,21 @@ fn closest_models(requested: &str) -> String {
         " (closest known models: {})",
         crate::text::closest(requested, &ids, 3, false).join(", ")
     )
+}
+
+/// An environment that configures Azure OpenAI and no other provider means Azure.
+fn azure_only(env: &Env, source: &Source) -> Option<ProviderKind> {
+    let others = [
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+    ];
+    (source.origin == Origin::Environment
+        && env.get("AZURE_OPENAI_ENDPOINT").is_some()
+        && others.iter().all(|v| env.get(v).is_none()))
+    .then_some(ProviderKind::Azure)
 }
 
 /// Families the user has keys or endpoints for, first the source's own.
@@ -679,7 +753,9 @@ fn runtime(
                     )));
                 }
             }
-            if explicit == Some(ProviderKind::OpenAiCompatible)
+            if explicit == Some(ProviderKind::Azure) {
+                ProviderKind::Azure
+            } else if explicit == Some(ProviderKind::OpenAiCompatible)
                 || (model.family == Family::OpenAi && !official(&openai_base))
             {
                 ProviderKind::OpenAiCompatible
@@ -689,6 +765,8 @@ fn runtime(
         }
         None => match explicit {
             Some(ProviderKind::OpenAiCompatible) => ProviderKind::OpenAiCompatible,
+            // Azure deployments have names their owners chose.
+            Some(ProviderKind::Azure) => ProviderKind::Azure,
             // A gateway or local server speaking the Anthropic or Gemini format serves models
             // of its own naming, as openai-compatible servers do.
             Some(kind @ (ProviderKind::Anthropic | ProviderKind::Google))
@@ -733,8 +811,14 @@ fn runtime(
         ProviderKind::OpenAi => OPENAI_URL.to_string(),
         ProviderKind::Anthropic => base.unwrap_or_else(|| ANTHROPIC_URL.to_string()),
         ProviderKind::Google => base.unwrap_or_else(|| GEMINI_URL.to_string()),
+        ProviderKind::Azure => azure_endpoint(base)?,
         ProviderKind::Scripted => String::new(),
     };
+    if kind == ProviderKind::Azure && !valid_deployment(requested) {
+        return Err(config_err(format!(
+            "Invalid Azure deployment name \"{requested}\": letters, digits, '.', '-' and '_' only"
+        )));
+    }
     if key.is_none() && kind != ProviderKind::OpenAiCompatible {
         let var = kind.env_names().0[0];
         return Err(config_err(format!(
@@ -743,11 +827,20 @@ fn runtime(
         )));
     }
     let max_tokens = known.map_or(DEFAULT_MAX_OUTPUT_TOKENS, |m| m.max_output);
+    // An Azure deployment is called by the name it was given, whatever model it serves.
+    let api_model = if kind == ProviderKind::Azure {
+        requested
+    } else {
+        known.map_or(requested, |m| m.api_model)
+    };
     Ok(Runtime {
         kind,
         model_id: known.map_or(requested, |m| m.id).to_string(),
         model_label: known.map_or(requested, |m| m.label).to_string(),
-        api_model: known.map_or(requested, |m| m.api_model).to_string(),
+        api_model: api_model.to_string(),
+        api_version: (kind == ProviderKind::Azure)
+            .then(|| env.get("AZURE_OPENAI_API_VERSION").map(str::to_string))
+            .flatten(),
         model: known,
         profile: None,
         base_url,
@@ -801,6 +894,26 @@ fn custom_host(env: &Env, source: &Source, kind: ProviderKind) -> bool {
     base.is_some_and(|url| {
         url != official && !(kind == ProviderKind::OpenAi && is_official_openai(&url))
     })
+}
+
+/// `AZURE_OPENAI_ENDPOINT` (or a profile's baseURL) as the resource's root: the
+/// `https://<resource>.openai.azure.com` users copy, with any `/openai` or `/openai/v1` path
+/// they copied with it removed.
+fn azure_endpoint(base: Option<String>) -> Result<String, Failure> {
+    let base = base.ok_or_else(|| {
+        Failure::Provider(
+            "Zero azure provider requires AZURE_OPENAI_ENDPOINT (https://<resource>.openai.azure.com)".to_string(),
+        )
+    })?;
+    let root = base.strip_suffix("/openai/v1").or_else(|| base.strip_suffix("/openai"));
+    Ok(root.unwrap_or(&base).to_string())
+}
+
+/// Azure deployment names go into a URL path: a conservative alphabet.
+fn valid_deployment(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
 }
 
 fn is_official_openai(url: &str) -> bool {

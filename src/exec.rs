@@ -16,6 +16,7 @@ use crate::http::Http;
 use crate::input::{self, InputFormat, PromptText};
 use crate::models::{self, Model, Usage};
 use crate::output::{lock, Emitter, Format, RunInfo, Shared};
+use crate::provider::openai::KeyHeader;
 use crate::provider::{self, Provider};
 use crate::redact::Redactor;
 use crate::run_plan::{self, RunPlan, SessionPlan};
@@ -518,22 +519,25 @@ fn build_provider(runtime: &Runtime) -> Result<Provider, Failure> {
             })?;
             Provider::Scripted(scripted)
         }
-        ProviderKind::OpenAi | ProviderKind::OpenAiCompatible => {
+        ProviderKind::OpenAi | ProviderKind::OpenAiCompatible | ProviderKind::Azure => {
+            let azure = runtime.kind == ProviderKind::Azure;
             Provider::OpenAi(provider::openai::OpenAi {
                 http: http(),
-                url: format!("{}/chat/completions", runtime.base_url),
+                url: runtime.request_url(),
                 api_key: runtime.api_key.clone(),
+                key_header: if azure { KeyHeader::ApiKey } else { KeyHeader::Bearer },
                 api_model: runtime.api_model.clone(),
                 effort: runtime.send_effort,
+                // Azure takes `max_completion_tokens` as the official API does.
                 limit: provider::openai::OutputLimit {
                     tokens: runtime.max_tokens,
-                    official: runtime.kind == ProviderKind::OpenAi,
+                    official: runtime.kind != ProviderKind::OpenAiCompatible,
                 },
             })
         }
         ProviderKind::Anthropic => Provider::Anthropic(provider::anthropic::Anthropic {
             http: http(),
-            url: format!("{}/v1/messages", runtime.base_url),
+            url: runtime.request_url(),
             api_key: runtime.api_key.clone().unwrap_or_default(),
             api_model: runtime.api_model.clone(),
             max_tokens: runtime.max_tokens,

@@ -420,3 +420,77 @@ fn a_private_ca_is_trusted_through_ssl_cert_file_or_ssl_cert_dir() {
         "{out:?}"
     );
 }
+
+#[test]
+fn azure_openai_has_its_own_header_url_and_deployments() {
+    let dir = TestDir::new("azure");
+    // The v1 route, with the endpoint pasted as the portal shows it.
+    let mock = ok_mock();
+    let out = dir
+        .zero()
+        .env("AZURE_OPENAI_ENDPOINT", &format!("{}/openai/v1/", mock.url()))
+        .env("AZURE_OPENAI_API_KEY", "azure-key-123456")
+        .args(&["exec", "-o", "stream-json", "-m", "my-deployment", "hi"])
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stream()[0]["provider"], "azure");
+    let request = &mock.requests()[0];
+    assert_eq!(request.path, "/openai/v1/chat/completions");
+    assert_eq!(request.headers.get("api-key").map(String::as_str), Some("azure-key-123456"));
+    assert!(!request.headers.contains_key("authorization"));
+    let body = request.json();
+    assert_eq!(
+        (body["model"].as_str(), body["max_completion_tokens"].as_u64()),
+        (Some("my-deployment"), Some(4096))
+    );
+    assert!(body.get("max_tokens").is_none());
+    // The deployments route with an api-version, a deployment named after a registry model
+    // (so its price is known), chosen with ZERO_PROVIDER beside an OpenAI key.
+    let mock = ok_mock();
+    let out = dir
+        .zero()
+        .env("ZERO_PROVIDER", "azure")
+        .env("OPENAI_API_KEY", "sk-not-this-one-123456")
+        .env("AZURE_OPENAI_ENDPOINT", &mock.url())
+        .env("AZURE_OPENAI_API_KEY", "azure-key-123456")
+        .env("AZURE_OPENAI_API_VERSION", "2024-10-21")
+        .env("AZURE_OPENAI_DEPLOYMENT", "gpt-4o-mini")
+        .args(&["exec", "-o", "stream-json", "hi"])
+        .run();
+    let usage = usage_of(&out);
+    assert!(usage.get("costUsd").is_some(), "{usage}");
+    let request = &mock.requests()[0];
+    assert_eq!(
+        request.path,
+        "/openai/deployments/gpt-4o-mini/chat/completions?api-version=2024-10-21"
+    );
+    assert_eq!(request.json()["max_completion_tokens"], 16384);
+    // A config profile.
+    let mock = ok_mock();
+    dir.write(
+        "config/zero/config.json",
+        &json!({"activeProvider": "az", "providers": [{"name": "az", "provider": "azure", "baseURL": mock.url(), "apiKey": "azure-key-654321", "model": "team-gpt"}]}).to_string(),
+    );
+    dir.zero().args(&["exec", "hi"]).run().assert_code(0);
+    let request = &mock.requests()[0];
+    assert_eq!(
+        (request.path.as_str(), request.headers["api-key"].as_str()),
+        ("/openai/v1/chat/completions", "azure-key-654321")
+    );
+    std::fs::remove_file(dir.path("config/zero/config.json")).unwrap();
+    // What is missing is named.
+    let cases: [(&[(&str, &str)], &str); 3] = [
+        (&[("ZERO_PROVIDER", "azure"), ("AZURE_OPENAI_API_KEY", "k-123456")], "[zero] Zero azure provider needs a deployment name: -m <deployment> (or AZURE_OPENAI_DEPLOYMENT)\n"),
+        (&[("ZERO_PROVIDER", "azure"), ("AZURE_OPENAI_DEPLOYMENT", "d")], "[zero] Zero azure provider requires AZURE_OPENAI_ENDPOINT (https://<resource>.openai.azure.com)\n"),
+        (&[("AZURE_OPENAI_ENDPOINT", "https://r.openai.azure.com"), ("AZURE_OPENAI_DEPLOYMENT", "d")], "[zero] Zero azure provider requires an API key (set AZURE_OPENAI_API_KEY)\n"),
+    ];
+    for (env, expected) in cases {
+        let mut run = dir.zero().args(&["exec", "hi"]);
+        for (k, v) in env {
+            run = run.env(k, v);
+        }
+        let out = run.run();
+        out.assert_code(3);
+        assert_eq!(out.stderr, expected);
+    }
+}

@@ -108,7 +108,7 @@ fn zero_turns_is_a_usage_error_and_provider_kinds_read_the_same_everywhere() {
     out.assert_code(2);
     assert_eq!(out.stderr, "[zero] Invalid ZERO_MAX_TURNS \"0\": expected a positive integer\n");
     let expected =
-        "Unknown provider \"bogus\". Expected openai, anthropic, google, openai-compatible or scripted.";
+        "Unknown provider \"bogus\". Expected openai, anthropic, google, openai-compatible, azure or scripted.";
     let flag = dir.zero().args(&["exec", "--provider", "bogus", "hi"]).run();
     flag.assert_code(2);
     let env = dir.zero().env("ZERO_PROVIDER", "bogus").args(&["exec", "hi"]).run();

@@ -182,11 +182,13 @@ fn skipped(id: &'static str, label: &'static str, why: &str) -> Check {
 /// Which API the run would speak, and whether the key would travel in the clear.
 fn adapter(runtime: &Runtime) -> Check {
     let base = &runtime.base_url;
-    let api = match runtime.kind {
-        ProviderKind::Anthropic => format!("Anthropic Messages API at {base}/v1/messages"),
-        ProviderKind::Google => format!("Gemini streamGenerateContent at {base}/v1beta/models"),
-        _ => format!("OpenAI Chat Completions at {base}/chat/completions"),
+    let format = match runtime.kind {
+        ProviderKind::Anthropic => "Anthropic Messages API",
+        ProviderKind::Google => "Gemini streamGenerateContent",
+        ProviderKind::Azure => "Azure OpenAI Chat Completions",
+        _ => "OpenAI Chat Completions",
     };
+    let api = format!("{format} at {}", runtime.request_url());
     let host =
         base.strip_prefix("http://").map(|rest| rest.split(['/', ':']).next().unwrap_or(rest));
     let loopback = |h: &str| h == "localhost" || h.starts_with("127.") || h == "[::1]";

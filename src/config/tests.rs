@@ -117,7 +117,7 @@ fn resolution_errors() {
     assert_eq!(
         err,
         Failure::Provider(
-            "Unknown provider \"mystery\". Expected openai, anthropic, google, openai-compatible or scripted.".into()
+            "Unknown provider \"mystery\". Expected openai, anthropic, google, openai-compatible, azure or scripted.".into()
         )
     );
     // An unknown model names the nearest registry models, not the provider kinds.

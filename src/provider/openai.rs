@@ -26,11 +26,21 @@ pub struct OpenAi {
     /// `{base}/chat/completions`.
     pub url: String,
     pub api_key: Option<String>,
+    /// How the key is sent: `authorization: Bearer`, or Azure's `api-key` header.
+    pub key_header: KeyHeader,
     pub api_model: String,
     /// Sent as `reasoning_effort` when set.
     pub effort: Option<Effort>,
     /// The output-token limit of every call, and the field it goes in.
     pub limit: OutputLimit,
+}
+
+/// The header that carries the API key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyHeader {
+    Bearer,
+    /// Azure OpenAI's `api-key`.
+    ApiKey,
 }
 
 /// The output-token limit of a call, in the field the server reads: the official API's
@@ -48,7 +58,10 @@ impl OpenAi {
         let body = serde_json::to_vec(&body).unwrap_or_default();
         let mut headers = Vec::new();
         if let Some(key) = &self.api_key {
-            headers.push(("authorization", format!("Bearer {key}")));
+            headers.push(match self.key_header {
+                KeyHeader::Bearer => ("authorization", format!("Bearer {key}")),
+                KeyHeader::ApiKey => ("api-key", key.clone()),
+            });
         }
         stream_call(&self.http, &self.url, &headers, &body, OpenAiDecoder::default, sink)
     }
