@@ -47,7 +47,9 @@ fn for_model(output: &str) -> String {
 pub trait Journal {
     fn tool_call(&mut self, call: &ToolCall);
     /// The end of a model turn: its text and the calls it made.
-    fn assistant(&mut self, text: &str, calls: &[ToolCall]);
+    /// An assistant turn, with the provider-native content to send back (see
+    /// [`Message::native`]).
+    fn assistant(&mut self, text: &str, calls: &[ToolCall], native: &[serde_json::Value]);
     fn tool_result(&mut self, call: &ToolCall, outcome: &Outcome);
     fn usage(&mut self, usage: &Usage);
 }
@@ -59,7 +61,7 @@ pub struct NoJournal;
 #[cfg(test)]
 impl Journal for NoJournal {
     fn tool_call(&mut self, _: &ToolCall) {}
-    fn assistant(&mut self, _: &str, _: &[ToolCall]) {}
+    fn assistant(&mut self, _: &str, _: &[ToolCall], _: &[serde_json::Value]) {}
     fn tool_result(&mut self, _: &ToolCall, _: &Outcome) {}
     fn usage(&mut self, _: &Usage) {}
 }
@@ -119,7 +121,7 @@ impl Agent<'_> {
                 self.provider.stream(&request, &mut sink)?;
             }
             lock(self.out).end_turn()?;
-            self.journal.assistant(&text, &calls);
+            self.journal.assistant(&text, &calls, &native);
             let mut message = Message::assistant(text.clone(), calls.clone());
             message.native = native;
             messages.push(message);

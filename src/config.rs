@@ -150,6 +150,25 @@ pub struct ConfigProfile {
     pub model: String,
     /// `maxOutputTokens` of this profile.
     pub max_output_tokens: Option<u64>,
+    /// `openaiApi` of this profile.
+    pub openai_api: Option<OpenAiApi>,
+}
+
+/// Which OpenAI API the OpenAI-style kinds speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenAiApi {
+    Chat,
+    Responses,
+}
+
+impl OpenAiApi {
+    pub fn parse(value: &str) -> Option<OpenAiApi> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "chat" | "chat-completions" => Some(OpenAiApi::Chat),
+            "responses" => Some(OpenAiApi::Responses),
+            _ => None,
+        }
+    }
 }
 
 /// The user config file (B 2.2).
@@ -160,16 +179,33 @@ pub struct UserConfig {
     pub max_turns: Option<u32>,
     /// `maxOutputTokens` for every profile that sets none.
     pub max_output_tokens: Option<u64>,
+    /// `openaiApi` for every profile that sets none.
+    pub openai_api: Option<OpenAiApi>,
     /// Keys this zero does not know (the file may be shared with other Zero versions): one
     /// line each, naming the closest known key.
     pub warnings: Vec<String>,
 }
 
 /// The config file's top-level keys, and a provider entry's.
-pub const CONFIG_KEYS: &[&str] =
-    &["activeProvider", "providers", "maxTurns", "maxOutputTokens", "planMode", "debug"];
-const PROVIDER_KEYS: &[&str] =
-    &["name", "provider", "baseURL", "apiKey", "model", "description", "maxOutputTokens"];
+pub const CONFIG_KEYS: &[&str] = &[
+    "activeProvider",
+    "providers",
+    "maxTurns",
+    "maxOutputTokens",
+    "openaiApi",
+    "planMode",
+    "debug",
+];
+const PROVIDER_KEYS: &[&str] = &[
+    "name",
+    "provider",
+    "baseURL",
+    "apiKey",
+    "model",
+    "description",
+    "maxOutputTokens",
+    "openaiApi",
+];
 
 /// The user config file is read up to this size.
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
@@ -246,6 +282,7 @@ fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
         config.max_turns = Some(n.ok_or("maxTurns must be an integer from 1 to 100")? as u32);
     }
     config.max_output_tokens = output_limit(map.get("maxOutputTokens"), "maxOutputTokens")?;
+    config.openai_api = openai_api(map.get("openaiApi"), "openaiApi")?;
     for key in ["planMode", "debug"] {
         if map.get(key).is_some_and(|v| !v.is_boolean()) {
             return Err(format!("{key} must be true or false"));
@@ -301,6 +338,8 @@ fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
                 entry.get("maxOutputTokens"),
                 &format!("providers[{i}].maxOutputTokens"),
             )?;
+            let openai_api =
+                openai_api(entry.get("openaiApi"), &format!("providers[{i}].openaiApi"))?;
             config.providers.push(ConfigProfile {
                 name,
                 provider,
@@ -308,6 +347,7 @@ fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
                 api_key,
                 model,
                 max_output_tokens,
+                openai_api,
             });
         }
     }
@@ -325,6 +365,17 @@ fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
         }
     }
     Ok(config)
+}
+
+/// An `openaiApi` value: `chat` or `responses`.
+fn openai_api(value: Option<&Value>, place: &str) -> Result<Option<OpenAiApi>, String> {
+    match value {
+        None => Ok(None),
+        Some(v) => match v.as_str().and_then(OpenAiApi::parse) {
+            Some(api) => Ok(Some(api)),
+            None => Err(format!("{place} must be \"chat\" or \"responses\"")),
+        },
+    }
 }
 
 /// A `maxOutputTokens` value: a positive integer.
@@ -370,6 +421,7 @@ pub const PROVIDER_VARS: &[&str] = &[
 /// The other variables zero reads: the provider command, limits and timeouts.
 pub const SETTING_VARS: &[&str] = &[
     "ZERO_PROVIDER_COMMAND",
+    "ZERO_OPENAI_API",
     "SSL_CERT_FILE",
     "SSL_CERT_DIR",
     "ZERO_MAX_TURNS",
@@ -414,6 +466,7 @@ struct Source {
     api_key: Option<String>,
     model: Option<String>,
     max_output_tokens: Option<u64>,
+    openai_api: Option<OpenAiApi>,
 }
 
 /// What the command line chose.
@@ -445,6 +498,8 @@ pub struct Runtime {
     pub send_effort: Option<Effort>,
     /// Azure `api-version`: the deployments route with it, the v1 route without.
     pub api_version: Option<String>,
+    /// Chat Completions or the Responses API (OpenAI-style kinds).
+    pub openai_api: OpenAiApi,
     /// The output-token limit of every call (`max_completion_tokens`, `max_tokens`,
     /// `maxOutputTokens`): asked for, or the model's known limit, never above it.
     pub max_tokens: u64,
@@ -462,6 +517,15 @@ impl Runtime {
     /// The URL each call is sent to.
     pub fn request_url(&self) -> String {
         let base = &self.base_url;
+        if self.openai_api == OpenAiApi::Responses {
+            return match (self.kind, &self.api_version) {
+                (ProviderKind::Azure, None) => format!("{base}/openai/v1/responses"),
+                (ProviderKind::Azure, Some(version)) => {
+                    format!("{base}/openai/responses?api-version={}", query_value(version))
+                }
+                _ => format!("{base}/responses"),
+            };
+        }
         match (self.kind, &self.api_version) {
             (ProviderKind::Anthropic, _) => format!("{base}/v1/messages"),
             (ProviderKind::Google, _) => {
@@ -567,6 +631,7 @@ pub fn resolve(
             .or_else(|| config.and_then(|c| c.max_output_tokens).map(|n| (n, "maxOutputTokens"))),
     };
     apply_output_limit(&mut runtime, wanted);
+    choose_openai_api(&mut runtime, env, source.openai_api.or(config.and_then(|c| c.openai_api)))?;
     apply_effort(&mut runtime, choice.effort.as_deref())?;
     let min_thinking = models::MIN_THINKING_BUDGET;
     if runtime.kind == ProviderKind::Anthropic
@@ -595,6 +660,7 @@ fn scripted_runtime(choice: &Choice, net: NetSettings) -> Result<Runtime, Failur
         model_label: model.map_or(requested.unwrap_or("Scripted"), |m| m.label).to_string(),
         api_model: model.map_or(requested.unwrap_or("scripted"), |m| m.api_model).to_string(),
         api_version: None,
+        openai_api: OpenAiApi::Chat,
         model,
         profile: None,
         base_url: String::new(),
@@ -637,6 +703,7 @@ fn source(
                     api_key: profile.api_key.clone().filter(|k| !k.trim().is_empty()),
                     model: Some(profile.model.clone()),
                     max_output_tokens: profile.max_output_tokens,
+                    openai_api: profile.openai_api,
                 });
             }
         }
@@ -655,6 +722,7 @@ fn source(
             api_key: None,
             model: env.get("OPENAI_MODEL").map(str::to_string),
             max_output_tokens: None,
+            openai_api: None,
         });
     }
     Err(Failure::Provider(
@@ -808,7 +876,7 @@ fn runtime(
                 ))
             }
         },
-        ProviderKind::OpenAi => OPENAI_URL.to_string(),
+        ProviderKind::OpenAi => official_openai_url(env),
         ProviderKind::Anthropic => base.unwrap_or_else(|| ANTHROPIC_URL.to_string()),
         ProviderKind::Google => base.unwrap_or_else(|| GEMINI_URL.to_string()),
         ProviderKind::Azure => azure_endpoint(base)?,
@@ -841,6 +909,7 @@ fn runtime(
         api_version: (kind == ProviderKind::Azure)
             .then(|| env.get("AZURE_OPENAI_API_VERSION").map(str::to_string))
             .flatten(),
+        openai_api: OpenAiApi::Chat,
         model: known,
         profile: None,
         base_url,
@@ -883,6 +952,16 @@ fn normalize_url(url: &str) -> Option<String> {
     valid.then(|| url.to_string())
 }
 
+/// The official OpenAI endpoint. Debug builds (the test suite's) may point it at a loopback
+/// mock with `ZERO_DEBUG_OPENAI_URL`, so the official path is tested end to end; release
+/// builds always use OpenAI's.
+fn official_openai_url(env: &Env) -> String {
+    match env.get("ZERO_DEBUG_OPENAI_URL").filter(|_| cfg!(debug_assertions)) {
+        Some(url) => url.trim_end_matches('/').to_string(),
+        None => OPENAI_URL.to_string(),
+    }
+}
+
 /// Whether `kind`'s base URL is set and is not the vendor's own host.
 fn custom_host(env: &Env, source: &Source, kind: ProviderKind) -> bool {
     let official = match kind {
@@ -919,6 +998,44 @@ fn valid_deployment(name: &str) -> bool {
 fn is_official_openai(url: &str) -> bool {
     let url = url.trim().trim_end_matches('/');
     url == "https://api.openai.com/v1" || url == "https://api.openai.com"
+}
+
+/// The OpenAI API: `ZERO_OPENAI_API`, else the config, else Responses for OpenAI's own
+/// reasoning models (which work best through it) and Chat Completions for the rest.
+fn choose_openai_api(
+    runtime: &mut Runtime,
+    env: &Env,
+    configured: Option<OpenAiApi>,
+) -> Result<(), Failure> {
+    let from_env = match env.get("ZERO_OPENAI_API") {
+        None => None,
+        Some(v) => Some(OpenAiApi::parse(v).ok_or_else(|| {
+            Failure::Provider(format!(
+                "Invalid ZERO_OPENAI_API \"{v}\": expected \"chat\" or \"responses\""
+            ))
+        })?),
+    };
+    let openai_style = matches!(
+        runtime.kind,
+        ProviderKind::OpenAi | ProviderKind::OpenAiCompatible | ProviderKind::Azure
+    );
+    if !openai_style {
+        if from_env.is_some() {
+            runtime.warnings.push(format!(
+                "ZERO_OPENAI_API is ignored: the {} provider has its own API.",
+                runtime.kind.name()
+            ));
+        }
+        return Ok(());
+    }
+    let reasoning_model = runtime.kind == ProviderKind::OpenAi
+        && runtime.model.is_some_and(|m| !m.efforts.is_empty());
+    runtime.openai_api = from_env.or(configured).unwrap_or(if reasoning_model {
+        OpenAiApi::Responses
+    } else {
+        OpenAiApi::Chat
+    });
+    Ok(())
 }
 
 /// The output limit asked for (and by what), capped at the model's known limit with a warning.
@@ -1089,6 +1206,7 @@ fn provider_command(command: &str) -> Result<Source, Failure> {
         api_key: field("api_key")?,
         model: Some(model),
         max_output_tokens: None,
+        openai_api: None,
     })
 }
 

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::agent::{Agent, Journal, SYSTEM_PROMPT};
 use crate::cli::ExecArgs;
-use crate::config::{self, Env, ProviderKind, Runtime};
+use crate::config::{self, Env, OpenAiApi, ProviderKind, Runtime};
 use crate::conversation::{Message, ToolCall};
 use crate::error::{Failure, Stop};
 use crate::events::{ListedTool, RunDetails};
@@ -404,8 +404,10 @@ impl Journal for SessionJournal {
         }
     }
 
-    fn assistant(&mut self, text: &str, calls: &[ToolCall]) {
-        if let Some(payload) = self.with_redactor(|r| session::assistant_payload(text, calls, r)) {
+    fn assistant(&mut self, text: &str, calls: &[ToolCall], native: &[serde_json::Value]) {
+        if let Some(payload) =
+            self.with_redactor(|r| session::assistant_payload(text, calls, native, r))
+        {
             self.record("message", payload);
         }
     }
@@ -518,6 +520,22 @@ fn build_provider(runtime: &Runtime) -> Result<Provider, Failure> {
                 }
             })?;
             Provider::Scripted(scripted)
+        }
+        ProviderKind::OpenAi | ProviderKind::OpenAiCompatible | ProviderKind::Azure
+            if runtime.openai_api == OpenAiApi::Responses =>
+        {
+            let azure = runtime.kind == ProviderKind::Azure;
+            Provider::Responses(provider::responses::Responses {
+                http: http(),
+                url: runtime.request_url(),
+                api_key: runtime.api_key.clone(),
+                key_header: if azure { KeyHeader::ApiKey } else { KeyHeader::Bearer },
+                api_model: runtime.api_model.clone(),
+                effort: runtime.send_effort,
+                reasoning: runtime.send_effort.is_some()
+                    || runtime.model.is_some_and(|m| !m.efforts.is_empty()),
+                max_tokens: runtime.max_tokens,
+            })
         }
         ProviderKind::OpenAi | ProviderKind::OpenAiCompatible | ProviderKind::Azure => {
             let azure = runtime.kind == ProviderKind::Azure;

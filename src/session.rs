@@ -542,8 +542,15 @@ pub fn tool_call_payload(call: &ToolCall, side_effect: &str, redactor: &Redactor
 }
 
 /// Payload of an assistant `message` event, with the calls it made (their argument text
-/// redacted as decoded JSON, see [`Redactor::redact_json_text`]).
-pub fn assistant_payload(text: &str, calls: &[ToolCall], redactor: &Redactor) -> Value {
+/// redacted as decoded JSON, see [`Redactor::redact_json_text`]) and the provider-native
+/// content a resumed run sends back (reasoning items, thinking blocks; redacted on append
+/// like everything else).
+pub fn assistant_payload(
+    text: &str,
+    calls: &[ToolCall],
+    native: &[Value],
+    redactor: &Redactor,
+) -> Value {
     let mut payload = json!({"role": "assistant", "content": text, "source": "exec"});
     if !calls.is_empty() {
         payload["toolCalls"] = calls
@@ -553,6 +560,9 @@ pub fn assistant_payload(text: &str, calls: &[ToolCall], redactor: &Redactor) ->
                 json!({"id": c.id, "name": c.name, "arguments": arguments})
             })
             .collect();
+    }
+    if !native.is_empty() {
+        payload["native"] = Value::Array(native.to_vec());
     }
     payload
 }
@@ -615,7 +625,23 @@ pub fn conversation(events: &[Event]) -> Vec<Message> {
                             })
                             .unwrap_or_default();
                         open = calls.clone();
-                        messages.push(Message::assistant(text("content"), calls));
+                        let mut message = Message::assistant(text("content"), calls);
+                        // Signed or encrypted content that redaction changed would be refused
+                        // by the provider; it is left out (the model then reasons afresh).
+                        message.native = payload
+                            .get("native")
+                            .and_then(Value::as_array)
+                            .map(|items| {
+                                items
+                                    .iter()
+                                    .filter(|item| {
+                                        !item.to_string().contains(crate::redact::REDACTED)
+                                    })
+                                    .cloned()
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        messages.push(message);
                     }
                     _ => {}
                 }

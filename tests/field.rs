@@ -494,3 +494,163 @@ fn azure_openai_has_its_own_header_url_and_deployments() {
         assert_eq!(out.stderr, expected);
     }
 }
+
+/// One Responses SSE event, named by its `type`.
+fn responses_event(data: Value) -> String {
+    format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap())
+}
+
+fn responses_completed(input: u64, cached: u64, output: u64) -> String {
+    responses_event(
+        json!({"type": "response.completed", "response": {"status": "completed", "usage": {
+        "input_tokens": input, "input_tokens_details": {"cached_tokens": cached},
+        "output_tokens": output, "output_tokens_details": {"reasoning_tokens": 2}}}}),
+    )
+}
+
+/// A turn that reasons (summary and encrypted item) and calls read_file.
+fn responses_tool_turn() -> Vec<String> {
+    vec![
+        responses_event(json!({"type": "response.created", "response": {"status": "in_progress"}})),
+        responses_event(
+            json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "reasoning", "id": "rs_1", "summary": []}}),
+        ),
+        responses_event(
+            json!({"type": "response.reasoning_summary_text.delta", "output_index": 0, "delta": "I should read the file."}),
+        ),
+        responses_event(
+            json!({"type": "response.output_item.done", "output_index": 0, "item": {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "I should read the file."}], "encrypted_content": "enc-opaque-1", "status": "completed"}}),
+        ),
+        responses_event(
+            json!({"type": "response.output_item.added", "output_index": 1, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_a", "name": "read_file", "arguments": ""}}),
+        ),
+        responses_event(
+            json!({"type": "response.function_call_arguments.delta", "output_index": 1, "delta": "{\"path\":"}),
+        ),
+        responses_event(
+            json!({"type": "response.function_call_arguments.delta", "output_index": 1, "delta": "\"a.txt\"}"}),
+        ),
+        responses_event(
+            json!({"type": "response.output_item.done", "output_index": 1, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_a", "name": "read_file", "arguments": "{\"path\":\"a.txt\"}"}}),
+        ),
+        responses_completed(500, 100, 40),
+    ]
+}
+
+fn responses_answer(text: &str) -> Vec<String> {
+    vec![
+        responses_event(
+            json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}}),
+        ),
+        responses_event(
+            json!({"type": "response.output_text.delta", "output_index": 0, "delta": text}),
+        ),
+        responses_completed(700, 0, 10),
+    ]
+}
+
+#[test]
+fn openai_reasoning_models_speak_the_responses_api_and_keep_their_reasoning() {
+    let dir = TestDir::new("responses");
+    dir.write("work/a.txt", "hi\n");
+    let mock = Mock::start(vec![
+        Reply::sse(&responses_tool_turn()),
+        Reply::sse(&responses_answer("It says hi.")),
+    ]);
+    let official = |mock: &Mock| {
+        dir.zero()
+            .env("OPENAI_API_KEY", "sk-test-official-123456")
+            .env("ZERO_DEBUG_OPENAI_URL", &mock.v1())
+    };
+    let out = official(&mock)
+        .args(&["exec", "-o", "stream-json", "-m", "gpt-5", "-r", "high", "read a.txt"])
+        .run();
+    out.assert_code(0);
+    let events = out.stream();
+    assert_eq!(
+        out.types(),
+        ["run_start", "tool_call", "usage", "tool_result", "text", "usage", "final", "run_end"]
+    );
+    assert_eq!(events[6]["text"], "It says hi.", "the reasoning summary is not text");
+    // gpt-5: $1.25 fresh, $0.125 cached, $10 out: 400 x 1.25 + 100 x 0.125 + 40 x 10.
+    assert_eq!(events[2]["costUsd"], 0.0009125);
+    let requests = mock.requests();
+    assert_eq!(requests[0].path, "/v1/responses");
+    assert_eq!(requests[0].headers["authorization"], "Bearer sk-test-official-123456");
+    let first = requests[0].json();
+    assert_eq!(
+        (&first["model"], &first["store"], &first["stream"], &first["max_output_tokens"]),
+        (&json!("gpt-5"), &json!(false), &json!(true), &json!(128000))
+    );
+    assert_eq!(
+        (&first["reasoning"], &first["include"]),
+        (&json!({"effort": "high"}), &json!(["reasoning.encrypted_content"]))
+    );
+    assert!(first["instructions"].as_str().unwrap().starts_with("You are Zero"));
+    assert_eq!(first["input"], json!([{"role": "user", "content": "read a.txt"}]));
+    assert_eq!(first["tools"][0]["type"], "function");
+    // The second turn carries the first one's reasoning item back, then the call and result.
+    assert_eq!(
+        requests[1].json()["input"],
+        json!([
+            {"role": "user", "content": "read a.txt"},
+            {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "I should read the file."}], "encrypted_content": "enc-opaque-1"},
+            {"type": "function_call", "call_id": "call_a", "name": "read_file", "arguments": "{\"path\":\"a.txt\"}"},
+            {"type": "function_call_output", "call_id": "call_a", "output": "File: a.txt (1 lines)\n\n1 | hi\n"},
+        ])
+    );
+    // The session keeps the reasoning item: a resumed run sends it again.
+    let session = events[0]["sessionId"].as_str().unwrap().to_string();
+    let mock = Mock::start(vec![Reply::sse(&responses_answer("Still hi."))]);
+    official(&mock)
+        .args(&["exec", "-m", "gpt-5", "--resume", &session, "and now?"])
+        .run()
+        .assert_code(0);
+    let input = mock.requests()[0].json()["input"].clone();
+    assert_eq!(input[1]["encrypted_content"], "enc-opaque-1", "{input}");
+    // gpt-4.1 (no reasoning) stays on Chat Completions, with the official limit field.
+    let mock = ok_mock();
+    official(&mock).args(&["exec", "-m", "gpt-4.1", "hi"]).run().assert_code(0);
+    assert_eq!(mock.requests()[0].path, "/v1/chat/completions");
+    assert!(mock.requests()[0].json().get("max_completion_tokens").is_some());
+    // ZERO_OPENAI_API overrides either way: chat for gpt-5, responses at a compatible server.
+    let mock = ok_mock();
+    official(&mock)
+        .env("ZERO_OPENAI_API", "chat")
+        .args(&["exec", "-m", "gpt-5", "hi"])
+        .run()
+        .assert_code(0);
+    assert_eq!(mock.requests()[0].path, "/v1/chat/completions");
+    let mock = Mock::start(vec![Reply::sse(&responses_answer("ok"))]);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .env("ZERO_OPENAI_API", "responses")
+        .args(&["exec", "hi"])
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stdout, "ok\n");
+    let body = mock.requests()[0].json();
+    assert_eq!(mock.requests()[0].path, "/v1/responses");
+    assert!(body.get("include").is_none() && body.get("reasoning").is_none(), "{body}");
+    // The config key does the same.
+    let mock = Mock::start(vec![Reply::sse(&responses_answer("ok"))]);
+    dir.write(
+        "config/zero/config.json",
+        &json!({"activeProvider": "vllm", "providers": [{"name": "vllm", "provider": "openai-compatible", "baseURL": mock.v1(), "model": "served", "openaiApi": "responses"}]}).to_string(),
+    );
+    dir.zero().args(&["exec", "hi"]).run().assert_code(0);
+    assert_eq!(mock.requests()[0].path, "/v1/responses");
+    std::fs::remove_file(dir.path("config/zero/config.json")).unwrap();
+    let out = dir
+        .zero()
+        .openai("http://127.0.0.1:1/v1", "m")
+        .env("ZERO_OPENAI_API", "graphql")
+        .args(&["exec", "hi"])
+        .run();
+    out.assert_code(3);
+    assert_eq!(
+        out.stderr,
+        "[zero] Invalid ZERO_OPENAI_API \"graphql\": expected \"chat\" or \"responses\"\n"
+    );
+}

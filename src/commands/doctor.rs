@@ -182,10 +182,13 @@ fn skipped(id: &'static str, label: &'static str, why: &str) -> Check {
 /// Which API the run would speak, and whether the key would travel in the clear.
 fn adapter(runtime: &Runtime) -> Check {
     let base = &runtime.base_url;
+    let responses = runtime.openai_api == crate::config::OpenAiApi::Responses;
     let format = match runtime.kind {
         ProviderKind::Anthropic => "Anthropic Messages API",
         ProviderKind::Google => "Gemini streamGenerateContent",
+        ProviderKind::Azure if responses => "Azure OpenAI Responses API",
         ProviderKind::Azure => "Azure OpenAI Chat Completions",
+        _ if responses => "OpenAI Responses API",
         _ => "OpenAI Chat Completions",
     };
     let api = format!("{format} at {}", runtime.request_url());

@@ -8,6 +8,7 @@
 pub mod anthropic;
 pub mod gemini;
 pub mod openai;
+pub mod responses;
 pub mod scripted;
 
 #[cfg(test)]
@@ -127,6 +128,7 @@ pub type Sink<'a> = dyn FnMut(StreamEvent) -> Result<(), Stop> + 'a;
 /// A configured provider.
 pub enum Provider {
     OpenAi(openai::OpenAi),
+    Responses(responses::Responses),
     Anthropic(anthropic::Anthropic),
     Gemini(gemini::Gemini),
     Scripted(scripted::Scripted),
@@ -137,6 +139,7 @@ impl Provider {
     pub fn stream(&mut self, request: &Request<'_>, sink: &mut Sink<'_>) -> Result<(), Stop> {
         match self {
             Provider::OpenAi(p) => p.stream(request, sink),
+            Provider::Responses(p) => p.stream(request, sink),
             Provider::Anthropic(p) => p.stream(request, sink),
             Provider::Gemini(p) => p.stream(request, sink),
             Provider::Scripted(p) => p.stream(request, sink),

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::anthropic::AnthropicDecoder;
 use super::gemini::GeminiDecoder;
 use super::openai::OpenAiDecoder;
+use super::responses::ResponsesDecoder;
 use super::{Decoder, StreamEvent};
 use crate::http::status_error;
 use crate::sse::SseReader;
@@ -306,6 +307,44 @@ fn recorded_chat_completions_streams_replay() {
         count += 1;
     }
     assert!(count >= 14, "only {count} chat recordings found");
+}
+
+/// Responses events: the text deltas, the finished function-call items, the first error.
+fn responses_expected(body: &str) -> Expected {
+    let mut expected = Expected { text: String::new(), calls: Vec::new(), error: None };
+    for event in payloads(body) {
+        match event["type"].as_str().unwrap_or_default() {
+            "response.output_text.delta" => {
+                expected.text.push_str(event["delta"].as_str().unwrap_or_default())
+            }
+            "response.output_item.done" if event["item"]["type"] == "function_call" => {
+                let item = &event["item"];
+                let field = |k: &str| item[k].as_str().unwrap_or_default().to_string();
+                expected.calls.push((field("name"), field("arguments")));
+            }
+            "error" => {
+                expected.error = event["error"]["message"].as_str().map(str::to_string);
+                break;
+            }
+            "response.failed" => {
+                expected.error = event["response"]["error"]["message"].as_str().map(str::to_string);
+                break;
+            }
+            _ => {}
+        }
+    }
+    expected
+}
+
+#[test]
+fn recorded_responses_streams_replay() {
+    let Some(dir) = fixtures() else { return };
+    let targets = files(&dir, "openai", |n| n.starts_with("responses-") && n.ends_with(".sse"));
+    assert!(targets.len() >= 3, "only {} Responses recordings found", targets.len());
+    for path in targets {
+        let body = std::fs::read_to_string(&path).unwrap();
+        check::<ResponsesDecoder>(&path, responses_expected(&body));
+    }
 }
 
 #[test]

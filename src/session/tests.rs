@@ -199,16 +199,28 @@ fn conversation_is_rebuilt_as_structured_messages() {
     let events: Vec<Event> = [
         ("message", json!({"role": "user", "content": "read a"})),
         ("tool_call", tool_call_payload(&call, "read", &Redactor::default())),
-        ("message", assistant_payload("", std::slice::from_ref(&call), &Redactor::default())),
+        (
+            "message",
+            assistant_payload(
+                "",
+                std::slice::from_ref(&call),
+                &[
+                    json!({"type": "reasoning", "id": "rs_1", "encrypted_content": "gAAA"}),
+                    json!({"type": "reasoning", "id": "rs_2", "encrypted_content": "x[REDACTED]"}),
+                ],
+                &Redactor::default(),
+            ),
+        ),
         ("tool_result", tool_result_payload("c1", true, "contents", &Redactor::default())),
         ("provider_usage", json!({"promptTokens": 3})),
-        ("message", assistant_payload("It says contents.", &[], &Redactor::default())),
+        ("message", assistant_payload("It says contents.", &[], &[], &Redactor::default())),
         ("message", json!({"role": "user", "content": "again"})),
         (
             "message",
             assistant_payload(
                 "",
                 &[ToolCall { id: "c2".into(), ..call.clone() }],
+                &[],
                 &Redactor::default(),
             ),
         ),
@@ -225,6 +237,11 @@ fn conversation_is_rebuilt_as_structured_messages() {
     })
     .collect();
     let messages = conversation(&events);
+    // Native content comes back, except what redaction changed.
+    assert_eq!(
+        messages[1].native,
+        [json!({"type": "reasoning", "id": "rs_1", "encrypted_content": "gAAA"})]
+    );
     let shape: Vec<(Role, &str, usize)> =
         messages.iter().map(|m| (m.role, m.content.as_str(), m.tool_calls.len())).collect();
     assert_eq!(
