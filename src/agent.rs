@@ -108,7 +108,7 @@ impl Agent<'_> {
                             calls.push(call);
                         }
                         StreamEvent::Usage(usage) => {
-                            let cost = model.map(|m| models::cost(m, &usage));
+                            let cost = model.and_then(|m| models::cost(m, &usage));
                             lock(out).usage(&usage, cost)?;
                             journal.usage(&usage);
                         }

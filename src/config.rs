@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::error::Failure;
 use crate::http::{ExtraRoots, NetSettings};
-use crate::models::{self, Effort, Family, Model, Profile};
+use crate::models::{self, Effort, Family, Model, ModelSpec, Prices, Profile, Rates};
 
 /// A snapshot of the environment. Empty values count as unset (B 2.1).
 #[derive(Debug, Clone, Default)]
@@ -172,7 +172,7 @@ impl OpenAiApi {
 }
 
 /// The user config file (B 2.2).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct UserConfig {
     pub active_provider: Option<String>,
     pub providers: Vec<ConfigProfile>,
@@ -181,6 +181,8 @@ pub struct UserConfig {
     pub max_output_tokens: Option<u64>,
     /// `openaiApi` for every profile that sets none.
     pub openai_api: Option<OpenAiApi>,
+    /// `models`: models added to the registry or replacing a built-in one of the same id.
+    pub models: Vec<ModelSpec>,
     /// Keys this zero does not know (the file may be shared with other Zero versions): one
     /// line each, naming the closest known key.
     pub warnings: Vec<String>,
@@ -193,8 +195,19 @@ pub const CONFIG_KEYS: &[&str] = &[
     "maxTurns",
     "maxOutputTokens",
     "openaiApi",
+    "models",
     "planMode",
     "debug",
+];
+const MODEL_KEYS: &[&str] = &[
+    "id",
+    "provider",
+    "apiModel",
+    "aliases",
+    "contextWindow",
+    "maxOutputTokens",
+    "reasoningEfforts",
+    "prices",
 ];
 const PROVIDER_KEYS: &[&str] = &[
     "name",
@@ -283,6 +296,16 @@ fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
     }
     config.max_output_tokens = output_limit(map.get("maxOutputTokens"), "maxOutputTokens")?;
     config.openai_api = openai_api(map.get("openaiApi"), "openaiApi")?;
+    if let Some(list) = map.get("models") {
+        let list = list.as_array().ok_or("models must be an array")?;
+        for (i, entry) in list.iter().enumerate() {
+            let spec = model_spec(entry, i, &mut config.warnings)?;
+            if config.models.iter().any(|m| m.id == spec.id) {
+                return Err(format!("models[{i}].id \"{}\" is defined twice", spec.id));
+            }
+            config.models.push(spec);
+        }
+    }
     for key in ["planMode", "debug"] {
         if map.get(key).is_some_and(|v| !v.is_boolean()) {
             return Err(format!("{key} must be true or false"));
@@ -365,6 +388,100 @@ fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
         }
     }
     Ok(config)
+}
+
+/// One entry of `models`: `id` and `provider` (the vendor family) required; the API name
+/// defaults to the id, the limits to 128,000 and 4,096 tokens; without `prices` no cost is
+/// reported.
+fn model_spec(entry: &Value, i: usize, warnings: &mut Vec<String>) -> Result<ModelSpec, String> {
+    let at = |field: &str, what: &str| format!("models[{i}].{field} must be {what}");
+    let entry = entry.as_object().ok_or(format!("models[{i}] must be an object"))?;
+    let place = format!("models[{i}].");
+    warnings.extend(entry.keys().filter_map(|k| unknown_key(k, MODEL_KEYS, &place)));
+    let text = |field: &str| -> Result<Option<String>, String> {
+        match entry.get(field) {
+            None => Ok(None),
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.trim().to_string())),
+            Some(_) => Err(at(field, "a non-empty string")),
+        }
+    };
+    let count = |field: &str, default: u64| -> Result<u64, String> {
+        match entry.get(field) {
+            None => Ok(default),
+            Some(v) => v
+                .as_u64()
+                .filter(|n| (1..=100_000_000).contains(n))
+                .ok_or_else(|| at(field, "an integer from 1 to 100000000")),
+        }
+    };
+    let id = text("id")?.ok_or_else(|| at("id", "a non-empty string"))?.to_ascii_lowercase();
+    let family = match text("provider")?.as_deref().map(ProviderKind::parse) {
+        Some(Some(kind)) => {
+            kind.family().ok_or_else(|| at("provider", "openai, anthropic or google"))?
+        }
+        _ => return Err(at("provider", "openai, anthropic or google")),
+    };
+    let aliases = match entry.get("aliases") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|a| {
+                a.as_str().filter(|a| !a.trim().is_empty()).map(|a| a.trim().to_ascii_lowercase())
+            })
+            .collect::<Option<Vec<String>>>()
+            .ok_or_else(|| at("aliases", "an array of strings"))?,
+        Some(_) => return Err(at("aliases", "an array of strings")),
+    };
+    let efforts = match entry.get("reasoningEfforts") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|e| e.as_str().and_then(Effort::parse))
+            .collect::<Option<Vec<Effort>>>()
+            .ok_or_else(|| {
+                at("reasoningEfforts", "an array of none, minimal, low, medium, high, xhigh")
+            })?,
+        Some(_) => return Err(at("reasoningEfforts", "an array of efforts")),
+    };
+    let prices = match entry.get("prices") {
+        None => Prices::Unknown,
+        Some(Value::Object(p)) => {
+            let rate = |k: &str, required: bool| -> Result<Option<f64>, String> {
+                match p.get(k) {
+                    None if !required => Ok(None),
+                    Some(v) => {
+                        match v.as_f64().filter(|f| f.is_finite() && *f >= 0.0 && *f <= 1_000_000.0)
+                        {
+                            Some(f) => Ok(Some(f)),
+                            None => Err(at(
+                                &format!("prices.{k}"),
+                                "a number of dollars per million tokens",
+                            )),
+                        }
+                    }
+                    None => {
+                        Err(at(&format!("prices.{k}"), "a number of dollars per million tokens"))
+                    }
+                }
+            };
+            Prices::Flat(Rates {
+                input: rate("input", true)?.unwrap_or(0.0),
+                cached_input: rate("cachedInput", false)?,
+                output: rate("output", true)?.unwrap_or(0.0),
+            })
+        }
+        Some(_) => return Err(at("prices", "an object with input, output and cachedInput")),
+    };
+    Ok(ModelSpec {
+        api_model: text("apiModel")?.unwrap_or_else(|| id.clone()),
+        id,
+        family,
+        aliases,
+        context_window: count("contextWindow", 128_000)?,
+        max_output: count("maxOutputTokens", DEFAULT_MAX_OUTPUT_TOKENS)?,
+        efforts,
+        prices,
+    })
 }
 
 /// An `openaiApi` value: `chat` or `responses`.
@@ -567,12 +684,13 @@ pub fn resolve(
         Some(v) => Some(ProviderKind::parse(v).ok_or_else(|| Failure::Usage(unknown_kind(v)))?),
     };
     let net = net_settings(env)?;
+    let user_models = config.map_or(&[][..], |c| c.models.as_slice());
     let scripted = flag_kind == Some(ProviderKind::Scripted)
         || (flag_kind.is_none() && choice.script.is_some())
         || (flag_kind.is_none()
             && env.get("ZERO_PROVIDER").is_some_and(|v| v.eq_ignore_ascii_case("scripted")));
     if scripted {
-        return scripted_runtime(choice, net);
+        return scripted_runtime(choice, net, user_models);
     }
     if choice.script.is_some() {
         return Err(Failure::Usage("--script needs --provider scripted".to_string()));
@@ -619,7 +737,7 @@ pub fn resolve(
     if requested.is_empty() {
         return Err(Failure::Provider("Missing Zero provider model".to_string()));
     }
-    let mut runtime = runtime(env, &source, explicit, &requested, net)?;
+    let mut runtime = runtime(env, &source, explicit, &requested, net, user_models)?;
     runtime.roots = extra_roots(env)?;
     runtime.profile = profile;
     runtime.warnings = warnings;
@@ -647,13 +765,17 @@ pub fn resolve(
     Ok(runtime)
 }
 
-fn scripted_runtime(choice: &Choice, net: NetSettings) -> Result<Runtime, Failure> {
+fn scripted_runtime(
+    choice: &Choice,
+    net: NetSettings,
+    user_models: &[ModelSpec],
+) -> Result<Runtime, Failure> {
     let script = choice
         .script
         .clone()
         .ok_or_else(|| Failure::Usage("--provider scripted needs --script FILE".to_string()))?;
     let requested = choice.model.as_deref().map(str::trim).filter(|m| !m.is_empty());
-    let model = requested.and_then(models::find);
+    let model = requested.and_then(|r| find_model(r, user_models));
     let mut runtime = Runtime {
         kind: ProviderKind::Scripted,
         model_id: model.map_or(requested.unwrap_or("scripted"), |m| m.id).to_string(),
@@ -741,9 +863,19 @@ pub fn unknown_kind(value: &str) -> String {
     )
 }
 
+/// A model by id or alias: the config's models first (they may replace a built-in one), then
+/// the registry.
+fn find_model(name: &str, user_models: &[ModelSpec]) -> Option<&'static Model> {
+    match user_models.iter().find(|m| m.answers_to(name)) {
+        Some(spec) => Some(spec.to_static()),
+        None => models::find(name),
+    }
+}
+
 /// ` (closest known models: a, b, c)` for an unknown model name.
-fn closest_models(requested: &str) -> String {
-    let ids: Vec<&str> = models::MODELS.iter().map(|m| m.id).collect();
+fn closest_models(requested: &str, user_models: &[ModelSpec]) -> String {
+    let mut ids: Vec<&str> = user_models.iter().map(|m| m.id.as_str()).collect();
+    ids.extend(models::MODELS.iter().map(|m| m.id));
     format!(
         " (closest known models: {})",
         crate::text::closest(requested, &ids, 3, false).join(", ")
@@ -797,6 +929,7 @@ fn runtime(
     explicit: Option<ProviderKind>,
     requested: &str,
     net: NetSettings,
+    user_models: &[ModelSpec],
 ) -> Result<Runtime, Failure> {
     let config_err = |m: String| Failure::Provider(m);
     let openai_base = endpoint(env, source, ProviderKind::OpenAi).0;
@@ -808,7 +941,7 @@ fn runtime(
         None => None,
     };
     let official = |url: &Option<String>| url.as_deref().is_none_or(is_official_openai);
-    let known = models::find(requested);
+    let known = find_model(requested, user_models);
     let kind = match known {
         Some(model) => {
             if let Some(e) = explicit.filter(|e| *e != ProviderKind::OpenAiCompatible) {
@@ -846,7 +979,7 @@ fn runtime(
                 return Err(config_err(format!(
                     "Unknown Zero model \"{requested}\" for official {} provider runtime. Official providers require a model from the Zero model registry{}. With a gateway or local server, set its base URL; for OpenAI-style servers, use provider: \"openai-compatible\".",
                     kind.name(),
-                    closest_models(requested)
+                    closest_models(requested, user_models)
                 )))
             }
             None if !official(&openai_base) => ProviderKind::OpenAiCompatible,
@@ -854,7 +987,7 @@ fn runtime(
                 return Err(config_err(format!(
                     "Unknown Zero model \"{requested}\" for {} provider runtime{}. Use a model from the Zero model registry or set provider: \"openai-compatible\" for custom OpenAI-compatible gateways.",
                     source.origin.describe(),
-                    closest_models(requested)
+                    closest_models(requested, user_models)
                 )))
             }
         },

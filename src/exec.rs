@@ -421,7 +421,7 @@ impl Journal for SessionJournal {
     }
 
     fn usage(&mut self, usage: &Usage) {
-        let cost = self.model.map(|m| models::cost(m, usage));
+        let cost = self.model.and_then(|m| models::cost(m, usage));
         self.record("provider_usage", session::usage_payload(usage, cost));
     }
 }

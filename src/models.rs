@@ -35,7 +35,13 @@ pub struct Rates {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Prices {
     Flat(Rates),
-    Tiered { up_to_input: u64, low: Rates, high: Rates },
+    Tiered {
+        up_to_input: u64,
+        low: Rates,
+        high: Rates,
+    },
+    /// A model added in the config without prices: no cost is reported, never a guess.
+    Unknown,
 }
 
 /// The smallest Anthropic thinking budget the API takes; it must also stay below the call's
@@ -426,8 +432,9 @@ impl Usage {
 
 /// The cost of one call in USD (B 10): the tier is chosen by prompt size, cached prompt tokens
 /// are billed at the cached rate where the model has one.
-pub fn cost(model: &Model, usage: &Usage) -> f64 {
+pub fn cost(model: &Model, usage: &Usage) -> Option<f64> {
     let rates = match model.prices {
+        Prices::Unknown => return None,
         Prices::Flat(rates) => rates,
         Prices::Tiered { up_to_input, low, high } => {
             if usage.prompt_tokens <= up_to_input {
@@ -445,7 +452,48 @@ pub fn cost(model: &Model, usage: &Usage) -> f64 {
     let dollars = fresh as f64 * rates.input
         + cached as f64 * rates.cached_input.unwrap_or(rates.input)
         + usage.completion_tokens as f64 * rates.output;
-    dollars / 1_000_000.0
+    Some(dollars / 1_000_000.0)
+}
+
+/// A model the user's config adds or overrides, as read (owned).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelSpec {
+    pub id: String,
+    pub family: Family,
+    pub api_model: String,
+    pub aliases: Vec<String>,
+    pub context_window: u64,
+    pub max_output: u64,
+    pub efforts: Vec<Effort>,
+    pub prices: Prices,
+}
+
+impl ModelSpec {
+    /// Whether `name` (any case) is this model's id or one of its aliases.
+    pub fn answers_to(&self, name: &str) -> bool {
+        let name = name.trim().to_ascii_lowercase();
+        self.id.eq_ignore_ascii_case(&name)
+            || self.aliases.iter().any(|a| a.eq_ignore_ascii_case(&name))
+    }
+
+    /// The model as the rest of zero holds models, for the whole run: made once, for the
+    /// model a run uses, so it lives as long as the process (a few hundred bytes).
+    pub fn to_static(&self) -> &'static Model {
+        let text = |s: &str| -> &'static str { Box::leak(s.to_string().into_boxed_str()) };
+        let aliases: Vec<&'static str> = self.aliases.iter().map(|a| text(a)).collect();
+        Box::leak(Box::new(Model {
+            id: text(&self.id),
+            api_model: text(&self.api_model),
+            family: self.family,
+            label: text(&self.id),
+            deprecated: false,
+            aliases: Box::leak(aliases.into_boxed_slice()),
+            context_window: self.context_window,
+            max_output: self.max_output,
+            prices: self.prices,
+            efforts: Box::leak(self.efforts.clone().into_boxed_slice()),
+        }))
+    }
 }
 
 #[cfg(test)]
@@ -490,18 +538,18 @@ mod tests {
         let gpt = find("gpt-4.1").unwrap();
         let usage =
             Usage { prompt_tokens: 1_000_000, completion_tokens: 500_000, cached_tokens: 0 };
-        assert!((cost(gpt, &usage) - 6.0).abs() < 1e-9);
+        assert!((cost(gpt, &usage).unwrap() - 6.0).abs() < 1e-9);
         let cached = Usage { cached_tokens: 400_000, ..usage };
-        assert!((cost(gpt, &cached) - (0.6 * 2.0 + 0.4 * 0.5 + 4.0)).abs() < 1e-9);
+        assert!((cost(gpt, &cached).unwrap() - (0.6 * 2.0 + 0.4 * 0.5 + 4.0)).abs() < 1e-9);
         let pro = find("gemini-2.5-pro").unwrap();
         let small = Usage { prompt_tokens: 200_000, completion_tokens: 0, cached_tokens: 0 };
-        assert!((cost(pro, &small) - 0.25).abs() < 1e-9);
+        assert!((cost(pro, &small).unwrap() - 0.25).abs() < 1e-9);
         let large = Usage { prompt_tokens: 200_001, completion_tokens: 0, cached_tokens: 0 };
-        assert!((cost(pro, &large) - 200_001.0 * 2.5 / 1e6).abs() < 1e-9);
+        assert!((cost(pro, &large).unwrap() - 200_001.0 * 2.5 / 1e6).abs() < 1e-9);
         // No cached rate: cached tokens are billed as ordinary input.
         let turbo = MODELS.iter().find(|m| m.id == "gpt-4-turbo").unwrap();
         let u = Usage { prompt_tokens: 100, completion_tokens: 0, cached_tokens: 100 };
-        assert!((cost(turbo, &u) - 100.0 * 10.0 / 1e6).abs() < 1e-12);
+        assert!((cost(turbo, &u).unwrap() - 100.0 * 10.0 / 1e6).abs() < 1e-12);
     }
 
     #[test]

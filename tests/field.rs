@@ -654,3 +654,76 @@ fn openai_reasoning_models_speak_the_responses_api_and_keep_their_reasoning() {
         "[zero] Invalid ZERO_OPENAI_API \"graphql\": expected \"chat\" or \"responses\"\n"
     );
 }
+
+#[test]
+fn the_config_adds_models_and_overrides_the_registry() {
+    let dir = TestDir::new("user-models");
+    let config = |models: Value| {
+        dir.write("config/zero/config.json", &json!({"models": models}).to_string());
+    };
+    config(json!([
+        {"id": "team-llama", "provider": "openai", "apiModel": "meta-llama/Llama-3.3-70B", "aliases": ["llama"],
+         "contextWindow": 131072, "maxOutputTokens": 8000, "reasoningEfforts": [],
+         "prices": {"input": 0.6, "cachedInput": 0.1, "output": 0.8}},
+        {"id": "gpt-4o-mini", "provider": "openai", "maxOutputTokens": 16384, "prices": {"input": 1, "output": 2}},
+        {"id": "bare-model", "provider": "anthropic"}
+    ]));
+    let run = |model: &str, extra: &[&str]| {
+        let mock = Mock::start(vec![Reply::sse(&openai::answer(&["ok"], 1000, 100))]);
+        let out = dir
+            .zero()
+            .openai(&mock.v1(), model)
+            .args(&["exec", "-o", "stream-json"])
+            .args(extra)
+            .args(&["hi"])
+            .run();
+        (mock.requests()[0].json(), out)
+    };
+    let (body, out) = run("llama", &[]);
+    assert_eq!(
+        (body["model"].as_str(), body["max_tokens"].as_u64()),
+        (Some("meta-llama/Llama-3.3-70B"), Some(8000))
+    );
+    assert_eq!(out.stream()[0]["model"], "team-llama");
+    // 1000 in at $0.60, 100 out at $0.80 per million.
+    assert_eq!(usage_of(&out)["costUsd"], 0.00068);
+    let (body, out) = run("team-llama", &["--max-output-tokens", "9000"]);
+    assert_eq!(body["max_tokens"], 8000);
+    assert_eq!(out.stream()[1]["message"], "--max-output-tokens 9000 is above the team-llama limit of 8000 output tokens; 8000 is sent.");
+    // The built-in gpt-4o-mini, repriced: 1000 at $1, 100 at $2.
+    let (_, out) = run("gpt-4o-mini", &[]);
+    assert_eq!(usage_of(&out)["costUsd"], 0.0012);
+    // No prices: no cost.
+    let mock = anthropic_mock();
+    let out = dir
+        .zero()
+        .env("ANTHROPIC_API_KEY", "k-123456")
+        .env("ANTHROPIC_BASE_URL", &mock.url())
+        .args(&["exec", "-o", "stream-json", "-m", "bare-model", "hi"])
+        .run();
+    assert!(usage_of(&out).get("costUsd").is_none());
+    assert_eq!(mock.requests()[0].json()["max_tokens"], 4096);
+    // Errors name the entry; unknown keys are warnings.
+    for (models, message) in [
+        (json!([{"id": "x"}]), "models[0].provider must be openai, anthropic or google"),
+        (json!([{"id": "x", "provider": "openai", "prices": {"input": -1, "output": 1}}]), "models[0].prices.input must be a number of dollars per million tokens"),
+        (json!([{"id": "x", "provider": "openai"}, {"id": "X", "provider": "openai"}]), "models[1].id \"x\" is defined twice"),
+        (json!([{"id": "x", "provider": "openai", "reasoningEfforts": ["max"]}]), "models[0].reasoningEfforts must be an array of none, minimal, low, medium, high, xhigh"),
+    ] {
+        config(models);
+        let out = dir.zero().openai("http://127.0.0.1:1/v1", "x").args(&["exec", "-o", "stream-json", "hi"]).run();
+        out.assert_code(3);
+        let error = out.stream()[0].clone();
+        assert_eq!(error["code"], "config_error");
+        assert!(error["message"].as_str().unwrap().ends_with(message), "{error}");
+    }
+    config(json!([{"id": "x", "provider": "openai", "price": {}}]));
+    let mock = ok_mock();
+    let out = dir.zero().openai(&mock.v1(), "x").args(&["exec", "hi"]).run();
+    out.assert_code(0);
+    assert!(
+        out.rows()
+            .contains("unknown key models[0].\"price\" is ignored (did you mean \"prices\"?)"),
+        "{out:?}"
+    );
+}
