@@ -106,6 +106,8 @@ const fn flat(input: f64, cached: f64, output: f64) -> Prices {
 }
 
 const LMH: &[Effort] = &[Effort::Low, Effort::Medium, Effort::High];
+/// Gemini 3's thinking levels.
+const LOW_HIGH: &[Effort] = &[Effort::Low, Effort::High];
 const GPT5: &[Effort] = &[Effort::Minimal, Effort::Low, Effort::Medium, Effort::High];
 
 macro_rules! model {
@@ -127,6 +129,24 @@ macro_rules! model {
 }
 
 pub static MODELS: &[Model] = &[
+    // developers.openai.com/api/docs/models/gpt-5.4: 1,050,000 context, 128,000 output;
+    // prompts over 272K input tokens cost 2x input and 1.5x output.
+    Model {
+        id: "gpt-5.4",
+        api_model: "gpt-5.4",
+        family: Family::OpenAi,
+        label: "GPT-5.4",
+        deprecated: false,
+        aliases: &["openai:gpt-5.4"],
+        context_window: 1_050_000,
+        max_output: 128_000,
+        prices: Prices::Tiered {
+            up_to_input: 272_000,
+            low: Rates { input: 2.5, cached_input: Some(0.25), output: 15.0 },
+            high: Rates { input: 5.0, cached_input: Some(0.5), output: 22.5 },
+        },
+        efforts: &[Effort::None, Effort::Low, Effort::Medium, Effort::High, Effort::XHigh],
+    },
     model!(
         "gpt-4.1",
         "gpt-4.1",
@@ -134,7 +154,7 @@ pub static MODELS: &[Model] = &[
         "GPT-4.1",
         ["openai:gpt-4.1"],
         1_047_576,
-        16_384,
+        32_768,
         flat(2.0, 0.5, 8.0),
         &[]
     ),
@@ -239,6 +259,31 @@ pub static MODELS: &[Model] = &[
         flat(1.1, 0.275, 4.4),
         LMH
     ),
+    // Anthropic's models overview: 1M context, 128K output, $5 / $0.50 cached / $25. It
+    // takes only adaptive thinking, which zero does not send yet: no effort.
+    model!(
+        "claude-opus-4.7",
+        "claude-opus-4-7",
+        Anthropic,
+        "Claude Opus 4.7",
+        ["anthropic:claude-opus-4.7", "opus-4.7"],
+        1_000_000,
+        128_000,
+        flat(5.0, 0.5, 25.0),
+        &[]
+    ),
+    // Anthropic's models overview: 1M context, 64K output, $3 / $0.30 cached / $15.
+    model!(
+        "claude-sonnet-4.6",
+        "claude-sonnet-4-6",
+        Anthropic,
+        "Claude Sonnet 4.6",
+        ["anthropic:claude-sonnet-4.6", "sonnet-4.6"],
+        1_000_000,
+        64_000,
+        flat(3.0, 0.3, 15.0),
+        LMH
+    ),
     model!(
         "claude-opus-4.1",
         "claude-opus-4-1-20250805",
@@ -290,7 +335,7 @@ pub static MODELS: &[Model] = &[
         "Claude Haiku 4.5",
         ["anthropic:claude-haiku-4.5", "haiku-4.5"],
         200_000,
-        8_192,
+        64_000,
         flat(1.0, 0.1, 5.0),
         LMH
     ),
@@ -304,6 +349,36 @@ pub static MODELS: &[Model] = &[
         8_192,
         flat(0.8, 0.08, 4.0),
         &[]
+    ),
+    // Vertex AI's model page: 1,048,576 input, 65,536 output; thinking levels low and high.
+    // Gemini API pricing: $2 / $0.20 cached / $12, over 200K input $4 / $0.40 / $18.
+    Model {
+        id: "gemini-3-pro-preview",
+        api_model: "gemini-3-pro-preview",
+        family: Family::Google,
+        label: "Gemini 3 Pro (preview)",
+        deprecated: false,
+        aliases: &["google:gemini-3-pro-preview", "gemini-3-pro"],
+        context_window: 1_048_576,
+        max_output: 65_536,
+        prices: Prices::Tiered {
+            up_to_input: 200_000,
+            low: Rates { input: 2.0, cached_input: Some(0.2), output: 12.0 },
+            high: Rates { input: 4.0, cached_input: Some(0.4), output: 18.0 },
+        },
+        efforts: LOW_HIGH,
+    },
+    // Gemini API pricing: $0.50 / $0.05 cached / $3.00.
+    model!(
+        "gemini-3-flash-preview",
+        "gemini-3-flash-preview",
+        Google,
+        "Gemini 3 Flash (preview)",
+        ["google:gemini-3-flash-preview", "gemini-3-flash"],
+        1_048_576,
+        65_536,
+        flat(0.5, 0.05, 3.0),
+        LOW_HIGH
     ),
     Model {
         id: "gemini-2.5-pro",

@@ -28,7 +28,8 @@ impl Gemini {
     pub fn stream(&mut self, request: &Request<'_>, sink: &mut Sink<'_>) -> Result<(), Stop> {
         let fail = |e: CallError| Stop::from(crate::error::Failure::Provider(e.message));
         let url = stream_url(&self.base_url, &self.api_model).map_err(fail)?;
-        let body = request_body(self.max_tokens, self.effort, request).map_err(fail)?;
+        let thinking = Thinking::of(&self.api_model, self.effort);
+        let body = request_body(self.max_tokens, thinking, request).map_err(fail)?;
         let body = serde_json::to_vec(&body).unwrap_or_default();
         let headers = [("x-goog-api-key", self.api_key.clone())];
         stream_call(&self.http, &url, &headers, &body, GeminiDecoder::default, sink)
@@ -56,6 +57,24 @@ pub fn stream_url(base: &str, model: &str) -> Result<String, CallError> {
     ))
 }
 
+/// How a call asks for thinking: Gemini 2.5 takes a token budget, Gemini 3 a level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Thinking {
+    Off,
+    Budget(Effort),
+    Level(Effort),
+}
+
+impl Thinking {
+    pub fn of(api_model: &str, effort: Option<Effort>) -> Thinking {
+        match effort {
+            None => Thinking::Off,
+            Some(effort) if api_model.starts_with("gemini-3") => Thinking::Level(effort),
+            Some(effort) => Thinking::Budget(effort),
+        }
+    }
+}
+
 fn thinking_budget(effort: Effort) -> Option<u64> {
     match effort {
         Effort::None => None,
@@ -68,7 +87,7 @@ fn thinking_budget(effort: Effort) -> Option<u64> {
 /// The JSON body of one call.
 pub fn request_body(
     max_tokens: u64,
-    effort: Option<Effort>,
+    thinking: Thinking,
     request: &Request<'_>,
 ) -> Result<Value, CallError> {
     let mut system: Vec<Value> = Vec::new();
@@ -122,8 +141,16 @@ pub fn request_body(
         contents.into_iter().map(|(role, parts)| json!({"role": role, "parts": parts})).collect();
     let mut generation = Map::new();
     generation.insert("maxOutputTokens".into(), json!(max_tokens));
-    if let Some(budget) = effort.and_then(thinking_budget) {
-        generation.insert("thinkingConfig".into(), json!({"thinkingBudget": budget}));
+    match thinking {
+        Thinking::Off => {}
+        Thinking::Budget(effort) => {
+            if let Some(budget) = thinking_budget(effort) {
+                generation.insert("thinkingConfig".into(), json!({"thinkingBudget": budget}));
+            }
+        }
+        Thinking::Level(effort) => {
+            generation.insert("thinkingConfig".into(), json!({"thinkingLevel": effort.name()}));
+        }
     }
     let mut body = Map::new();
     body.insert("contents".into(), Value::Array(contents));

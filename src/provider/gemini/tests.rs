@@ -49,7 +49,8 @@ fn url_and_request_body() {
         description: "read",
         parameters: json!({"type": "object", "properties": {"path": {"type": "string", "minLength": 1}}, "required": ["path"], "additionalProperties": false}),
     }];
-    let body = request_body(65536, None, &Request { messages: &messages, tools: &tools }).unwrap();
+    let body = request_body(65536, Thinking::Off, &Request { messages: &messages, tools: &tools })
+        .unwrap();
     assert_eq!(
         body,
         json!({
@@ -66,14 +67,20 @@ fn url_and_request_body() {
             "tools": [{"functionDeclarations": [{"name": "read_file", "description": "read", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}]}],
         })
     );
-    let thinking =
-        request_body(8192, Some(Effort::Low), &Request { messages: &messages[1..2], tools: &[] })
-            .unwrap();
+    let one = Request { messages: &messages[1..2], tools: &[] };
+    let budget = Thinking::of("gemini-2.5-flash", Some(Effort::Low));
     assert_eq!(
-        thinking["generationConfig"],
+        request_body(8192, budget, &one).unwrap()["generationConfig"],
         json!({"maxOutputTokens": 8192, "thinkingConfig": {"thinkingBudget": 1024}})
     );
-    let err = request_body(1, None, &Request { messages: &messages[..1], tools: &[] }).unwrap_err();
+    // Gemini 3 takes a thinking level instead of a budget.
+    let level = Thinking::of("gemini-3-pro-preview", Some(Effort::High));
+    assert_eq!(
+        request_body(8192, level, &one).unwrap()["generationConfig"],
+        json!({"maxOutputTokens": 8192, "thinkingConfig": {"thinkingLevel": "high"}})
+    );
+    let err = request_body(1, Thinking::Off, &Request { messages: &messages[..1], tools: &[] })
+        .unwrap_err();
     assert_eq!(err.message, "Zero Gemini provider requires at least one non-system message");
 }
 
