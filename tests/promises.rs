@@ -999,6 +999,15 @@ fn the_readme_config_and_script_examples_work_as_written() {
     let report: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(report["provider"]["model"], "claude-sonnet-4.5");
     assert_eq!(report["issues"], serde_json::json!([]));
+    // The registry extension example: a model the config adds, called by its alias.
+    let models = blocks.iter().find(|b| b.contains("\"models\"")).unwrap();
+    dir.write("config/zero/config.json", models);
+    let mock = Mock::start(vec![Reply::sse(&crate::mock::openai::answer(&["ok"], 1000, 100))]);
+    let out =
+        dir.zero().openai(&mock.v1(), "llama").args(&["exec", "-o", "stream-json", "hi"]).run();
+    out.assert_code(0);
+    assert_eq!(mock.requests()[0].json()["model"], "meta-llama/Llama-3.3-70B");
+    assert!(out.stream().iter().any(|e| e["type"] == "usage" && e["costUsd"].is_number()));
     std::fs::remove_file(dir.path("config/zero/config.json")).unwrap();
     let script = blocks.iter().find(|b| b.contains("\"turns\"")).unwrap();
     dir.write("work/README.md", "# readme\n");
