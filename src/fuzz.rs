@@ -12,7 +12,8 @@ use std::io::{BufReader, Read};
 use std::time::{Duration, Instant};
 
 use crate::provider::{
-    anthropic::AnthropicDecoder, gemini::GeminiDecoder, openai::OpenAiDecoder, Decoder,
+    anthropic::AnthropicDecoder, gemini::GeminiDecoder, openai::OpenAiDecoder,
+    responses::ResponsesDecoder, Decoder,
 };
 use crate::redact::{Redactor, TextStream};
 use crate::sse::{Frame, SseReader};
@@ -183,6 +184,11 @@ const GEMINI_SAMPLES: &[&str] = &[
     "data: {\"promptFeedback\":{\"blockReason\":\"SAFETY\"}}\n\n",
     "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"t\",\"thought\":true}]}}],\"functionCalls\":[{\"name\":\"x\",\"args\":[]}]}\n\n{\"error\":{\"message\":\"late\"}}",
 ];
+const RESPONSES_SAMPLES: &[&str] = &[
+    "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"call_id\":\"c\",\"name\":\"glob\",\"arguments\":\"\"}}\n\ndata: {\"type\":\"response.function_call_arguments.delta\",\"output_index\":0,\"delta\":\"{}\"}\n\ndata: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"call_id\":\"c\",\"name\":\"glob\",\"arguments\":\"{}\"}}\n\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n",
+    "data: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"delta\":\"Hi\"}\n\ndata: {\"type\":\"response.output_item.done\",\"output_index\":1,\"item\":{\"type\":\"reasoning\",\"id\":\"r\",\"encrypted_content\":\"e\"}}\n\ndata: {\"type\":\"response.incomplete\",\"response\":{\"incomplete_details\":{\"reason\":\"max_output_tokens\"}}}\n\n",
+    "data: {\"type\":\"error\",\"error\":{\"code\":\"server_error\",\"message\":\"m\"}}\n\n",
+];
 const JSON_DICT: &[&str] = &[
     "{",
     "}",
@@ -235,6 +241,9 @@ fn fuzz_provider_decoders() {
     });
     campaign("gemini decoder", 20_000, |rng| {
         decode::<GeminiDecoder>(&sample(rng, GEMINI_SAMPLES, JSON_DICT))
+    });
+    campaign("responses decoder", 20_000, |rng| {
+        decode::<ResponsesDecoder>(&sample(rng, RESPONSES_SAMPLES, JSON_DICT))
     });
 }
 

@@ -248,8 +248,10 @@ impl ResponsesDecoder {
         let name = item["name"].as_str().map(str::to_string).or(slot.name);
         // A call without a name cannot be run.
         let Some(name) = name.filter(|n| !n.is_empty()) else { return };
-        let id =
-            item["call_id"].as_str().map(str::to_string).or(slot.call_id).unwrap_or_else(|| {
+        let given = |id: Option<String>| id.filter(|id| !id.is_empty());
+        let id = given(item["call_id"].as_str().map(str::to_string))
+            .or_else(|| given(slot.call_id))
+            .unwrap_or_else(|| {
                 self.generated_ids += 1;
                 format!("call_{}", self.generated_ids)
             });

@@ -175,3 +175,23 @@ fn an_error_event_ends_the_call_with_its_message() {
         Some("Provider returned error during streaming: You exceeded your current quota.")
     );
 }
+
+#[test]
+fn a_call_with_an_empty_call_id_gets_one() {
+    // Found by the fuzzer: an empty call_id would make a tool call without an id.
+    let body = [
+        ev(json!({"type": "response.output_item.done", "output_index": 0, "item": {"type": "function_call", "call_id": "", "name": "glob", "arguments": "{}"}})),
+        completed(1, 0, 1),
+    ]
+    .concat();
+    let (events, error) = decode(&body);
+    assert_eq!(error, None);
+    assert_eq!(
+        events[0],
+        StreamEvent::ToolCall(ToolCall {
+            id: "call_1".into(),
+            name: "glob".into(),
+            arguments: "{}".into()
+        })
+    );
+}
