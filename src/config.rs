@@ -1020,7 +1020,11 @@ fn runtime(
             "Invalid Azure deployment name \"{requested}\": letters, digits, '.', '-' and '_' only"
         )));
     }
-    if key.is_none() && kind != ProviderKind::OpenAiCompatible {
+    // A gateway or local server may take no key; the vendors' own hosts always do.
+    let keyless = kind == ProviderKind::OpenAiCompatible
+        || (matches!(kind, ProviderKind::Anthropic | ProviderKind::Google)
+            && custom_host(env, source, kind));
+    if key.is_none() && !keyless {
         let var = kind.env_names().0[0];
         return Err(config_err(format!(
             "Zero {} provider requires an API key (set {var})",

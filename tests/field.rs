@@ -144,6 +144,16 @@ fn the_anthropic_and_gemini_formats_serve_any_model_at_a_gateway() {
         .run();
     assert!(usage_of(&out).get("costUsd").is_none());
     assert_eq!(mock.requests()[0].path, "/v1beta/models/gemma-local:streamGenerateContent?alt=sse");
+    // A local server may take no key: none is asked for, and no empty header is sent.
+    let mock = anthropic_mock();
+    let out = dir
+        .zero()
+        .env("ZERO_PROVIDER", "anthropic")
+        .env("ANTHROPIC_BASE_URL", &mock.url())
+        .args(&["exec", "-m", "qwen-local", "hi"])
+        .run();
+    out.assert_code(0);
+    assert!(!mock.requests()[0].headers.contains_key("x-api-key"));
     // At the vendor's own host, only registry models (and nothing is sent).
     let out = dir
         .zero()

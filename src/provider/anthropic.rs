@@ -37,8 +37,11 @@ impl Anthropic {
         let body = request_body(&self.api_model, self.max_tokens, self.effort, request)
             .map_err(|e| Stop::from(crate::error::Failure::Provider(e.message)))?;
         let body = serde_json::to_vec(&body).unwrap_or_default();
-        let headers =
-            [("x-api-key", self.api_key.clone()), ("anthropic-version", API_VERSION.to_string())];
+        let mut headers = vec![("anthropic-version", API_VERSION.to_string())];
+        // A local server may need no key; an empty header would still be a wrong one.
+        if !self.api_key.is_empty() {
+            headers.push(("x-api-key", self.api_key.clone()));
+        }
         stream_call(&self.http, &self.url, &headers, &body, AnthropicDecoder::default, sink)
     }
 }

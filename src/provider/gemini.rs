@@ -31,7 +31,10 @@ impl Gemini {
         let thinking = Thinking::of(&self.api_model, self.effort);
         let body = request_body(self.max_tokens, thinking, request).map_err(fail)?;
         let body = serde_json::to_vec(&body).unwrap_or_default();
-        let headers = [("x-goog-api-key", self.api_key.clone())];
+        let mut headers = Vec::new();
+        if !self.api_key.is_empty() {
+            headers.push(("x-goog-api-key", self.api_key.clone()));
+        }
         stream_call(&self.http, &url, &headers, &body, GeminiDecoder::default, sink)
     }
 }
