@@ -509,6 +509,8 @@ fn run_info(
 /// The provider for a resolved runtime.
 fn build_provider(runtime: &Runtime) -> Result<Provider, Failure> {
     let http = || Http::new(runtime.net, &runtime.roots);
+    let key_header =
+        if runtime.kind == ProviderKind::Azure { KeyHeader::ApiKey } else { KeyHeader::Bearer };
     Ok(match runtime.kind {
         ProviderKind::Scripted => {
             let path = runtime.script.clone().unwrap_or_default();
@@ -524,12 +526,11 @@ fn build_provider(runtime: &Runtime) -> Result<Provider, Failure> {
         ProviderKind::OpenAi | ProviderKind::OpenAiCompatible | ProviderKind::Azure
             if runtime.openai_api == OpenAiApi::Responses =>
         {
-            let azure = runtime.kind == ProviderKind::Azure;
             Provider::Responses(provider::responses::Responses {
                 http: http(),
                 url: runtime.request_url(),
                 api_key: runtime.api_key.clone(),
-                key_header: if azure { KeyHeader::ApiKey } else { KeyHeader::Bearer },
+                key_header,
                 api_model: runtime.api_model.clone(),
                 effort: runtime.send_effort,
                 reasoning: runtime.send_effort.is_some()
@@ -538,12 +539,11 @@ fn build_provider(runtime: &Runtime) -> Result<Provider, Failure> {
             })
         }
         ProviderKind::OpenAi | ProviderKind::OpenAiCompatible | ProviderKind::Azure => {
-            let azure = runtime.kind == ProviderKind::Azure;
             Provider::OpenAi(provider::openai::OpenAi {
                 http: http(),
                 url: runtime.request_url(),
                 api_key: runtime.api_key.clone(),
-                key_header: if azure { KeyHeader::ApiKey } else { KeyHeader::Bearer },
+                key_header,
                 api_model: runtime.api_model.clone(),
                 effort: runtime.send_effort,
                 // Azure takes `max_completion_tokens` as the official API does.

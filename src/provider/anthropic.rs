@@ -11,12 +11,12 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::{
-    append_within, parse_payload, stream_call, CallError, Decoder, Request, Sink, StreamEvent,
-    MAX_CALL_ARGUMENTS, MAX_TURN_REASONING,
+    append_within, event_data, parse_payload, stream_call, CallError, Decoder, Request, Sink,
+    StreamEvent, MAX_CALL_ARGUMENTS, MAX_TURN_REASONING,
 };
 use crate::conversation::{Message, Role, ToolCall};
 use crate::error::Stop;
-use crate::http::{body_detail, error_message, Http};
+use crate::http::{error_message, Http};
 use crate::models::{Effort, Usage};
 use crate::sse::Frame;
 
@@ -221,18 +221,7 @@ impl TokenCounts {
 
 impl Decoder for AnthropicDecoder {
     fn feed(&mut self, frame: Frame, out: &mut Vec<StreamEvent>) -> Result<(), CallError> {
-        let data = match frame {
-            Frame::Event { data, .. } => data,
-            Frame::Stray(text) => {
-                let detail = body_detail(&text).unwrap_or_default();
-                return Err(CallError::fatal(format!(
-                    "Provider returned a response that is not an event stream: {detail}"
-                )));
-            }
-        };
-        if data.trim() == "[DONE]" {
-            return Ok(());
-        }
+        let Some(data) = event_data(frame)? else { return Ok(()) };
         let event = parse_payload("Anthropic", &data)?;
         let index = event.get("index").and_then(Value::as_u64);
         match event.get("type").and_then(Value::as_str).unwrap_or_default() {

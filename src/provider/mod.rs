@@ -115,6 +115,21 @@ impl Sizes {
     }
 }
 
+/// The data of an event frame, or `None` for `[DONE]`; a body that is not an event stream is
+/// an error quoting what came back (for formats that never send a bare JSON body).
+pub(crate) fn event_data(frame: Frame) -> Result<Option<String>, CallError> {
+    let data = match frame {
+        Frame::Event { data, .. } => data,
+        Frame::Stray(text) => {
+            let detail = crate::http::body_detail(&text).unwrap_or_default();
+            return Err(CallError::fatal(format!(
+                "Provider returned a response that is not an event stream: {detail}"
+            )));
+        }
+    };
+    Ok((data.trim() != "[DONE]").then_some(data))
+}
+
 /// Turns one wire format's frames into events.
 pub trait Decoder {
     fn feed(&mut self, frame: Frame, out: &mut Vec<StreamEvent>) -> Result<(), CallError>;

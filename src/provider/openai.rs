@@ -43,6 +43,16 @@ pub enum KeyHeader {
     ApiKey,
 }
 
+impl KeyHeader {
+    /// The header that carries `key`.
+    pub fn header(self, key: &str) -> (&'static str, String) {
+        match self {
+            KeyHeader::Bearer => ("authorization", format!("Bearer {key}")),
+            KeyHeader::ApiKey => ("api-key", key.to_string()),
+        }
+    }
+}
+
 /// The output-token limit of a call, in the field the server reads: the official API's
 /// `max_completion_tokens` (its `max_tokens` is deprecated and refused by reasoning models), or
 /// the `max_tokens` that compatible servers (llama.cpp, vLLM, Ollama, gateways) take.
@@ -56,13 +66,7 @@ impl OpenAi {
     pub fn stream(&mut self, request: &Request<'_>, sink: &mut Sink<'_>) -> Result<(), Stop> {
         let body = request_body(&self.api_model, self.effort, self.limit, request);
         let body = serde_json::to_vec(&body).unwrap_or_default();
-        let mut headers = Vec::new();
-        if let Some(key) = &self.api_key {
-            headers.push(match self.key_header {
-                KeyHeader::Bearer => ("authorization", format!("Bearer {key}")),
-                KeyHeader::ApiKey => ("api-key", key.clone()),
-            });
-        }
+        let headers: Vec<_> = self.api_key.iter().map(|key| self.key_header.header(key)).collect();
         stream_call(&self.http, &self.url, &headers, &body, OpenAiDecoder::default, sink)
     }
 }

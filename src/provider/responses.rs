@@ -13,12 +13,12 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::{
-    append_within, parse_payload, stream_call, CallError, Decoder, Request, Sink, StreamEvent,
-    MAX_CALL_ARGUMENTS,
+    append_within, event_data, parse_payload, stream_call, CallError, Decoder, Request, Sink,
+    StreamEvent, MAX_CALL_ARGUMENTS,
 };
 use crate::conversation::{Message, Role, ToolCall};
 use crate::error::Stop;
-use crate::http::{body_detail, error_message, Http};
+use crate::http::{error_message, Http};
 use crate::models::{Effort, Usage};
 use crate::sse::Frame;
 
@@ -49,13 +49,7 @@ impl Responses {
             max_tokens: self.max_tokens,
         };
         let body = serde_json::to_vec(&request_body(&settings, request)).unwrap_or_default();
-        let mut headers = Vec::new();
-        if let Some(key) = &self.api_key {
-            headers.push(match self.key_header {
-                KeyHeader::Bearer => ("authorization", format!("Bearer {key}")),
-                KeyHeader::ApiKey => ("api-key", key.clone()),
-            });
-        }
+        let headers: Vec<_> = self.api_key.iter().map(|key| self.key_header.header(key)).collect();
         stream_call(&self.http, &self.url, &headers, &body, ResponsesDecoder::default, sink)
     }
 }
@@ -152,18 +146,7 @@ pub struct ResponsesDecoder {
 
 impl Decoder for ResponsesDecoder {
     fn feed(&mut self, frame: Frame, out: &mut Vec<StreamEvent>) -> Result<(), CallError> {
-        let data = match frame {
-            Frame::Event { data, .. } => data,
-            Frame::Stray(text) => {
-                let detail = body_detail(&text).unwrap_or_default();
-                return Err(CallError::fatal(format!(
-                    "Provider returned a response that is not an event stream: {detail}"
-                )));
-            }
-        };
-        if data.trim() == "[DONE]" {
-            return Ok(());
-        }
+        let Some(data) = event_data(frame)? else { return Ok(()) };
         let event = parse_payload("OpenAI Responses", &data)?;
         let index = event.get("output_index").and_then(Value::as_u64).unwrap_or(0);
         let text = |key: &str| event.get(key).and_then(Value::as_str).unwrap_or_default();
