@@ -212,7 +212,10 @@ fn provider_report(runtime: &Runtime, env: &Env, user: Option<&UserConfig>) -> V
             ("user".to_string(), base.to_string(), "user".to_string())
         }
         Some(Origin::Environment) => (
-            env.get("OPENAI_MODEL").map_or("defaults".to_string(), |_| from_env("OPENAI_MODEL")),
+            ["OPENAI_MODEL", "AZURE_OPENAI_DEPLOYMENT"]
+                .iter()
+                .find(|v| env.get(v).is_some())
+                .map_or("defaults".to_string(), |v| from_env(v)),
             match env.get(base_var) {
                 Some(_) if runtime.kind != ProviderKind::OpenAi => from_env(base_var),
                 _ => "defaults".to_string(),
