@@ -24,6 +24,7 @@ mod exec;
 mod fuzz;
 mod glob;
 mod http;
+mod ignore;
 mod input;
 mod models;
 mod output;

@@ -915,23 +915,24 @@ fn scripts_may_be_a_bare_array_and_must_be_regular_files() {
 }
 
 #[test]
-fn list_directory_skips_exactly_the_documented_names() {
+fn list_directory_leaves_out_git_node_modules_and_ignored_entries_only() {
     let dir = TestDir::new("list-skip");
-    let skipped = [
+    let names = [
         ".git",
         "node_modules",
         "dist",
         "build",
         ".next",
-        ".turbo",
         "coverage",
-        ".cache",
         "tmp",
-        "temp",
+        "src",
+        "target",
+        ".github",
     ];
-    for name in skipped.iter().chain(&["src", "target", ".github"]) {
+    for name in names {
         dir.write(&format!("work/{name}/inside.txt"), "x\n");
     }
+    dir.write("work/.ignore", "target/\n");
     let script = dir.script(&serde_json::json!({"turns": [
         {"toolCalls": [{"name": "list_directory", "arguments": {"path": "."}}]},
         {"text": "listed"}
@@ -948,7 +949,11 @@ fn list_directory_skips_exactly_the_documented_names() {
         .skip(2)
         .map(|l| l.trim_start_matches(|c: char| !c.is_ascii()).trim().trim_end_matches('/'))
         .collect();
-    assert_eq!(names, [".github", "src", "target"], "{listing}");
+    assert_eq!(
+        names,
+        [".github", ".ignore", ".next", "build", "coverage", "dist", "src", "tmp"],
+        "{listing}"
+    );
 }
 
 #[test]

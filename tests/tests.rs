@@ -19,3 +19,4 @@ mod sessions;
 mod signals;
 mod stream;
 mod trust;
+mod walks;

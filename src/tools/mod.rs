@@ -140,7 +140,7 @@ pub static TOOLS: &[ToolDef] = &[
         side_effect: SideEffect::Read,
         permission: Permission::Allow,
         reason: "Lists directory entries without modifying files.",
-        description: "List a directory of the workspace, sorted, optionally recursively (max_depth 1 to 5). Build and dependency directories such as .git and node_modules are skipped.",
+        description: "List a directory of the workspace, sorted, optionally recursively (max_depth 1 to 5). Hidden entries are shown; .git, node_modules and whatever .gitignore, .ignore and .git/info/exclude leave out are skipped unless include_ignored is true.",
         schema: search::list_schema,
     },
     ToolDef {
@@ -148,7 +148,7 @@ pub static TOOLS: &[ToolDef] = &[
         side_effect: SideEffect::Read,
         permission: Permission::Allow,
         reason: "Searches file paths and matching lines without modifying files.",
-        description: "Search file contents in the workspace with a regular expression (literals, ., [classes], \\d \\w \\s \\b, ^ $, |, groups, * + ? {m,n}). Skips .git, hidden and binary files. output_mode: content (file:line: text), files_with_matches, or count.",
+        description: "Search file contents in the workspace with a regular expression (literals, ., [classes], \\d \\w \\s \\b, ^ $, |, groups, * + ? {m,n}). Skips hidden and binary files, node_modules, and whatever .gitignore, .ignore and .git/info/exclude leave out (include_ignored: true searches those too). output_mode: content (file:line: text), files_with_matches, or count.",
         schema: search::grep_schema,
     },
     ToolDef {
@@ -156,7 +156,7 @@ pub static TOOLS: &[ToolDef] = &[
         side_effect: SideEffect::Read,
         permission: Permission::Allow,
         reason: "Finds matching paths without reading contents or modifying files.",
-        description: "Find files in the workspace by glob pattern: * ? [abc] {a,b} and ** for any number of directories. Results are sorted paths relative to cwd.",
+        description: "Find files in the workspace by glob pattern: * ? [abc] {a,b} and ** for any number of directories. Results are sorted paths relative to cwd. Hidden entries, node_modules and whatever .gitignore, .ignore and .git/info/exclude leave out are skipped unless include_ignored is true.",
         schema: search::glob_schema,
     },
     ToolDef {

@@ -16,24 +16,12 @@ use super::workspace::{open_regular, refusal, Parents};
 use super::{looks_binary, object_schema, ArgError, Args, Outcome, Workspace};
 use crate::dirfd::{Dir, Kind};
 use crate::glob::Glob;
+use crate::ignore::{Level, Stack, MAX_IGNORE_FILE_BYTES};
 use crate::regex::Regex;
 
-/// Directories list_directory skips (B 5.3).
-const LIST_SKIP: &[&str] = &[
-    ".git",
-    "node_modules",
-    "dist",
-    "build",
-    ".next",
-    ".turbo",
-    "coverage",
-    ".cache",
-    "tmp",
-    "temp",
-    ".DS_Store",
-];
-/// Directories glob and grep never enter.
-const SEARCH_SKIP: &[&str] = &[".git", "node_modules"];
+/// Directories skipped like ignored ones (unless `include_ignored`), whatever the ignore
+/// files say: dependencies nobody edits.
+const DEFAULT_IGNORED: &[&str] = &["node_modules"];
 /// Entries visited by one walk at most.
 const WALK_LIMIT: usize = 200_000;
 /// Lines of a list_directory answer at most.
@@ -53,6 +41,7 @@ pub fn list_schema() -> Value {
             "path": {"type": "string", "description": "Directory, relative to the workspace root (default: the root)."},
             "recursive": {"type": "boolean", "description": "List subdirectories too (default false)."},
             "max_depth": {"type": "integer", "minimum": 1, "maximum": 5, "description": "How deep to recurse (default 2)."},
+            "include_ignored": {"type": "boolean", "description": "Also list what .gitignore, .ignore and .git/info/exclude leave out, and node_modules (default false)."},
         }),
         &[],
     )
@@ -68,6 +57,7 @@ pub fn grep_schema() -> Value {
             "-i": {"type": "boolean", "description": "Case-insensitive."},
             "-n": {"type": "boolean", "description": "Show line numbers (default true)."},
             "head_limit": {"type": "integer", "minimum": 1, "description": "Return at most this many lines (default 50)."},
+            "include_ignored": {"type": "boolean", "description": "Also search files .gitignore, .ignore and .git/info/exclude leave out, and node_modules (default false)."},
         }),
         &["pattern"],
     )
@@ -80,6 +70,7 @@ pub fn glob_schema() -> Value {
             "cwd": {"type": "string", "description": "Directory to search from, relative to the workspace root."},
             "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "Most paths returned (default 100)."},
             "include_dirs": {"type": "boolean", "description": "Match directories too (default false)."},
+            "include_ignored": {"type": "boolean", "description": "Also match what .gitignore, .ignore and .git/info/exclude leave out, and node_modules (default false)."},
         }),
         &["pattern"],
     )
@@ -136,10 +127,11 @@ impl Walked {
 fn walk(
     dir: &Dir,
     max_depth: usize,
+    ignore: Option<Stack>,
     descend: &dyn Fn(&Entry) -> bool,
     visit: &mut dyn FnMut(&Entry, &Dir) -> bool,
 ) -> Walked {
-    let mut walk = Walk { budget: WALK_LIMIT, max_depth, walked: Walked::default() };
+    let mut walk = Walk { budget: WALK_LIMIT, max_depth, ignore, walked: Walked::default() };
     walk.enter(dir, "", 0, descend, visit);
     walk.walked
 }
@@ -147,6 +139,8 @@ fn walk(
 struct Walk {
     budget: usize,
     max_depth: usize,
+    /// The ignore rules in force (none with `include_ignored`).
+    ignore: Option<Stack>,
     walked: Walked,
 }
 
@@ -174,6 +168,14 @@ impl Walk {
             let rel =
                 if prefix.is_empty() { name.into_owned() } else { format!("{prefix}/{name}") };
             let entry = Entry { name: found.name, rel, depth, kind: found.kind };
+            // Git's own directory is never shown; ignored entries are left out with all
+            // they hold, as git and ripgrep do.
+            if entry.name() == ".git" && entry.is_dir() {
+                continue;
+            }
+            if self.ignore.as_ref().is_some_and(|i| i.ignored(&entry.rel, entry.is_dir())) {
+                continue;
+            }
             if !visit(&entry, dir) {
                 return false;
             }
@@ -185,7 +187,24 @@ impl Walk {
                 continue;
             }
             let Ok(sub) = dir.open_dir(&entry.name) else { continue };
-            if !self.enter(&sub, &entry.rel, depth + 1, descend, visit) {
+            let pushed = match &mut self.ignore {
+                Some(stack) => {
+                    let level = Level::new(
+                        read_ignore_file(&sub, ".ignore").as_deref(),
+                        read_ignore_file(&sub, ".gitignore").as_deref(),
+                    );
+                    stack.push(&entry.rel, level);
+                    true
+                }
+                None => false,
+            };
+            let go_on = self.enter(&sub, &entry.rel, depth + 1, descend, visit);
+            if pushed {
+                if let Some(stack) = &mut self.ignore {
+                    stack.pop();
+                }
+            }
+            if !go_on {
                 return false;
             }
         }
@@ -197,6 +216,7 @@ pub(super) fn list_directory(ws: &Workspace, args: &Args<'_>) -> Result<Outcome,
     let path = args.string("path")?.unwrap_or(".");
     let recursive = args.flag("recursive", false)?;
     let max_depth = args.integer("max_depth", 1, 5)?.unwrap_or(2) as usize;
+    let include_ignored = args.flag("include_ignored", false)?;
     let place = match ws.locate(path, true, Parents::Existing) {
         Ok(place) => place,
         Err(e) => return Ok(Outcome::error(format!("Error listing {path}: {e}"))),
@@ -218,13 +238,10 @@ pub(super) fn list_directory(ws: &Workspace, args: &Args<'_>) -> Result<Outcome,
         Err(err) => return Ok(Outcome::error(format!("Error listing {path}: {err}"))),
     };
     let depth = if recursive { max_depth } else { 0 };
-    let skip = |entry: &Entry| LIST_SKIP.contains(&entry.name());
+    let ignore = ignore_rules(ws, &place, include_ignored);
     let mut lines = Vec::new();
     let mut capped = false;
-    let _ = walk(&dir, depth, &|e| !skip(e), &mut |entry, _| {
-        if skip(entry) {
-            return true;
-        }
+    let _ = walk(&dir, depth, ignore, &|_| true, &mut |entry, _| {
         if lines.len() >= LIST_LIMIT {
             capped = true;
             return false;
@@ -252,6 +269,7 @@ pub(super) fn glob(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
     let pattern = args.required("pattern", true)?;
     let limit = args.integer("limit", 1, 1000)?.unwrap_or(100) as usize;
     let include_dirs = args.flag("include_dirs", false)?;
+    let include_ignored = args.flag("include_ignored", false)?;
     let fail =
         |detail: String| Ok(Outcome::error(format!("Error running glob \"{pattern}\": {detail}")));
     let root = match args.string("cwd")? {
@@ -275,27 +293,26 @@ pub(super) fn glob(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
     };
     let base = glob.base().join("/");
     let start = if base.is_empty() { ws.open_dir(&root, ".") } else { ws.open_dir(&root, &base) };
-    let Ok((_, start)) = start else {
+    let Ok((start_place, start)) = start else {
         return Ok(Outcome::ok(format!("No matches found for {pattern}")));
     };
+    let ignore = ignore_rules(ws, &start_place, include_ignored);
     let mut found = Vec::new();
     let mut more = false;
-    let walked =
-        walk(&start, usize::MAX, &|e| !SEARCH_SKIP.contains(&e.name()), &mut |entry, _| {
-            if entry.is_dir() && !include_dirs {
-                return true;
+    let walked = walk(&start, usize::MAX, ignore, &|e| !hidden(e), &mut |entry, _| {
+        if hidden(entry) || (entry.is_dir() && !include_dirs) {
+            return true;
+        }
+        let rel = if base.is_empty() { entry.rel.clone() } else { format!("{base}/{}", entry.rel) };
+        if glob.matches(&rel) {
+            if found.len() == limit {
+                more = true;
+                return false;
             }
-            let rel =
-                if base.is_empty() { entry.rel.clone() } else { format!("{base}/{}", entry.rel) };
-            if glob.matches(&rel) {
-                if found.len() == limit {
-                    more = true;
-                    return false;
-                }
-                found.push(rel);
-            }
-            true
-        });
+            found.push(rel);
+        }
+        true
+    });
     if found.is_empty() {
         return Ok(Outcome::ok(format!("No matches found for {pattern}{}", walked.note())));
     }
@@ -319,6 +336,7 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
     }
     let ignore_case = args.flag("-i", false)?;
     let numbers = args.flag("-n", true)?;
+    let include_ignored = args.flag("include_ignored", false)?;
     let head_limit = args.integer("head_limit", 1, u64::MAX)?.unwrap_or(50) as usize;
     let regex = match Regex::new(pattern, ignore_case) {
         Ok(r) => r,
@@ -334,12 +352,15 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
         Ok(t) => t,
         Err(e) => return Ok(Outcome::error(format!("Error searching {path}: {e}"))),
     };
-    // Files to search, as (shown path, open file).
-    let mut files: Vec<(String, File)> = Vec::new();
+    // Each file is searched as the walk meets it, so no more than one is open at a time.
+    let mut found =
+        Found { mode, numbers, head_limit, lines: Vec::new(), more: false, total: 0, files: 0 };
     let mut walked = Walked::default();
     match target.kind() {
         Ok(Some((Kind::File, _))) => match open_regular(&target) {
-            Ok((file, _)) => files.push((target.shown(), file)),
+            Ok((file, _)) => {
+                found.file(&target.shown(), file, &regex);
+            }
             Err(e) => return Ok(Outcome::error(format!("Error searching {path}: {e}"))),
         },
         Ok(Some((Kind::Dir, _))) => {
@@ -348,43 +369,36 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
                 Err(e) => return Ok(Outcome::error(format!("Error searching {path}: {e}"))),
             };
             let shown_base = target.shown();
-            let hidden = |e: &Entry| e.name().starts_with('.');
-            walked = walk(
-                &dir,
-                usize::MAX,
-                &|e| !hidden(e) && !SEARCH_SKIP.contains(&e.name()),
-                &mut |entry, parent| {
-                    if entry.is_dir() || hidden(entry) {
-                        return true;
-                    }
-                    let wanted = match &filter {
-                        None => true,
-                        Some((glob, true)) => glob.matches(&entry.rel),
-                        Some((glob, false)) => glob.matches_name(entry.name()),
-                    };
-                    if !wanted {
-                        return true;
-                    }
-                    let opened = match entry.kind {
-                        Kind::File => open_file_in(parent, &entry.name),
-                        // A linked file is searched only where it really is inside the
-                        // workspace, resolved as any path the model gives.
-                        _ => ws
-                            .locate_from(&target.rel, &entry.rel, true, Parents::Existing)
-                            .ok()
-                            .and_then(|place| open_regular(&place).ok().map(|(f, _)| f)),
-                    };
-                    if let Some(file) = opened {
-                        let shown = if shown_base == "." {
-                            entry.rel.clone()
-                        } else {
-                            format!("{shown_base}/{}", entry.rel)
-                        };
-                        files.push((shown, file));
-                    }
-                    true
-                },
-            );
+            let ignore = ignore_rules(ws, &target, include_ignored);
+            walked = walk(&dir, usize::MAX, ignore, &|e| !hidden(e), &mut |entry, parent| {
+                if entry.is_dir() || hidden(entry) {
+                    return true;
+                }
+                let wanted = match &filter {
+                    None => true,
+                    Some((glob, true)) => glob.matches(&entry.rel),
+                    Some((glob, false)) => glob.matches_name(entry.name()),
+                };
+                if !wanted {
+                    return true;
+                }
+                let opened = match entry.kind {
+                    Kind::File => open_file_in(parent, &entry.name),
+                    // A linked file is searched only where it really is inside the
+                    // workspace, resolved as any path the model gives.
+                    _ => ws
+                        .locate_from(&target.rel, &entry.rel, true, Parents::Existing)
+                        .ok()
+                        .and_then(|place| open_regular(&place).ok().map(|(f, _)| f)),
+                };
+                let Some(file) = opened else { return true };
+                let shown = if shown_base == "." {
+                    entry.rel.clone()
+                } else {
+                    format!("{shown_base}/{}", entry.rel)
+                };
+                found.file(&shown, file, &regex)
+            });
         }
         Ok(Some((kind, _))) => {
             let why = refusal(kind).unwrap_or("it cannot be searched");
@@ -397,12 +411,41 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
         }
         Err(err) => return Ok(Outcome::error(format!("Error searching {path}: {err}"))),
     }
-    let mut lines: Vec<String> = Vec::new();
-    let mut more = false;
-    let mut total = 0usize;
-    let mut matched_files = 0usize;
-    for (shown, file) in files {
-        let count = search_file(file, &regex, |n, text| {
+    if found.lines.is_empty() {
+        return Ok(Outcome::ok(format!("No matches found.{}", walked.note())));
+    }
+    let mut out = found.lines.join("\n");
+    if mode == "count" {
+        out.push_str(&format!("\n{} matches in {} files", found.total, found.files));
+    }
+    if found.more {
+        out.push_str(&format!(
+            "\n... (limited to the first {head_limit} results; raise head_limit for more)"
+        ));
+    }
+    out.push_str(&walked.note());
+    Ok(Outcome::ok(out))
+}
+
+/// What grep has found so far, in its output mode.
+struct Found<'a> {
+    mode: &'a str,
+    numbers: bool,
+    head_limit: usize,
+    lines: Vec<String>,
+    /// Results past `head_limit` exist.
+    more: bool,
+    total: usize,
+    files: usize,
+}
+
+impl Found<'_> {
+    /// Searches one file; false when the walk can stop (content mode, enough lines).
+    fn file(&mut self, shown: &str, file: File, regex: &Regex) -> bool {
+        let (mode, numbers, head_limit) = (self.mode, self.numbers, self.head_limit);
+        let lines = &mut self.lines;
+        let mut more = false;
+        let count = search_file(file, regex, |n, text| {
             if mode == "content" {
                 if lines.len() >= head_limit {
                     more = true;
@@ -418,35 +461,54 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
             }
             true
         });
+        self.more |= more;
         if count == 0 {
-            continue;
+            return true;
         }
-        total += count;
-        matched_files += 1;
+        self.total += count;
+        self.files += 1;
         match mode {
-            "files_with_matches" if lines.len() < head_limit => lines.push(shown),
-            "count" if lines.len() < head_limit => lines.push(format!("{shown}:{count}")),
-            "files_with_matches" | "count" => more = true,
+            "files_with_matches" if self.lines.len() < head_limit => {
+                self.lines.push(shown.to_string())
+            }
+            "count" if self.lines.len() < head_limit => self.lines.push(format!("{shown}:{count}")),
+            "files_with_matches" | "count" => self.more = true,
             _ => {}
         }
-        if more && mode == "content" {
-            break;
-        }
+        !(self.more && mode == "content")
     }
-    if lines.is_empty() {
-        return Ok(Outcome::ok(format!("No matches found.{}", walked.note())));
+}
+
+/// Hidden entries (dot names): glob and grep skip them, as ripgrep and fd do.
+fn hidden(entry: &Entry) -> bool {
+    entry.name().starts_with('.')
+}
+
+/// The ignore rules for a walk from `start`, none with `include_ignored`. `node_modules` is
+/// ignored besides what the files say.
+fn ignore_rules(
+    ws: &Workspace,
+    start: &super::workspace::Place,
+    include_ignored: bool,
+) -> Option<Stack> {
+    if include_ignored {
+        return None;
     }
-    let mut out = lines.join("\n");
-    if mode == "count" {
-        out.push_str(&format!("\n{total} matches in {matched_files} files"));
+    let mut stack = Stack::for_start(&ws.absolute(start));
+    stack.ignore_names(DEFAULT_IGNORED);
+    Some(stack)
+}
+
+/// A directory's ignore file through its handle: a regular file (not a link), at most
+/// [`MAX_IGNORE_FILE_BYTES`].
+fn read_ignore_file(dir: &Dir, name: &str) -> Option<String> {
+    let file = open_file_in(dir, OsStr::new(name))?;
+    if file.metadata().ok()?.len() > MAX_IGNORE_FILE_BYTES {
+        return None;
     }
-    if more {
-        out.push_str(&format!(
-            "\n... (limited to the first {head_limit} results; raise head_limit for more)"
-        ));
-    }
-    out.push_str(&walked.note());
-    Ok(Outcome::ok(out))
+    let mut text = String::new();
+    file.take(MAX_IGNORE_FILE_BYTES).read_to_string(&mut text).ok()?;
+    Some(text)
 }
 
 /// Opens a regular file met by a walk (anything else there now is skipped).

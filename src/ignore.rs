@@ -1,0 +1,485 @@
+//! Which files a developer would look at: `.gitignore` (in a git repository), `.ignore`
+//! (anywhere, as ripgrep reads it) and `.git/info/exclude`, with git's semantics: blank lines
+//! and `#` comments skipped, `!` to re-include, a slash at the start or in the middle anchors a
+//! pattern to its file's directory, a trailing slash matches directories only, `*` and `?` do
+//! not cross `/`, `**` does, `[...]` classes, `\` escapes, trailing spaces trimmed unless
+//! escaped, and the last matching line wins. Deeper files win over shallower ones, `.ignore`
+//! over `.gitignore`, both over the exclude file.
+//!
+//! Matching is a dynamic programme over pattern and path (no backtracking), so a hostile
+//! pattern costs at most its length times the path's.
+#![forbid(unsafe_code)]
+
+/// An ignore file is read up to this size; a larger one is not applied.
+pub const MAX_IGNORE_FILE_BYTES: u64 = 1024 * 1024;
+/// Patterns longer than this are skipped (git's own limit is about the same order).
+const MAX_PATTERN_BYTES: usize = 4096;
+
+/// One element of a compiled pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Byte(u8),
+    /// `?`: one byte but `/`.
+    Any,
+    /// `[...]`: one byte but `/`, in the ranges (or not in them).
+    Class {
+        negated: bool,
+        ranges: Vec<(u8, u8)>,
+    },
+    /// `*`: any run of bytes without `/`.
+    Star,
+    /// `**` as a whole segment at the end (`a/**`): anything.
+    DoubleStar,
+    /// `**/` at the start or `/**/` in the middle: nothing, or anything ending in `/`.
+    DirsPrefix,
+}
+
+/// One line of an ignore file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Pattern {
+    tokens: Vec<Token>,
+    negated: bool,
+    dir_only: bool,
+    /// Matched against the path from the file's directory, not the name alone.
+    anchored: bool,
+}
+
+/// The patterns of one ignore file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rules {
+    patterns: Vec<Pattern>,
+}
+
+/// What the rules say about a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Ignored,
+    /// Re-included by a `!` line.
+    Included,
+}
+
+impl Rules {
+    pub fn parse(text: &str) -> Rules {
+        Rules { patterns: text.lines().filter_map(parse_line).collect() }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.patterns.is_empty()
+    }
+
+    /// The verdict of the last line that matches `path` (relative to this file's directory,
+    /// `/`-separated), if any.
+    pub fn verdict(&self, path: &str, is_dir: bool) -> Option<Verdict> {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        self.patterns.iter().rev().find_map(|p| {
+            if p.dir_only && !is_dir {
+                return None;
+            }
+            let subject = if p.anchored { path } else { name };
+            matches(&p.tokens, subject.as_bytes()).then_some(if p.negated {
+                Verdict::Included
+            } else {
+                Verdict::Ignored
+            })
+        })
+    }
+}
+
+fn parse_line(line: &str) -> Option<Pattern> {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    if line.is_empty() || line.starts_with('#') || line.len() > MAX_PATTERN_BYTES {
+        return None;
+    }
+    let line = trim_trailing_spaces(line);
+    let (negated, body) = match line.strip_prefix('!') {
+        Some(rest) => (true, rest),
+        None => (false, line),
+    };
+    let (dir_only, body) = match body.strip_suffix('/') {
+        // `\/` at the end is an escaped slash, kept as is (and then matches nothing).
+        Some(rest) if !rest.ends_with('\\') => (true, rest),
+        _ => (false, body),
+    };
+    if body.is_empty() {
+        return None;
+    }
+    // A slash anywhere but at the end anchors the pattern to the file's directory.
+    let anchored = body.contains('/');
+    let body = body.strip_prefix('/').unwrap_or(body);
+    Some(Pattern { tokens: compile(body.as_bytes())?, negated, dir_only, anchored })
+}
+
+/// Trailing spaces are dropped unless escaped with a backslash (which is then kept as an
+/// escape of the space).
+fn trim_trailing_spaces(line: &str) -> &str {
+    let bytes = line.as_bytes();
+    let mut end = bytes.len();
+    while end > 0 && bytes[end - 1] == b' ' {
+        if end >= 2 && bytes[end - 2] == b'\\' {
+            break;
+        }
+        end -= 1;
+    }
+    &line[..end]
+}
+
+fn compile(pattern: &[u8]) -> Option<Vec<Token>> {
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    while i < pattern.len() {
+        let b = pattern[i];
+        match b {
+            b'*' => {
+                let start = i;
+                while i < pattern.len() && pattern[i] == b'*' {
+                    i += 1;
+                }
+                let run = i - start;
+                let at_segment_start = start == 0 || pattern[start - 1] == b'/';
+                let at_segment_end = i == pattern.len() || pattern[i] == b'/';
+                if run >= 2 && at_segment_start && at_segment_end {
+                    if i == pattern.len() {
+                        tokens.push(Token::DoubleStar);
+                    } else {
+                        // `**/`: the slash is part of the token.
+                        tokens.push(Token::DirsPrefix);
+                        i += 1;
+                    }
+                } else {
+                    tokens.push(Token::Star);
+                }
+                continue;
+            }
+            b'?' => tokens.push(Token::Any),
+            b'[' => match class(pattern, i) {
+                Some((token, next)) => {
+                    tokens.push(token);
+                    i = next;
+                    continue;
+                }
+                // An unclosed bracket is a literal `[`.
+                None => tokens.push(Token::Byte(b'[')),
+            },
+            b'\\' => {
+                // An escape at the very end makes the pattern invalid, as in git.
+                let escaped = *pattern.get(i + 1)?;
+                tokens.push(Token::Byte(escaped));
+                i += 2;
+                continue;
+            }
+            other => tokens.push(Token::Byte(other)),
+        }
+        i += 1;
+    }
+    Some(tokens)
+}
+
+/// `[...]` starting at `open`: the token and the index after `]`.
+fn class(pattern: &[u8], open: usize) -> Option<(Token, usize)> {
+    let mut i = open + 1;
+    let negated = matches!(pattern.get(i), Some(b'!' | b'^'));
+    if negated {
+        i += 1;
+    }
+    let mut ranges = Vec::new();
+    let mut first = true;
+    loop {
+        let mut b = *pattern.get(i)?;
+        if b == b']' && !first {
+            return Some((Token::Class { negated, ranges }, i + 1));
+        }
+        first = false;
+        if b == b'\\' {
+            i += 1;
+            b = *pattern.get(i)?;
+        }
+        if pattern.get(i + 1) == Some(&b'-') && pattern.get(i + 2).is_some_and(|&e| e != b']') {
+            let mut end = pattern[i + 2];
+            let mut skip = 3;
+            if end == b'\\' {
+                end = *pattern.get(i + 3)?;
+                skip = 4;
+            }
+            ranges.push((b.min(end), b.max(end)));
+            i += skip;
+        } else {
+            ranges.push((b, b));
+            i += 1;
+        }
+    }
+}
+
+/// Whether the tokens match the whole text: `reach[j]` says whether the tokens so far can
+/// consume exactly `text[..j]`.
+fn matches(tokens: &[Token], text: &[u8]) -> bool {
+    let n = text.len();
+    let mut reach = vec![false; n + 1];
+    reach[0] = true;
+    let mut next = vec![false; n + 1];
+    for token in tokens {
+        next.iter_mut().for_each(|r| *r = false);
+        match token {
+            Token::Star => {
+                next[0] = reach[0];
+                for j in 1..=n {
+                    next[j] = reach[j] || (next[j - 1] && text[j - 1] != b'/');
+                }
+            }
+            Token::DoubleStar => {
+                next[0] = reach[0];
+                for j in 1..=n {
+                    next[j] = reach[j] || next[j - 1];
+                }
+            }
+            Token::DirsPrefix => {
+                let mut seen = false;
+                for j in 0..=n {
+                    next[j] = reach[j] || (seen && j > 0 && text[j - 1] == b'/');
+                    seen |= reach[j];
+                }
+            }
+            single => {
+                for j in 0..n {
+                    if reach[j] && one(single, text[j]) {
+                        next[j + 1] = true;
+                    }
+                }
+            }
+        }
+        std::mem::swap(&mut reach, &mut next);
+        if !reach.iter().any(|&r| r) {
+            return false;
+        }
+    }
+    reach[n]
+}
+
+fn one(token: &Token, b: u8) -> bool {
+    match token {
+        Token::Byte(c) => *c == b,
+        Token::Any => b != b'/',
+        Token::Class { negated, ranges } => {
+            b != b'/' && ranges.iter().any(|&(lo, hi)| lo <= b && b <= hi) != *negated
+        }
+        _ => false,
+    }
+}
+
+/// The ignore files in force during a walk: those of the start directory and its ancestors
+/// (read by path when the walk starts), and those of the directories the walk is inside
+/// (pushed and popped by the walk as it enters and leaves them).
+#[derive(Debug, Default)]
+pub struct Stack {
+    /// Inside a git repository: `.gitignore` files and the exclude file apply.
+    git: bool,
+    /// `.git/info/exclude`, and the path from the repository's root to the start.
+    exclude: Option<(Rules, String)>,
+    /// The start directory and its ancestors, nearest first, each with the path from it to
+    /// the start.
+    above: Vec<(Level, String)>,
+    /// Directories below the start the walk is inside, outermost first, each with its path
+    /// from the start.
+    below: Vec<(Level, String)>,
+    /// Names ignored when no file decides (`node_modules`).
+    names: Vec<String>,
+}
+
+/// The two ignore files of one directory.
+#[derive(Debug, Default)]
+pub struct Level {
+    dot_ignore: Rules,
+    gitignore: Rules,
+}
+
+impl Level {
+    /// A directory's rules from the text of its `.ignore` and `.gitignore`.
+    pub fn new(dot_ignore: Option<&str>, gitignore: Option<&str>) -> Level {
+        Level {
+            dot_ignore: dot_ignore.map(Rules::parse).unwrap_or_default(),
+            gitignore: gitignore.map(Rules::parse).unwrap_or_default(),
+        }
+    }
+}
+
+/// Ancestors of the start read for ignore files at most.
+const MAX_ANCESTORS: usize = 64;
+
+impl Stack {
+    /// The rules for a walk starting at `start` (an absolute directory): ancestors up to the
+    /// repository's root (or the filesystem's, for `.ignore` outside a repository).
+    pub fn for_start(start: &std::path::Path) -> Stack {
+        let mut stack = Stack::default();
+        let mut prefix: Vec<String> = Vec::new();
+        let mut dir = Some(start);
+        for _ in 0..MAX_ANCESTORS {
+            let Some(current) = dir else { break };
+            let git_dir = current.join(".git");
+            let is_root = std::fs::symlink_metadata(&git_dir).is_ok();
+            let rel = prefix.iter().rev().cloned().collect::<Vec<_>>().join("/");
+            let gitignore = read_capped(&current.join(".gitignore"));
+            let level =
+                Level::new(read_capped(&current.join(".ignore")).as_deref(), gitignore.as_deref());
+            stack.above.push((level, rel.clone()));
+            if is_root {
+                stack.git = true;
+                let exclude = read_capped(&git_dir.join("info").join("exclude"));
+                stack.exclude = exclude.map(|text| (Rules::parse(&text), rel));
+                break;
+            }
+            match (current.parent(), current.file_name()) {
+                (Some(parent), Some(name)) => {
+                    prefix.push(name.to_string_lossy().into_owned());
+                    dir = Some(parent);
+                }
+                _ => dir = None,
+            }
+        }
+        if !stack.git {
+            // Outside a repository `.gitignore` files mean nothing (as for git and ripgrep).
+            for (level, _) in &mut stack.above {
+                level.gitignore = Rules::default();
+            }
+        }
+        stack
+    }
+
+    /// Also ignores entries with these names, wherever they are (below every file's rules).
+    pub fn ignore_names(&mut self, names: &[&str]) {
+        self.names = names.iter().map(|n| n.to_string()).collect();
+    }
+
+    /// Enters a directory at `rel` (from the start) with its rules.
+    pub fn push(&mut self, rel: &str, mut level: Level) {
+        if !self.git {
+            level.gitignore = Rules::default();
+        }
+        self.below.push((level, rel.to_string()));
+    }
+
+    pub fn pop(&mut self) {
+        self.below.pop();
+    }
+
+    /// Whether the entry at `rel` (from the start) is ignored: `.ignore` files before
+    /// `.gitignore` files, deeper before shallower, the exclude file last.
+    pub fn ignored(&self, rel: &str, is_dir: bool) -> bool {
+        let relative = |at: &str, below: bool| -> Option<String> {
+            if below {
+                rel.strip_prefix(at).and_then(|r| r.strip_prefix('/')).map(str::to_string)
+            } else if at.is_empty() {
+                Some(rel.to_string())
+            } else {
+                Some(format!("{at}/{rel}"))
+            }
+        };
+        let levels = self
+            .below
+            .iter()
+            .rev()
+            .map(|(level, at)| (level, at, true))
+            .chain(self.above.iter().map(|(level, at)| (level, at, false)));
+        let ordered: Vec<_> = levels.collect();
+        let pick = |rules: fn(&Level) -> &Rules| {
+            ordered.iter().find_map(|(level, at, below)| {
+                let rules = rules(level);
+                if rules.is_empty() {
+                    return None;
+                }
+                rules.verdict(&relative(at, *below)?, is_dir)
+            })
+        };
+        let verdict = pick(|l| &l.dot_ignore).or_else(|| pick(|l| &l.gitignore)).or_else(|| {
+            let (rules, at) = self.exclude.as_ref().filter(|_| self.git)?;
+            rules.verdict(&relative(at, false)?, is_dir)
+        });
+        match verdict {
+            Some(v) => v == Verdict::Ignored,
+            None => {
+                let name = rel.rsplit('/').next().unwrap_or(rel);
+                self.names.iter().any(|n| n == name)
+            }
+        }
+    }
+}
+
+/// A regular file's text, up to [`MAX_IGNORE_FILE_BYTES`] (anything else: none).
+fn read_capped(path: &std::path::Path) -> Option<String> {
+    use std::io::Read;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_IGNORE_FILE_BYTES {
+        return None;
+    }
+    let file = crate::dirfd::open_path_nonblocking(path).ok()?;
+    let mut text = String::new();
+    file.take(MAX_IGNORE_FILE_BYTES).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ignored(rules: &str, path: &str, is_dir: bool) -> Option<Verdict> {
+        Rules::parse(rules).verdict(path, is_dir)
+    }
+
+    #[test]
+    fn names_match_at_any_depth_and_anchored_patterns_from_the_file() {
+        assert_eq!(ignored("*.o", "a/b/c.o", false), Some(Verdict::Ignored));
+        assert_eq!(ignored("target", "crates/x/target", true), Some(Verdict::Ignored));
+        assert_eq!(ignored("/target", "crates/x/target", true), None);
+        assert_eq!(ignored("/target", "target", true), Some(Verdict::Ignored));
+        assert_eq!(ignored("doc/out", "doc/out", true), Some(Verdict::Ignored));
+        assert_eq!(ignored("doc/out", "x/doc/out", true), None);
+        assert_eq!(ignored("*.o", "a.rs", false), None);
+    }
+
+    #[test]
+    fn trailing_slash_is_directories_only_and_the_last_match_wins() {
+        assert_eq!(ignored("build/", "build", false), None);
+        assert_eq!(ignored("build/", "build", true), Some(Verdict::Ignored));
+        assert_eq!(ignored("*.log\n!keep.log", "keep.log", false), Some(Verdict::Included));
+        assert_eq!(ignored("!keep.log\n*.log", "keep.log", false), Some(Verdict::Ignored));
+    }
+
+    #[test]
+    fn stars_questions_classes_and_double_stars() {
+        assert_eq!(ignored("a*b", "a/b", false), None);
+        assert_eq!(ignored("a/*/b", "a/x/b", false), Some(Verdict::Ignored));
+        assert_eq!(ignored("a/*/b", "a/x/y/b", false), None);
+        assert_eq!(ignored("a/**/b", "a/b", false), Some(Verdict::Ignored));
+        assert_eq!(ignored("a/**/b", "a/x/y/b", false), Some(Verdict::Ignored));
+        assert_eq!(ignored("**/gen", "x/y/gen", true), Some(Verdict::Ignored));
+        assert_eq!(ignored("**/gen", "gen", true), Some(Verdict::Ignored));
+        assert_eq!(ignored("out/**", "out/a/b.txt", false), Some(Verdict::Ignored));
+        assert_eq!(ignored("out/**", "out", true), None);
+        assert_eq!(ignored("file?.txt", "file1.txt", false), Some(Verdict::Ignored));
+        assert_eq!(ignored("file[0-9].txt", "file7.txt", false), Some(Verdict::Ignored));
+        assert_eq!(ignored("file[!0-9].txt", "file7.txt", false), None);
+        assert_eq!(ignored("file[!0-9].txt", "fileA.txt", false), Some(Verdict::Ignored));
+        assert_eq!(ignored("a**b", "axyb", false), Some(Verdict::Ignored));
+        assert_eq!(ignored("a**b", "ax/yb", false), None, "** inside a segment is *");
+    }
+
+    #[test]
+    fn comments_escapes_and_spaces() {
+        assert_eq!(ignored("# comment", "# comment", false), None);
+        assert_eq!(ignored("\\#hash", "#hash", false), Some(Verdict::Ignored));
+        assert_eq!(ignored("\\!bang", "!bang", false), Some(Verdict::Ignored));
+        assert_eq!(ignored("space   ", "space", false), Some(Verdict::Ignored));
+        assert_eq!(ignored("space\\ ", "space ", false), Some(Verdict::Ignored));
+        assert_eq!(ignored("a\\*b", "a*b", false), Some(Verdict::Ignored));
+        assert_eq!(ignored("a\\*b", "axb", false), None);
+        assert_eq!(ignored("trailing\\", "trailing\\", false), None, "invalid: skipped");
+        assert_eq!(ignored("crlf\r", "crlf", false), Some(Verdict::Ignored));
+        assert!(Rules::parse("\n\n   \n# x\n").is_empty());
+    }
+
+    #[test]
+    fn a_pattern_that_would_make_a_backtracker_explode_is_answered() {
+        // 1001 tokens against 2000 bytes: two million steps here, 2^500 for a backtracker.
+        let pattern = "*a".repeat(500) + "b";
+        assert_eq!(ignored(&pattern, &"a".repeat(2000), false), None);
+        assert_eq!(ignored(&pattern, &("a".repeat(600) + "b"), false), Some(Verdict::Ignored));
+    }
+}

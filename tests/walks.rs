@@ -1,0 +1,278 @@
+//! Which files the search tools see: git's ignore rules (`.gitignore` at every level,
+//! `.git/info/exclude`), `.ignore` files, hidden entries, and the same file set from
+//! list_directory, glob and grep. Ground truth is `git ls-files --cached --others
+//! --exclude-standard` (and `rg --files` where ripgrep is installed); tests that need git say
+//! so and pass when it is absent.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::util::TestDir;
+
+/// git with no user or system configuration, so only the tree's own files count.
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir.join(".no-config"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn have(program: &str) -> bool {
+    Command::new(program).arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+/// The files git would show for `dir`, relative to it.
+fn git_files(dir: &Path) -> BTreeSet<String> {
+    git(dir, &["ls-files", "--cached", "--others", "--exclude-standard"])
+        .expect("git ls-files")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn visible(files: &BTreeSet<String>) -> BTreeSet<String> {
+    files.iter().filter(|f| !f.split('/').any(|part| part.starts_with('.'))).cloned().collect()
+}
+
+/// Runs the three tools through the scripted provider in `sub` (of work/) and returns the
+/// files each reports: list_directory (recursive), glob `**/*`, grep files_with_matches.
+fn tool_files(dir: &TestDir, sub: &str, extra: Value) -> [BTreeSet<String>; 3] {
+    let with = |mut args: Value| {
+        for (k, v) in extra.as_object().unwrap() {
+            args[k] = v.clone();
+        }
+        args
+    };
+    let script = dir.write("tools-script.json", &json!({"turns": [
+        {"toolCalls": [
+            {"name": "list_directory", "arguments": with(json!({"recursive": true, "max_depth": 5}))},
+            {"name": "glob", "arguments": with(json!({"pattern": "**/*", "limit": 1000}))},
+            {"name": "grep", "arguments": with(json!({"pattern": "x", "output_mode": "files_with_matches", "head_limit": 1000}))},
+        ]},
+        {"text": "done"}
+    ]}).to_string());
+    let out = dir
+        .zero()
+        .args(&["exec", "-o", "stream-json", "-C", sub, "--script", script.to_str().unwrap(), "ls"])
+        .run();
+    out.assert_code(0);
+    let results: Vec<String> = out
+        .stream()
+        .into_iter()
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| e["output"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(results.len(), 3, "{out:?}");
+    // list_directory: indented rows; files are 📄, directories 📁 with a trailing slash.
+    let mut listed = BTreeSet::new();
+    let mut stack: Vec<String> = Vec::new();
+    for row in results[0].lines().skip(2) {
+        let depth = (row.len() - row.trim_start_matches(' ').len()) / 2;
+        let row = row.trim_start();
+        stack.truncate(depth);
+        if let Some(name) = row.strip_prefix("📁 ") {
+            stack.push(name.trim_end_matches('/').to_string());
+        } else if let Some(name) = row.strip_prefix("📄 ") {
+            let mut path = stack.clone();
+            path.push(name.to_string());
+            listed.insert(path.join("/"));
+        }
+    }
+    let globbed: BTreeSet<String> = results[1].lines().map(str::to_string).collect();
+    let grepped: BTreeSet<String> = results[2].lines().map(str::to_string).collect();
+    [listed, globbed, grepped]
+}
+
+/// A tree that exercises each rule; every file holds an `x`.
+fn rule_tree(dir: &TestDir) {
+    let files = [
+        "src/main.rs",
+        "src/gen/out.rs",
+        "src/keep.log",
+        "debug.log",
+        "notes/a.log",
+        "target/debug/app",
+        "crates/x/target/t.o",
+        "build/b.txt",
+        "build.txt",
+        "docs/out/index.html",
+        "x/docs/out/page.html",
+        "deep/a/b/c/gen.tmp",
+        "deep/a/b/keep.tmp",
+        "file1.txt",
+        "fileA.txt",
+        "#hash",
+        "space ",
+        "a*b",
+        "vendor/lib/v.rs",
+        "vendor/lib/keep.rs",
+        "local/secret.txt",
+        "local/public.txt",
+        "sub/.gitignore",
+        "sub/ignored-here.txt",
+        "sub/kept.txt",
+        "sub/nested/ignored-here.txt",
+        ".hidden/h.txt",
+        ".env",
+        "node_modules/pkg/index.js",
+        "excluded.bin",
+        "re/inc/x.txt",
+    ];
+    for f in files {
+        dir.write(&format!("work/{f}"), "x\n");
+    }
+    dir.write(
+        "work/.gitignore",
+        "# build output\n*.log\n!src/keep.log\n/target\ntarget/\nbuild/\ndocs/out\n**/gen\ndeep/**/*.tmp\n!deep/a/b/keep.tmp\nfile[0-9].txt\n\\#hash\nspace\\ \na\\*b\nvendor/\n!vendor/lib/keep.rs\nlocal/*\n!local/public.txt\ntrailing-spaces   \nre/\n!re/inc/x.txt\n",
+    );
+    dir.write("work/sub/.gitignore", "ignored-here.txt\n!nested/ignored-here.txt\n");
+    dir.write("work/x.txt", "x\n");
+    dir.write("work/trailing-spaces", "x\n");
+}
+
+#[test]
+fn ignore_rules_match_git_and_the_three_tools_agree() {
+    if !have("git") {
+        eprintln!("note: git is not installed; the ignore-rule tests are skipped");
+        return;
+    }
+    let dir = TestDir::new("walk-rules");
+    rule_tree(&dir);
+    let work = dir.work();
+    git(&work, &["init", "-q"]).expect("git init");
+    dir.write("work/.git/info/exclude", "excluded.bin\n");
+    let truth = git_files(&work);
+    // The rules did something: these are left out, these kept.
+    for gone in [
+        "debug.log",
+        "target/debug/app",
+        "src/gen/out.rs",
+        "docs/out/index.html",
+        "vendor/lib/keep.rs",
+        "excluded.bin",
+        "re/inc/x.txt",
+    ] {
+        assert!(!truth.contains(gone), "git keeps {gone}");
+    }
+    for kept in [
+        "src/keep.log",
+        "deep/a/b/keep.tmp",
+        "fileA.txt",
+        "x/docs/out/page.html",
+        "local/public.txt",
+        "sub/nested/ignored-here.txt",
+        ".env",
+    ] {
+        assert!(truth.contains(kept), "git drops {kept}");
+    }
+    let [listed, globbed, grepped] = tool_files(&dir, ".", json!({}));
+    // node_modules is left out by zero besides git's rules.
+    let expected: BTreeSet<String> =
+        truth.iter().filter(|f| !f.starts_with("node_modules/")).cloned().collect();
+    assert_eq!(listed, expected, "list_directory shows hidden files, as git does");
+    assert_eq!(globbed, visible(&expected), "glob skips hidden entries");
+    assert_eq!(grepped, visible(&expected), "grep skips hidden entries");
+    if have("rg") {
+        let rg = Command::new("rg").args(["--files", "-j1"]).current_dir(&work).output().unwrap();
+        let rg: BTreeSet<String> =
+            String::from_utf8_lossy(&rg.stdout).lines().map(str::to_string).collect();
+        assert_eq!(
+            globbed,
+            rg.into_iter().filter(|f| !f.starts_with("node_modules/")).collect::<BTreeSet<_>>(),
+            "as rg --files"
+        );
+    } else {
+        eprintln!("note: rg is not installed; not compared with it");
+    }
+    // include_ignored: everything but .git.
+    let [_, all, _] = tool_files(&dir, ".", json!({"include_ignored": true}));
+    assert!(
+        all.contains("target/debug/app") && all.contains("node_modules/pkg/index.js"),
+        "{all:?}"
+    );
+    assert!(!all.iter().any(|f| f.starts_with(".git/")));
+}
+
+#[test]
+fn rules_above_the_workspace_apply_and_ignore_files_work_outside_git() {
+    if !have("git") {
+        eprintln!("note: git is not installed; the ignore-rule tests are skipped");
+        return;
+    }
+    // The workspace is a subdirectory of the repository: the root's .gitignore applies.
+    let dir = TestDir::new("walk-above");
+    for f in ["app/src/a.rs", "app/out/b.rs", "app/c.tmp", "app/d.txt"] {
+        dir.write(&format!("work/{f}"), "x\n");
+    }
+    dir.write("work/.gitignore", "app/out/\n*.tmp\n");
+    git(&dir.work(), &["init", "-q"]).expect("git init");
+    let truth = git_files(&dir.work().join("app"));
+    assert_eq!(truth, ["d.txt", "src/a.rs"].iter().map(|s| s.to_string()).collect());
+    let [listed, globbed, grepped] = tool_files(&dir, "app", json!({}));
+    assert_eq!((&listed, &globbed, &grepped), (&truth, &truth, &truth));
+    // Outside a repository: .gitignore means nothing, .ignore still counts (as for rg).
+    let dir = TestDir::new("walk-no-git");
+    for f in ["a.txt", "b.log", "c.tmp", "keep/k.txt"] {
+        dir.write(&format!("work/{f}"), "x\n");
+    }
+    dir.write("work/.gitignore", "*.log\n");
+    dir.write("work/.ignore", "*.tmp\n");
+    let [listed, globbed, grepped] = tool_files(&dir, ".", json!({}));
+    let expected: BTreeSet<String> =
+        ["a.txt", "b.log", "keep/k.txt"].iter().map(|s| s.to_string()).collect();
+    assert_eq!((&globbed, &grepped), (&expected, &expected));
+    assert_eq!(
+        listed,
+        expected.iter().cloned().chain([".gitignore".to_string(), ".ignore".to_string()]).collect()
+    );
+    if have("rg") {
+        let rg =
+            Command::new("rg").args(["--files", "-j1"]).current_dir(dir.work()).output().unwrap();
+        let rg: BTreeSet<String> =
+            String::from_utf8_lossy(&rg.stdout).lines().map(str::to_string).collect();
+        assert_eq!(globbed, rg);
+    }
+}
+
+#[test]
+fn grep_holds_one_file_open_at_a_time() {
+    // 1,500 files under a limit of 64 open descriptors: each is searched as the walk meets it.
+    let dir = TestDir::new("walk-fds");
+    for i in 0..1500 {
+        dir.write(&format!("work/d{}/f{i}.txt", i % 10), "needle\n");
+    }
+    let script = dir.write("fd-script.json", &json!({"turns": [
+        {"toolCalls": [{"name": "grep", "arguments": {"pattern": "needle", "output_mode": "count", "head_limit": 1}}]},
+        {"text": "done"}
+    ]}).to_string());
+    let zero = dir.zero().args(&[
+        "exec",
+        "-o",
+        "stream-json",
+        "--script",
+        script.to_str().unwrap(),
+        "count",
+    ]);
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c").arg("ulimit -n 64 && exec \"$0\" \"$@\"").arg(crate::util::ZERO).args(&zero.args);
+    cmd.env_clear().envs(&zero.env).current_dir(&zero.cwd);
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let result: Value = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "tool_result")
+        .unwrap();
+    assert!(
+        result["output"].as_str().unwrap().contains("\n1500 matches in 1500 files"),
+        "{result}"
+    );
+}
