@@ -36,6 +36,7 @@ mod run_plan;
 mod session;
 mod signals;
 mod sse;
+mod substring;
 #[cfg(test)]
 mod testkit;
 mod text;

@@ -10,6 +10,8 @@
 
 use std::fmt;
 
+use crate::substring::{self, Finder};
+
 /// The largest compiled program accepted (after counted repetitions are expanded).
 const MAX_PROGRAM: usize = 100_000;
 
@@ -113,7 +115,19 @@ pub struct Regex {
     fold: bool,
     /// The pattern is plain text: matched with a substring search.
     literal: Option<String>,
+    /// Literals one of which every match contains: whole buffers are searched for them
+    /// first, and the program runs only on the lines they are in.
+    prefilter: Vec<Finder>,
+    /// The pattern is exactly an alternation of those literals: a line that holds one
+    /// matches, with no program to run.
+    exact: bool,
+    /// A folded literal holds `k`, which the Kelvin sign (U+212A) also matches: a buffer
+    /// holding that sign is searched without the ASCII-folding prefilter.
+    kelvin: bool,
 }
+
+/// Literal alternatives a prefilter searches for at most.
+const MAX_PREFILTER_LITERALS: usize = 8;
 
 impl Regex {
     /// Compiles `pattern`; `ignore_case` matches letters of either case.
@@ -125,7 +139,75 @@ impl Regex {
         let mut program = Vec::new();
         compile(&node, &mut program, fold)?;
         program.push(Inst::Match);
-        Ok(Regex { program, fold, literal })
+        let (prefilter, exact, kelvin) = prefilter(&node, fold);
+        Ok(Regex { program, fold, literal, prefilter, exact, kelvin })
+    }
+
+    /// Calls `on_line(start, end)` for each line of `haystack` the pattern matches (byte
+    /// offsets, the newline excluded) until it returns false. Lines are split at `\n` with a
+    /// trailing `\r` dropped; only the first `max_line` bytes of a line are searched.
+    pub fn matching_lines(
+        &self,
+        haystack: &[u8],
+        max_line: usize,
+        mut on_line: impl FnMut(usize, usize) -> bool,
+    ) {
+        let line_matches = |start: usize, end: usize| -> bool {
+            let mut line = &haystack[start..end.min(start + max_line)];
+            if let Some(stripped) = line.strip_suffix(b"\r") {
+                line = stripped;
+            }
+            self.is_match(&String::from_utf8_lossy(line))
+        };
+        let kelvin_present =
+            || Finder::new("\u{212A}".as_bytes(), false).find(haystack, 0).is_some();
+        if self.prefilter.is_empty() || (self.kelvin && kelvin_present()) {
+            let mut start = 0;
+            while start < haystack.len() {
+                let end = substring::memchr(b'\n', haystack, start).unwrap_or(haystack.len());
+                if line_matches(start, end) && !on_line(start, end) {
+                    return;
+                }
+                start = end + 1;
+            }
+            return;
+        }
+        // The next occurrence of each literal at or after `pos`: searched again only once the
+        // search has passed it, so each literal's scan goes through the buffer once.
+        let mut next: Vec<Option<Option<usize>>> = vec![None; self.prefilter.len()];
+        let mut pos = 0;
+        while pos < haystack.len() {
+            let mut candidate: Option<usize> = None;
+            for (i, finder) in self.prefilter.iter().enumerate() {
+                let stale = match next[i] {
+                    None => true,
+                    Some(Some(at)) => at < pos,
+                    Some(None) => false,
+                };
+                if stale {
+                    next[i] = Some(finder.find(haystack, pos));
+                }
+                if let Some(Some(at)) = next[i] {
+                    candidate = Some(candidate.map_or(at, |c: usize| c.min(at)));
+                }
+            }
+            let Some(hit) = candidate else { return };
+            let start = substring::memrchr(b'\n', haystack, hit).map_or(0, |nl| nl + 1);
+            let end = substring::memchr(b'\n', haystack, hit).unwrap_or(haystack.len());
+            // An occurrence past the searched part of a long line does not count.
+            let within = hit - start < max_line;
+            let matched = within
+                && if self.exact {
+                    let last = self.prefilter.iter().map(Finder::len).max().unwrap_or(0);
+                    hit + last <= start + max_line || line_matches(start, end)
+                } else {
+                    line_matches(start, end)
+                };
+            if matched && !on_line(start, end) {
+                return;
+            }
+            pos = end + 1;
+        }
     }
 
     /// Whether the pattern matches anywhere in `text` (one line, for grep).
@@ -256,6 +338,84 @@ fn simple_upper(c: char) -> char {
     match (upper.next(), upper.next()) {
         (Some(u), None) => u,
         _ => c,
+    }
+}
+
+/// The literals every match contains one of, whether matching one is the whole pattern, and
+/// whether a folded literal holds `k` (see [`Regex::kelvin`]). With case folding only ASCII
+/// literals are used, compared ASCII-insensitively.
+fn prefilter(node: &Node, fold: bool) -> (Vec<Finder>, bool, bool) {
+    let Some(literals) = required(node) else { return (Vec::new(), false, false) };
+    let usable = |l: &String| {
+        !l.is_empty() && !l.contains(['\n', '\r', '\u{FFFD}']) && (!fold || l.is_ascii())
+    };
+    if literals.is_empty()
+        || literals.len() > MAX_PREFILTER_LITERALS
+        || !literals.iter().all(usable)
+    {
+        return (Vec::new(), false, false);
+    }
+    let kelvin = fold && literals.iter().any(|l| l.contains(['k', 'K']));
+    let exact = exact_alternation(node);
+    let finders = literals
+        .iter()
+        .map(|l| {
+            let bytes = if fold { l.to_ascii_lowercase() } else { l.clone() };
+            Finder::new(bytes.as_bytes(), fold)
+        })
+        .collect();
+    (finders, exact, kelvin)
+}
+
+/// Literals one of which every match of `node` contains, if such a set is known.
+fn required(node: &Node) -> Option<Vec<String>> {
+    match node {
+        Node::Char(c) => Some(vec![c.to_string()]),
+        Node::Repeat { node, min, .. } if *min >= 1 => required(node),
+        Node::Alt(branches) => {
+            let mut all = Vec::new();
+            for branch in branches {
+                all.extend(required(branch)?);
+            }
+            all.sort();
+            all.dedup();
+            Some(all)
+        }
+        Node::Concat(nodes) => {
+            // Candidates: each run of plain characters, and what each other part requires.
+            let mut candidates: Vec<Vec<String>> = Vec::new();
+            let mut run = String::new();
+            for n in nodes {
+                match n {
+                    Node::Char(c) => run.push(*c),
+                    other => {
+                        if !run.is_empty() {
+                            candidates.push(vec![std::mem::take(&mut run)]);
+                        }
+                        if let Some(set) = required(other) {
+                            candidates.push(set);
+                        }
+                    }
+                }
+            }
+            if !run.is_empty() {
+                candidates.push(vec![run]);
+            }
+            // The best: the longest shortest literal, then the fewest alternatives.
+            candidates.into_iter().max_by_key(|set| {
+                let shortest = set.iter().map(|l| l.chars().count()).min().unwrap_or(0);
+                (shortest, std::cmp::Reverse(set.len()))
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Whether the pattern is plain text or an alternation of plain texts.
+fn exact_alternation(node: &Node) -> bool {
+    match node {
+        Node::Alt(branches) => branches.iter().all(|b| literal_of(b).is_some()),
+        other => literal_of(other).is_some(),
     }
 }
 
@@ -608,6 +768,66 @@ mod tests {
 
     fn m(pattern: &str, text: &str) -> bool {
         Regex::new(pattern, false).unwrap().is_match(text)
+    }
+
+    /// What `matching_lines` must find: the lines `is_match` accepts, one by one.
+    fn lines_one_by_one(regex: &Regex, haystack: &str, max_line: usize) -> Vec<(usize, usize)> {
+        let mut found = Vec::new();
+        let mut start = 0;
+        for line in haystack.split_inclusive('\n') {
+            let body = line.strip_suffix('\n').unwrap_or(line);
+            let end = start + body.len();
+            let cut = &body.as_bytes()[..body.len().min(max_line)];
+            let cut = cut.strip_suffix(b"\r").unwrap_or(cut);
+            if regex.is_match(&String::from_utf8_lossy(cut)) {
+                found.push((start, end));
+            }
+            start += line.len();
+        }
+        found
+    }
+
+    #[test]
+    fn prefiltered_lines_are_the_lines_that_match() {
+        let haystack = "fn main() {}\nlet e = IoError::new();\r\nunsafe { x.unwrap() }\n\
+            TOKIO runtime\nto\u{212A}io with a Kelvin sign\nnothing here\n\
+            a very long line that mentions fn main only after forty bytes\n\
+            Error\nerror: ParseError\nuse tokio::sync;\nfn";
+        for (pattern, fold) in [
+            ("fn main", false),
+            ("[A-Z][a-z]+Error", false),
+            ("unsafe|unwrap", false),
+            ("tokio", true),
+            ("TOKIO", false),
+            ("error", true),
+            ("x+\\.unwrap\\(", false),
+            ("(Io|Parse)Error", false),
+            ("^fn$", false),
+            ("e\\w*", false),
+            ("nope", false),
+        ] {
+            let regex = Regex::new(pattern, fold).unwrap();
+            for max_line in [40, 1 << 20] {
+                let mut got = Vec::new();
+                regex.matching_lines(haystack.as_bytes(), max_line, |s, e| {
+                    got.push((s, e));
+                    true
+                });
+                assert_eq!(
+                    got,
+                    lines_one_by_one(&regex, haystack, max_line),
+                    "{pattern} (fold {fold}, max_line {max_line})"
+                );
+            }
+        }
+        // Without the Kelvin sign in the buffer, the ASCII prefilter still finds every case.
+        let regex = Regex::new("tokio", true).unwrap();
+        let mut got = Vec::new();
+        regex.matching_lines(b"ToKiO\ntokio\nTOKIO\ntoki", 1 << 20, |s, e| {
+            got.push((s, e));
+            true
+        });
+        assert_eq!(got, [(0, 5), (6, 11), (12, 17)]);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 
 use serde_json::{json, Value};
@@ -353,8 +353,16 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
         Err(e) => return Ok(Outcome::error(format!("Error searching {path}: {e}"))),
     };
     // Each file is searched as the walk meets it, so no more than one is open at a time.
-    let mut found =
-        Found { mode, numbers, head_limit, lines: Vec::new(), more: false, total: 0, files: 0 };
+    let mut found = Found {
+        mode,
+        numbers,
+        head_limit,
+        lines: Vec::new(),
+        more: false,
+        total: 0,
+        files: 0,
+        buffer: Vec::new(),
+    };
     let mut walked = Walked::default();
     match target.kind() {
         Ok(Some((Kind::File, _))) => match open_regular(&target) {
@@ -437,6 +445,8 @@ struct Found<'a> {
     more: bool,
     total: usize,
     files: usize,
+    /// The file being searched, read whole (reused).
+    buffer: Vec<u8>,
 }
 
 impl Found<'_> {
@@ -445,7 +455,7 @@ impl Found<'_> {
         let (mode, numbers, head_limit) = (self.mode, self.numbers, self.head_limit);
         let lines = &mut self.lines;
         let mut more = false;
-        let count = search_file(file, regex, |n, text| {
+        let count = search_file(file, regex, &mut self.buffer, |n, text| {
             if mode == "content" {
                 if lines.len() >= head_limit {
                     more = true;
@@ -518,48 +528,45 @@ fn open_file_in(dir: &Dir, name: &OsStr) -> Option<File> {
     (Kind::of(&meta) == Kind::File).then_some(file)
 }
 
-/// Matches a file line by line; `on_match(line_number, text)` returns false to stop. Binary
-/// and oversized files are skipped, and a line is held up to [`GREP_LINE_BYTES`] at most.
-/// Returns the number of matching lines seen.
-fn search_file(file: File, regex: &Regex, mut on_match: impl FnMut(usize, &str) -> bool) -> usize {
-    if file.metadata().map(|m| m.len() > GREP_FILE_LIMIT).unwrap_or(true) {
+/// Matches a file's lines; `on_match(line_number, text)` returns false to stop. Binary and
+/// oversized files are skipped. The file is read whole into `buffer` (one read, reused from
+/// file to file) and searched by the regex's prefilter; only the first [`GREP_LINE_BYTES`]
+/// of a line are searched. Returns the number of matching lines seen.
+fn search_file(
+    file: File,
+    regex: &Regex,
+    buffer: &mut Vec<u8>,
+    mut on_match: impl FnMut(usize, &str) -> bool,
+) -> usize {
+    let size = match file.metadata() {
+        Ok(meta) if meta.len() <= GREP_FILE_LIMIT => meta.len(),
+        _ => return 0,
+    };
+    buffer.clear();
+    buffer.reserve(size as usize + 1);
+    if file.take(GREP_FILE_LIMIT + 1).read_to_end(buffer).is_err() {
         return 0;
     }
-    let mut reader = BufReader::with_capacity(64 * 1024, file);
-    match reader.fill_buf() {
-        Ok(sample) if !looks_binary(&sample[..sample.len().min(8192)]) => {}
-        _ => return 0,
+    if buffer.len() as u64 > GREP_FILE_LIMIT || looks_binary(&buffer[..buffer.len().min(8192)]) {
+        return 0;
     }
+    let haystack = buffer.as_slice();
     let mut count = 0;
-    let mut buf = Vec::new();
-    let mut number = 0;
     let mut reporting = true;
-    loop {
-        buf.clear();
-        match (&mut reader).take(GREP_LINE_BYTES as u64).read_until(b'\n', &mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        if buf.last() != Some(&b'\n') && buf.len() == GREP_LINE_BYTES {
-            // The rest of a very long line is not searched.
-            let mut skip = Vec::new();
-            while matches!((&mut reader).take(64 * 1024).read_until(b'\n', &mut skip), Ok(n) if n > 0)
-                && skip.last() != Some(&b'\n')
-            {
-                skip.clear();
+    // Line numbers are counted only when a match is reported, from the last one.
+    let (mut counted_to, mut line_number) = (0usize, 1usize);
+    regex.matching_lines(haystack, GREP_LINE_BYTES, |start, end| {
+        count += 1;
+        if reporting {
+            line_number += crate::substring::count(b'\n', haystack, counted_to, start);
+            counted_to = start;
+            let mut line = &haystack[start..end.min(start + GREP_LINE_BYTES)];
+            if let Some(stripped) = line.strip_suffix(b"\r") {
+                line = stripped;
             }
+            reporting = on_match(line_number, &String::from_utf8_lossy(line));
         }
-        number += 1;
-        while matches!(buf.last(), Some(b'\n' | b'\r')) {
-            buf.pop();
-        }
-        let text = String::from_utf8_lossy(&buf);
-        if regex.is_match(&text) {
-            count += 1;
-            if reporting {
-                reporting = on_match(number, &text);
-            }
-        }
-    }
+        true
+    });
     count
 }
