@@ -8,6 +8,8 @@ the benchmark is an instrument, the targets are printed next to the results.
 
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -72,6 +74,11 @@ def median(values):
 
 
 def main():
+    if sys.argv[1:] == ["tools"]:
+        rows, results = [], {}
+        tools_section(lambda *r: (rows.append(r), results.update({r[0]: r[1]})))
+        print_table(rows)
+        return 0
     mock_dir = os.environ["ZERO_BENCH_MOCK"]
     port = open(os.path.join(mock_dir, "port")).read().strip()
     base = f"http://127.0.0.1:{port}/v1"
@@ -194,6 +201,9 @@ def main():
         row(f"peak RSS, {name}", round(median(rss) / 1024, 2), "MiB", "< 64 MiB")
     os.unlink(os.path.join(work, "big.txt"))
 
+    # 8. The search tools beside ripgrep and fd (issue 15).
+    tools_section(row)
+
     # 7. Size of the static binary.
     if os.path.exists(STATIC):
         row("static binary size", round(os.path.getsize(STATIC) / 1048576, 2), "MiB", "<= 4 MiB",
@@ -285,6 +295,142 @@ def redaction_inputs():
             f.write(data)
             paths[name] = f.name
     return paths
+
+
+GREP_PATTERNS = [
+    # (what it is, pattern, case-insensitive)
+    ("literal", "TODO", False),
+    ("alternation", "unsafe|unwrap|FIXME", False),
+    ("class", "[A-Z][a-z]+Error", False),
+    ("-i literal", "tokio", True),
+]
+GLOB_PATTERNS = [("**/Cargo.toml", "Cargo.toml"), ("**/*.md", "*.md")]
+
+
+def tools_section(row):
+    """zero's grep and glob, run through the scripted provider (the real tool path: process
+    start, the script, the walk, the event), beside `rg -j1` and `fd -j1` on the same tree.
+    The trees: this project's dependencies copied out of the cargo registry, and the one named
+    by ZERO_BENCH_TREE. Each figure is a median wall time; the result sets are compared."""
+    rg, fd = shutil.which("rg"), shutil.which("fdfind") or shutil.which("fd")
+    trees = {}
+    deps = dependency_tree()
+    if deps:
+        trees["dependencies"] = deps
+    else:
+        row("search tools", None, "ms", "-", "no dependency sources in ~/.cargo/registry/src")
+    if os.environ.get("ZERO_BENCH_TREE"):
+        trees["ZERO_BENCH_TREE"] = os.path.abspath(os.environ["ZERO_BENCH_TREE"])
+    if not rg:
+        row("grep beside rg -j1", None, "ms", "-", "rg is not installed: zero timed alone")
+    if not fd:
+        row("glob beside fd -j1", None, "ms", "-", "fd is not installed: zero timed alone")
+    work = tempfile.mkdtemp(prefix="zero-bench-tools-")
+    script = os.path.join(work, "script.json")
+    env = clean_env()
+
+    def zero_tool(tree, name, arguments):
+        with open(script, "w") as f:
+            json.dump({"turns": [{"toolCalls": [{"name": name, "arguments": arguments}]},
+                                 {"text": "done"}]}, f)
+        args = [ZERO, "exec", "--ephemeral", "-o", "stream-json", "-C", tree, "--script",
+                script, "go"]
+        out = subprocess.run(args, env=env, cwd=tree, capture_output=True, text=True).stdout
+        output = next(json.loads(l)["output"] for l in out.splitlines()
+                      if '"type":"tool_result"' in l)
+        return timed(args, tree, env), output
+
+    for label, tree in trees.items():
+        size = tree_size(tree)
+        for kind, pattern, fold in GREP_PATTERNS:
+            for mode, flag in (("files_with_matches", "-l"), ("count", "-c")):
+                arguments = {"pattern": pattern, "output_mode": mode, "head_limit": 1000000,
+                             "-i": fold}
+                z, output = zero_tool(tree, "grep", arguments)
+                zero_set = set(output.splitlines()) - {""}
+                zero_set = {l for l in zero_set if " matches in " not in l
+                            and l != "No matches found."}
+                name = f"grep {mode}, {kind} ({label})"
+                if not rg:
+                    row(name, round(z * 1000, 1), "ms", "-", f"{len(zero_set)} files")
+                    continue
+                args = [rg, "-j1", flag] + (["-i"] if fold else []) + ["--", pattern]
+                r = timed(args, tree, env)
+                rg_out = subprocess.run(args, cwd=tree, env=env, capture_output=True,
+                                        text=True).stdout
+                rg_set = set(rg_out.splitlines()) - {""}
+                same = "same files" if zero_set == rg_set else (
+                    f"DIFFERENT: {len(zero_set - rg_set)} only zero, "
+                    f"{len(rg_set - zero_set)} only rg")
+                row(name, round(z * 1000, 1), "ms", "<= 1.5 x rg -j1",
+                    f"rg {r * 1000:.1f} ms, ratio {z / r:.2f}; {len(zero_set)} files, {same}; "
+                    f"{size / 1e6:.0f} MB")
+        for pattern, fd_glob in GLOB_PATTERNS:
+            z, output = zero_tool(tree, "glob", {"pattern": pattern, "limit": 1000})
+            zero_set = set(output.splitlines()) - {""}
+            capped = any(l.startswith("... truncated") for l in zero_set)
+            name = f"glob {pattern} ({label})"
+            if not fd:
+                row(name, round(z * 1000, 1), "ms", "-", f"{len(zero_set)} files")
+                continue
+            args = [fd, "-j1", "-t", "f", "--glob", fd_glob]
+            f = timed(args, tree, env)
+            fd_out = subprocess.run(args, cwd=tree, env=env, capture_output=True,
+                                    text=True).stdout
+            fd_set = {l.removeprefix("./") for l in fd_out.splitlines()} - {""}
+            same = "capped at 1000" if capped else "same files" if zero_set == fd_set else (
+                f"DIFFERENT: {len(zero_set - fd_set)} only zero, "
+                f"{len(fd_set - zero_set)} only fd")
+            row(name, round(z * 1000, 1), "ms", "<= 1.5 x fd -j1",
+                f"fd {f * 1000:.1f} ms, ratio {z / f:.2f}; {len(zero_set)} files, {same}")
+    shutil.rmtree(work, ignore_errors=True)
+    if deps:
+        shutil.rmtree(os.path.dirname(deps), ignore_errors=True)
+
+
+def timed(args, cwd, env):
+    """Median wall seconds of a command, after one run that warms the page cache."""
+    def once():
+        start = time.perf_counter()
+        subprocess.run(args, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return time.perf_counter() - start
+    once()
+    return median([once() for _ in range(RUNS)])
+
+
+def dependency_tree():
+    """A copy of the registry sources of the crates Cargo.lock names (None when absent)."""
+    lock = open(os.path.join(ROOT, "Cargo.lock")).read()
+    wanted = set()
+    for block in lock.split("[[package]]"):
+        fields = dict(re.findall(r'^(name|version) = "([^"]+)"', block, re.M))
+        if "name" in fields and "version" in fields:
+            wanted.add(f"{fields['name']}-{fields['version']}")
+    registry = os.path.join(os.path.expanduser("~"), ".cargo", "registry", "src")
+    found = []
+    for index in sorted(os.listdir(registry)) if os.path.isdir(registry) else []:
+        for crate in sorted(os.listdir(os.path.join(registry, index))):
+            if crate in wanted:
+                found.append(os.path.join(registry, index, crate))
+    if not found:
+        return None
+    tree = os.path.join(tempfile.mkdtemp(prefix="zero-bench-deps-"), "deps")
+    os.makedirs(tree)
+    for source in found:
+        shutil.copytree(source, os.path.join(tree, os.path.basename(source)), symlinks=True)
+    return tree
+
+
+def tree_size(tree):
+    total = 0
+    for folder, _, files in os.walk(tree):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_size
+            except OSError:
+                pass
+    return total
 
 
 def print_table(rows):

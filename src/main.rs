@@ -6,7 +6,8 @@
 //! hold (`ending` installs the interrupt and panic handlers).
 //!
 //! Unsafe code is forbidden in every module but `signals` and `dirfd`, which hold the FFI to
-//! libc (the crate root can only deny it, since a forbid here would reach them too).
+//! libc, and one call in `substring` into its SSE2 byte scan (the crate root can only deny
+//! it, since a forbid here would reach them too).
 #![deny(unsafe_code)]
 
 mod agent;

@@ -366,8 +366,8 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
     let mut walked = Walked::default();
     match target.kind() {
         Ok(Some((Kind::File, _))) => match open_regular(&target) {
-            Ok((file, _)) => {
-                found.file(&target.shown(), file, &regex);
+            Ok((file, meta)) => {
+                found.file(&target.shown(), file, meta.len(), &regex);
             }
             Err(e) => return Ok(Outcome::error(format!("Error searching {path}: {e}"))),
         },
@@ -397,15 +397,15 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
                     _ => ws
                         .locate_from(&target.rel, &entry.rel, true, Parents::Existing)
                         .ok()
-                        .and_then(|place| open_regular(&place).ok().map(|(f, _)| f)),
+                        .and_then(|place| open_regular(&place).ok().map(|(f, m)| (f, m.len()))),
                 };
-                let Some(file) = opened else { return true };
+                let Some((file, size)) = opened else { return true };
                 let shown = if shown_base == "." {
                     entry.rel.clone()
                 } else {
                     format!("{shown_base}/{}", entry.rel)
                 };
-                found.file(&shown, file, &regex)
+                found.file(&shown, file, size, &regex)
             });
         }
         Ok(Some((kind, _))) => {
@@ -451,16 +451,22 @@ struct Found<'a> {
 
 impl Found<'_> {
     /// Searches one file; false when the walk can stop (content mode, enough lines).
-    fn file(&mut self, shown: &str, file: File, regex: &Regex) -> bool {
+    fn file(&mut self, shown: &str, file: File, size: u64, regex: &Regex) -> bool {
         let (mode, numbers, head_limit) = (self.mode, self.numbers, self.head_limit);
         let lines = &mut self.lines;
         let mut more = false;
-        let count = search_file(file, regex, &mut self.buffer, |n, text| {
+        let want_numbers = mode == "content" && numbers;
+        let count = search_file(file, size, regex, &mut self.buffer, want_numbers, |n, text| {
+            // One matching line is all a file's name needs.
+            if mode == "files_with_matches" {
+                return false;
+            }
             if mode == "content" {
                 if lines.len() >= head_limit {
                     more = true;
                     return false;
                 }
+                let text = String::from_utf8_lossy(text);
                 let text = text.trim();
                 let text: String = text.chars().take(GREP_LINE_CHARS).collect();
                 lines.push(if numbers {
@@ -512,7 +518,7 @@ fn ignore_rules(
 /// A directory's ignore file through its handle: a regular file (not a link), at most
 /// [`MAX_IGNORE_FILE_BYTES`].
 fn read_ignore_file(dir: &Dir, name: &str) -> Option<String> {
-    let file = open_file_in(dir, OsStr::new(name))?;
+    let (file, _) = open_file_in(dir, OsStr::new(name))?;
     if file.metadata().ok()?.len() > MAX_IGNORE_FILE_BYTES {
         return None;
     }
@@ -521,30 +527,34 @@ fn read_ignore_file(dir: &Dir, name: &str) -> Option<String> {
     Some(text)
 }
 
-/// Opens a regular file met by a walk (anything else there now is skipped).
-fn open_file_in(dir: &Dir, name: &OsStr) -> Option<File> {
+/// Opens a regular file met by a walk, with its size (anything else there now is skipped).
+fn open_file_in(dir: &Dir, name: &OsStr) -> Option<(File, u64)> {
     let file = dir.open_read(name).ok()?;
     let meta = file.metadata().ok()?;
-    (Kind::of(&meta) == Kind::File).then_some(file)
+    (Kind::of(&meta) == Kind::File).then_some((file, meta.len()))
 }
 
-/// Matches a file's lines; `on_match(line_number, text)` returns false to stop. Binary and
-/// oversized files are skipped. The file is read whole into `buffer` (one read, reused from
-/// file to file) and searched by the regex's prefilter; only the first [`GREP_LINE_BYTES`]
-/// of a line are searched. Returns the number of matching lines seen.
+/// Matches the lines of a file of `size` bytes; `on_match(line_number, line)` returns false
+/// to stop (the line number is counted only when `want_numbers`, else it is 1). Binary and oversized files are skipped. The file is read whole into `buffer`
+/// (reused from file to file) and searched by the regex's prefilter; only the first
+/// [`GREP_LINE_BYTES`] of a line are searched. Returns the number of matching lines seen.
 fn search_file(
     file: File,
+    size: u64,
     regex: &Regex,
     buffer: &mut Vec<u8>,
-    mut on_match: impl FnMut(usize, &str) -> bool,
+    want_numbers: bool,
+    mut on_match: impl FnMut(usize, &[u8]) -> bool,
 ) -> usize {
-    let size = match file.metadata() {
-        Ok(meta) if meta.len() <= GREP_FILE_LIMIT => meta.len(),
-        _ => return 0,
-    };
+    if size > GREP_FILE_LIMIT {
+        return 0;
+    }
     buffer.clear();
     buffer.reserve(size as usize + 1);
-    if file.take(GREP_FILE_LIMIT + 1).read_to_end(buffer).is_err() {
+    // Reading no more than the size read at open saves the read that would find the end;
+    // a file that says it is empty (as some special filesystems do) is read to its end.
+    let want = if size == 0 { GREP_FILE_LIMIT + 1 } else { size };
+    if file.take(want).read_to_end(buffer).is_err() {
         return 0;
     }
     if buffer.len() as u64 > GREP_FILE_LIMIT || looks_binary(&buffer[..buffer.len().min(8192)]) {
@@ -558,15 +568,17 @@ fn search_file(
     regex.matching_lines(haystack, GREP_LINE_BYTES, |start, end| {
         count += 1;
         if reporting {
-            line_number += crate::substring::count(b'\n', haystack, counted_to, start);
-            counted_to = start;
+            if want_numbers {
+                line_number += crate::substring::count(b'\n', haystack, counted_to, start);
+                counted_to = start;
+            }
             let mut line = &haystack[start..end.min(start + GREP_LINE_BYTES)];
             if let Some(stripped) = line.strip_suffix(b"\r") {
                 line = stripped;
             }
-            reporting = on_match(line_number, &String::from_utf8_lossy(line));
+            reporting = on_match(line_number, line);
         }
-        true
+        reporting
     });
     count
 }
