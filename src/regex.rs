@@ -152,12 +152,14 @@ impl Regex {
         max_line: usize,
         mut on_line: impl FnMut(usize, usize) -> bool,
     ) {
+        // The VM's thread lists, allocated once for the whole buffer.
+        let scratch = std::cell::RefCell::new(Scratch::new(self.program.len()));
         let line_matches = |start: usize, end: usize| -> bool {
             let mut line = &haystack[start..end.min(start + max_line)];
             if let Some(stripped) = line.strip_suffix(b"\r") {
                 line = stripped;
             }
-            self.is_match(&String::from_utf8_lossy(line))
+            self.matches_with(&mut scratch.borrow_mut(), &String::from_utf8_lossy(line))
         };
         let kelvin_present =
             || Finder::new("\u{212A}".as_bytes(), false).find(haystack, 0).is_some();
@@ -210,8 +212,13 @@ impl Regex {
         }
     }
 
-    /// Whether the pattern matches anywhere in `text` (one line, for grep).
+    /// Whether the pattern matches anywhere in `text` (one line).
+    #[cfg(test)]
     pub fn is_match(&self, text: &str) -> bool {
+        self.matches_with(&mut Scratch::new(self.program.len()), text)
+    }
+
+    fn matches_with(&self, scratch: &mut Scratch, text: &str) -> bool {
         if let Some(literal) = &self.literal {
             return if self.fold {
                 text.to_lowercase().contains(literal.as_str())
@@ -219,17 +226,15 @@ impl Regex {
                 text.contains(literal.as_str())
             };
         }
-        let n = self.program.len();
-        let mut current = Threads::new(n);
-        let mut next = Threads::new(n);
-        let mut stack = Vec::new();
+        let Scratch { current, next, stack } = scratch;
+        current.clear();
         let mut prev: Option<char> = None;
         let mut chars = text.chars().peekable();
         loop {
             let c = chars.next();
             let ctx = Context { prev, next: c };
             // Unanchored search: a new thread starts at every position.
-            if self.add(&mut current, 0, ctx, &mut stack) {
+            if self.add(current, 0, ctx, stack) {
                 return true;
             }
             let Some(c) = c else { return false };
@@ -243,11 +248,11 @@ impl Regex {
                     Inst::Class(class) => class.contains(c, self.fold),
                     _ => false,
                 };
-                if step && self.add(&mut next, pc + 1, ctx_after, &mut stack) {
+                if step && self.add(next, pc + 1, ctx_after, stack) {
                     return true;
                 }
             }
-            std::mem::swap(&mut current, &mut next);
+            std::mem::swap(current, next);
             prev = Some(c);
         }
     }
@@ -293,6 +298,23 @@ impl Context {
             Look::End => self.next.is_none(),
             Look::WordBoundary => word(self.prev) != word(self.next),
             Look::NotWordBoundary => word(self.prev) == word(self.next),
+        }
+    }
+}
+
+/// What one run of the VM works in, reused from line to line.
+struct Scratch {
+    current: Threads,
+    next: Threads,
+    stack: Vec<usize>,
+}
+
+impl Scratch {
+    fn new(program_len: usize) -> Scratch {
+        Scratch {
+            current: Threads::new(program_len),
+            next: Threads::new(program_len),
+            stack: Vec::new(),
         }
     }
 }
