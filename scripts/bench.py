@@ -178,6 +178,12 @@ def main():
             f"{size / 1048576:.0f} MiB")
         os.unlink(path)
 
+    # Streaming redaction in 4-byte deltas, secret-shaped text beside plain text (issue 15).
+    for name, size, ms, plain_ms in streaming_redaction():
+        row(f"redaction, 4-byte deltas, {name}", round(ms, 3), "ms",
+            "-" if name == "plain text" else "<= 2 x plain text",
+            f"{size / 1000:.0f} KB, ratio to plain text {ms / plain_ms:.2f}")
+
     # Peak memory under hostile sizes (issue 11): a 100 MiB file with no newline read whole,
     # a 48 MiB answer, 40 MiB of one call's arguments (the last two end at zero's 4 MiB limit).
     work = tempfile.mkdtemp(prefix="zero-bench-hostile-")
@@ -268,6 +274,18 @@ def resume_latency(base):
         if len(stamps) > seen:
             latencies.append((int(stamps[seen]) - started) / 1e6)
     return median(latencies)
+
+
+def streaming_redaction():
+    """The unit-level benchmark in src/redact/tests.rs (in-process: a process per delta would
+    measure the process): (name, bytes, best ms, plain text's best ms) per text."""
+    out = subprocess.run(["cargo", "test", "--release", "--locked", "--quiet", "--bin", "zero",
+                          "bench_streaming_redaction", "--", "--ignored", "--nocapture"],
+                         cwd=ROOT, capture_output=True, text=True).stdout
+    rows = [line.split("\t") for line in out.splitlines() if line.startswith("bench-stream ")]
+    measured = [(r[0].removeprefix("bench-stream "), int(r[1]), float(r[2])) for r in rows]
+    plain = next((ms for name, _, ms in measured if name == "plain text"), None)
+    return [(name, size, ms, plain) for name, size, ms in measured] if plain else []
 
 
 def redaction_inputs():

@@ -126,6 +126,9 @@ enum Emit {
 /// nothing.
 const LOOKBACK: usize = 256;
 
+/// Held text up to this length is looked at again after every piece (see `worth_a_look`).
+const ALWAYS_LOOK: usize = 32;
+
 /// Pairs of bytes at which the fast path stops: `=`, `:` and `-` followed by anything, and the
 /// first two letters of every token-shape prefix (`sk`, `gh`, `AK`, `ey`, ...). A bit per pair
 /// `first << 8 | second` (8 KiB, so it stays in the first-level cache); built at compile time.
@@ -166,6 +169,8 @@ pub(crate) struct Scanner {
     /// The input byte before `held` (for word boundaries).
     last_byte: Option<u8>,
     mode: Mode,
+    /// How long `held` was when the rules last looked at it.
+    checked: usize,
 }
 
 impl Default for Scanner {
@@ -176,6 +181,7 @@ impl Default for Scanner {
             written: 0,
             last_byte: None,
             mode: Mode::Normal,
+            checked: 0,
         }
     }
 }
@@ -185,11 +191,27 @@ impl Scanner {
     pub(crate) fn push(&mut self, piece: &str, out: &mut String) {
         if self.held.is_empty() {
             self.run(piece, false, out);
-        } else {
-            let mut text = std::mem::take(&mut self.held);
-            text.push_str(piece);
-            self.run(&text, false, out);
+            return;
         }
+        self.held.push_str(piece);
+        if !self.worth_a_look(piece) {
+            return;
+        }
+        let text = std::mem::take(&mut self.held);
+        self.run(&text, false, out);
+    }
+
+    /// Whether the rules should look at the held text again now that `piece` has joined it.
+    /// The rules decide from the start of what is held, so looking after every piece of a
+    /// long token costs its length each time: quadratic. A long hold (past [`ALWAYS_LOOK`]) is
+    /// looked at again only when a piece brings a byte that can end a token, or once it has
+    /// grown by half, so the work stays linear. Looking later changes nothing but when
+    /// the text is written: the rules give the same output however a text is cut.
+    fn worth_a_look(&self, piece: &str) -> bool {
+        let continues = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.');
+        self.held.len() <= ALWAYS_LOOK
+            || self.held.len() - self.checked >= self.checked / 2
+            || !piece.bytes().all(|b| continues(&b))
     }
 
     /// Ends the stream: decides everything held, then starts afresh.
@@ -227,6 +249,7 @@ impl Scanner {
                 Hold::Need => {
                     self.keep_tail(bytes, i, &out.as_bytes()[out_start..]);
                     self.held = text[i..].to_string();
+                    self.checked = self.held.len();
                     return;
                 }
                 Hold::Take { len, emit, then } => {

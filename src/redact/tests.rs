@@ -435,3 +435,60 @@ fn a_key_after_a_replaced_token_is_judged_as_a_second_pass_would() {
     assert_eq!(r.redact_str(&once), once);
     assert_eq!(once, "cookie/[REDACTED]-api-key:[REDACTED]");
 }
+
+// --- Streaming cost (run by scripts/bench.py; it prints and asserts nothing) -----------------
+
+/// Texts of about 30 KB that scripts/bench.py streams in 4-byte deltas: plain prose, and
+/// secret-shaped text that the rules must hold back while it grows (a JWT whose segments are
+/// 15 KB, a key-shaped word inside a word, a long authorization value).
+pub(crate) fn streaming_bench_texts() -> Vec<(&'static str, String)> {
+    let prose = "The quick brown fox jumps over the lazy dog, again and again. ".repeat(500);
+    let jwt = format!("eyJ{}.{}.{} done", "a".repeat(15_000), "b".repeat(15_000), "c".repeat(40));
+    let in_word = format!("{}xsk-{} ", "word".repeat(10), "ab".repeat(250)).repeat(55);
+    vec![("plain text", prose), ("JWT-shaped", jwt), ("key shapes inside words", in_word)]
+}
+
+#[test]
+#[ignore = "a benchmark: scripts/bench.py runs it"]
+fn bench_streaming_redaction_in_small_deltas() {
+    let redactor = Redactor::new(["an-exact-secret-value".to_string()]);
+    for (name, text) in streaming_bench_texts() {
+        let cuts: Vec<usize> = (4..text.len()).step_by(4).collect();
+        let mut best = f64::MAX;
+        for _ in 0..5 {
+            let started = std::time::Instant::now();
+            let out = stream_in_pieces(&redactor, &text, &cuts);
+            best = best.min(started.elapsed().as_secs_f64());
+            assert_eq!(out, redactor.redact_str(&text));
+        }
+        println!("bench-stream {name}\t{}\t{:.4}", text.len(), best * 1000.0);
+    }
+}
+
+#[test]
+fn a_long_held_token_is_decided_as_soon_as_a_piece_can_end_it() {
+    // 12 KB of a JWT's first segment in 4-byte pieces: held (it may still become a JWT),
+    // and looked at again only now and then; the piece that ends it releases it at once.
+    let redactor = plain();
+    let mut stream = TextStream::default();
+    let mut out = String::new();
+    stream.push(&redactor, "see eyJ", &mut out);
+    for _ in 0..3_000 {
+        stream.push(&redactor, "abcd", &mut out);
+    }
+    assert_eq!(out.len(), 4, "held back: {:?}", &out[..out.len().min(40)]);
+    stream.push(&redactor, "ef and so on;", &mut out);
+    // Not a JWT after all (one segment): written as it came, without waiting for the end.
+    assert_eq!(out.len(), "see eyJ".len() + 12_000 + "ef and so on;".len());
+    assert!(out.starts_with("see eyJabcdabcd") && out.ends_with("abcdef and so on;"));
+    let mut jwt = TextStream::default();
+    let mut redacted = String::new();
+    jwt.push(&redactor, "eyJ", &mut redacted);
+    for piece in ["a".repeat(12_000), ".".into(), "b".repeat(9), ".".into(), "c".repeat(12_000)] {
+        for chunk in piece.as_bytes().chunks(4) {
+            jwt.push(&redactor, std::str::from_utf8(chunk).unwrap(), &mut redacted);
+        }
+    }
+    jwt.push(&redactor, " then text", &mut redacted);
+    assert_eq!(redacted, "[REDACTED] then text");
+}
