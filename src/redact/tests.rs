@@ -492,3 +492,38 @@ fn a_long_held_token_is_decided_as_soon_as_a_piece_can_end_it() {
     jwt.push(&redactor, " then text", &mut redacted);
     assert_eq!(redacted, "[REDACTED] then text");
 }
+
+#[test]
+fn long_holds_cut_anywhere_give_what_one_piece_gives() {
+    // Long tokens are looked at again only now and then; however they are cut, the output
+    // is the one-piece output.
+    let redactor = Redactor::new(["an-exact-secret-value".to_string()]);
+    let mut rng = Rng::new(15);
+    let texts = [
+        format!("a eyJ{}.{}.{} b", "x".repeat(3000), "y".repeat(40), "z".repeat(2000)),
+        format!("eyJ{}.{} not three segments", "x".repeat(5000), "y".repeat(900)),
+        format!("eyJ{}", "q".repeat(17_000)),
+        format!("{}xsk-{} tail xsk-{}", "w".repeat(30), "Ab3".repeat(200), "ab".repeat(300)),
+        format!(
+            "https://user:{}@host/ and Authorization: Bearer {}",
+            "p".repeat(600),
+            "t".repeat(70)
+        ),
+        format!(
+            "-----BEGIN {}PRIVATE KEY-----\n{}\n-----END PRIVATE KEY----- after",
+            "RSA ",
+            "k".repeat(4000)
+        ),
+    ];
+    for text in &texts {
+        let whole = redactor.redact_str(text);
+        for _ in 0..40 {
+            let mut cuts: Vec<usize> =
+                (0..rng.below(400) + 1).map(|_| rng.below(text.len())).collect();
+            cuts.sort();
+            assert_eq!(stream_in_pieces(&redactor, text, &cuts), whole, "{}", &text[..30]);
+        }
+        let fours: Vec<usize> = (4..text.len()).step_by(4).collect();
+        assert_eq!(stream_in_pieces(&redactor, text, &fours), whole, "{}", &text[..30]);
+    }
+}
