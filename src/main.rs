@@ -16,6 +16,8 @@ mod clock;
 mod commands;
 mod config;
 mod conversation;
+#[cfg(test)]
+mod differential;
 mod dirfd;
 mod ending;
 mod error;

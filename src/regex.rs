@@ -51,7 +51,7 @@ enum Look {
 /// The shorthand classes, on Unicode: `\w` is what `\b` calls a word character.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shorthand {
-    /// `\d`: any Unicode number.
+    /// `\d`: any Unicode decimal digit (category Nd, as in ripgrep and Python).
     Digit,
     /// `\w`: any Unicode letter or number, or `_`.
     Word,
@@ -62,7 +62,7 @@ enum Shorthand {
 impl Shorthand {
     fn contains(self, c: char) -> bool {
         match self {
-            Shorthand::Digit => c.is_numeric(),
+            Shorthand::Digit => is_decimal_digit(c),
             Shorthand::Word => is_word_char(c),
             Shorthand::Space => c.is_whitespace(),
         }
@@ -88,11 +88,7 @@ impl Class {
                 || self.shorthands.iter().any(|s| s.contains(c))
         };
         let found = hit(c)
-            || (fold && {
-                let lower = simple_lower(c);
-                let upper = simple_upper(c);
-                hit(lower) || hit(upper)
-            });
+            || (fold && (hit(simple_lower(c)) || hit(simple_upper(c)) || other_forms_hit(c, hit)));
         found != self.negated
     }
 }
@@ -121,9 +117,10 @@ pub struct Regex {
     /// The pattern is exactly an alternation of those literals: a line that holds one
     /// matches, with no program to run.
     exact: bool,
-    /// A folded literal holds `k`, which the Kelvin sign (U+212A) also matches: a buffer
-    /// holding that sign is searched without the ASCII-folding prefilter.
-    kelvin: bool,
+    /// Characters outside ASCII that a folded literal's letters also match (the Kelvin sign
+    /// for `k`, `ſ` for `s`): a buffer holding one is searched without the ASCII-folding
+    /// prefilter.
+    outsiders: Vec<char>,
 }
 
 /// Literal alternatives a prefilter searches for at most.
@@ -135,12 +132,14 @@ impl Regex {
         let mut parser = Parser { chars: pattern.chars().collect(), at: 0, fold: ignore_case };
         let node = parser.parse()?;
         let fold = parser.fold;
-        let literal = literal_of(&node).map(|s| if fold { s.to_lowercase() } else { s });
+        // Plain text is searched as a substring; folded text goes through the program, whose
+        // folding is Unicode's, not `to_lowercase`'s.
+        let literal = literal_of(&node).filter(|_| !fold);
         let mut program = Vec::new();
         compile(&node, &mut program, fold)?;
         program.push(Inst::Match);
-        let (prefilter, exact, kelvin) = prefilter(&node, fold);
-        Ok(Regex { program, fold, literal, prefilter, exact, kelvin })
+        let (prefilter, exact, outsiders) = prefilter(&node, fold);
+        Ok(Regex { program, fold, literal, prefilter, exact, outsiders })
     }
 
     /// Calls `on_line(start, end)` for each line of `haystack` the pattern matches (byte
@@ -161,9 +160,13 @@ impl Regex {
             }
             self.matches_with(&mut scratch.borrow_mut(), &String::from_utf8_lossy(line))
         };
-        let kelvin_present =
-            || Finder::new("\u{212A}".as_bytes(), false).find(haystack, 0).is_some();
-        if self.prefilter.is_empty() || (self.kelvin && kelvin_present()) {
+        let outsider_present = || {
+            self.outsiders.iter().any(|c| {
+                let mut utf8 = [0; 4];
+                Finder::new(c.encode_utf8(&mut utf8).as_bytes(), false).find(haystack, 0).is_some()
+            })
+        };
+        if self.prefilter.is_empty() || outsider_present() {
             let mut start = 0;
             while start < haystack.len() {
                 let end = substring::memchr(b'\n', haystack, start).unwrap_or(haystack.len());
@@ -220,11 +223,7 @@ impl Regex {
 
     fn matches_with(&self, scratch: &mut Scratch, text: &str) -> bool {
         if let Some(literal) = &self.literal {
-            return if self.fold {
-                text.to_lowercase().contains(literal.as_str())
-            } else {
-                text.contains(literal.as_str())
-            };
+            return text.contains(literal.as_str());
         }
         let Scratch { current, next, stack } = scratch;
         current.clear();
@@ -243,7 +242,7 @@ impl Regex {
             for i in 0..current.len {
                 let pc = current.dense[i];
                 let step = match &self.program[pc] {
-                    Inst::Char(want) => *want == c || (self.fold && *want == simple_lower(c)),
+                    Inst::Char(want) => *want == c || (self.fold && *want == fold_char(c)),
                     Inst::Any => c != '\n',
                     Inst::Class(class) => class.contains(c, self.fold),
                     _ => false,
@@ -363,11 +362,175 @@ fn simple_upper(c: char) -> char {
     }
 }
 
+/// The form `c` is compared in when case is ignored: Unicode's simple case folding, which is
+/// the simple lowercase except for some letters with more than two forms ([`FOLD_EXTRAS`]).
+fn fold_char(c: char) -> char {
+    let lower = simple_lower(c);
+    if lower.is_ascii() {
+        return lower;
+    }
+    FOLD_EXTRAS.iter().find(|&&(x, _)| x == lower).map_or(lower, |&(_, to)| to)
+}
+
+/// Whether some character that folds as `c` does (other than its own cases) satisfies `hit`.
+fn other_forms_hit(c: char, hit: impl Fn(char) -> bool) -> bool {
+    let folded = fold_char(c);
+    if hit(folded) || hit(simple_upper(folded)) {
+        return true;
+    }
+    // Only `k` and `s` have such forms among ASCII letters.
+    (!folded.is_ascii() || matches!(folded, 'k' | 's'))
+        && FOLD_EXTRAS.iter().any(|&(x, to)| to == folded && hit(x))
+}
+
+/// The letters with more than two forms under Unicode's simple case folding (CaseFolding.txt,
+/// statuses C and S), each with the form it folds to, where neither its simple lowercase nor
+/// the uppercase of its fold says so: `ſ` (to `s`), final sigma, the Greek symbol variants,
+/// the Cyrillic small letter variants, the Kelvin and Ångström signs, the titlecase digraphs.
+/// Generated with Python's `unicodedata` (Unicode 14).
+const FOLD_EXTRAS: [(char, char); 58] = [
+    ('\u{B5}', '\u{3BC}'),
+    ('\u{17F}', 's'),
+    ('\u{1C5}', '\u{1C6}'),
+    ('\u{1C8}', '\u{1C9}'),
+    ('\u{1CB}', '\u{1CC}'),
+    ('\u{1F2}', '\u{1F3}'),
+    ('\u{345}', '\u{3B9}'),
+    ('\u{3C2}', '\u{3C3}'),
+    ('\u{3D0}', '\u{3B2}'),
+    ('\u{3D1}', '\u{3B8}'),
+    ('\u{3D5}', '\u{3C6}'),
+    ('\u{3D6}', '\u{3C0}'),
+    ('\u{3F0}', '\u{3BA}'),
+    ('\u{3F1}', '\u{3C1}'),
+    ('\u{3F4}', '\u{3B8}'),
+    ('\u{3F5}', '\u{3B5}'),
+    ('\u{1C80}', '\u{432}'),
+    ('\u{1C81}', '\u{434}'),
+    ('\u{1C82}', '\u{43E}'),
+    ('\u{1C83}', '\u{441}'),
+    ('\u{1C84}', '\u{442}'),
+    ('\u{1C85}', '\u{442}'),
+    ('\u{1C86}', '\u{44A}'),
+    ('\u{1C87}', '\u{463}'),
+    ('\u{1C88}', '\u{A64B}'),
+    ('\u{1E9B}', '\u{1E61}'),
+    ('\u{1E9E}', '\u{DF}'),
+    ('\u{1F88}', '\u{1F80}'),
+    ('\u{1F89}', '\u{1F81}'),
+    ('\u{1F8A}', '\u{1F82}'),
+    ('\u{1F8B}', '\u{1F83}'),
+    ('\u{1F8C}', '\u{1F84}'),
+    ('\u{1F8D}', '\u{1F85}'),
+    ('\u{1F8E}', '\u{1F86}'),
+    ('\u{1F8F}', '\u{1F87}'),
+    ('\u{1F98}', '\u{1F90}'),
+    ('\u{1F99}', '\u{1F91}'),
+    ('\u{1F9A}', '\u{1F92}'),
+    ('\u{1F9B}', '\u{1F93}'),
+    ('\u{1F9C}', '\u{1F94}'),
+    ('\u{1F9D}', '\u{1F95}'),
+    ('\u{1F9E}', '\u{1F96}'),
+    ('\u{1F9F}', '\u{1F97}'),
+    ('\u{1FA8}', '\u{1FA0}'),
+    ('\u{1FA9}', '\u{1FA1}'),
+    ('\u{1FAA}', '\u{1FA2}'),
+    ('\u{1FAB}', '\u{1FA3}'),
+    ('\u{1FAC}', '\u{1FA4}'),
+    ('\u{1FAD}', '\u{1FA5}'),
+    ('\u{1FAE}', '\u{1FA6}'),
+    ('\u{1FAF}', '\u{1FA7}'),
+    ('\u{1FBC}', '\u{1FB3}'),
+    ('\u{1FBE}', '\u{3B9}'),
+    ('\u{1FCC}', '\u{1FC3}'),
+    ('\u{1FFC}', '\u{1FF3}'),
+    ('\u{2126}', '\u{3C9}'),
+    ('\u{212A}', 'k'),
+    ('\u{212B}', '\u{E5}'),
+];
+
+/// The characters outside ASCII whose fold is an ASCII letter.
+const NON_ASCII_FOLDS_TO_ASCII: [(char, char); 2] = [('\u{212A}', 'k'), ('\u{17F}', 's')];
+
+/// Unicode's decimal digits (category Nd, Unicode 14): `\d`.
+fn is_decimal_digit(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_digit();
+    }
+    let c = c as u32;
+    DECIMAL_DIGITS.iter().any(|&(lo, hi)| lo <= c && c <= hi)
+}
+
+const DECIMAL_DIGITS: &[(u32, u32)] = &[
+    (0x30, 0x39),
+    (0x660, 0x669),
+    (0x6F0, 0x6F9),
+    (0x7C0, 0x7C9),
+    (0x966, 0x96F),
+    (0x9E6, 0x9EF),
+    (0xA66, 0xA6F),
+    (0xAE6, 0xAEF),
+    (0xB66, 0xB6F),
+    (0xBE6, 0xBEF),
+    (0xC66, 0xC6F),
+    (0xCE6, 0xCEF),
+    (0xD66, 0xD6F),
+    (0xDE6, 0xDEF),
+    (0xE50, 0xE59),
+    (0xED0, 0xED9),
+    (0xF20, 0xF29),
+    (0x1040, 0x1049),
+    (0x1090, 0x1099),
+    (0x17E0, 0x17E9),
+    (0x1810, 0x1819),
+    (0x1946, 0x194F),
+    (0x19D0, 0x19D9),
+    (0x1A80, 0x1A89),
+    (0x1A90, 0x1A99),
+    (0x1B50, 0x1B59),
+    (0x1BB0, 0x1BB9),
+    (0x1C40, 0x1C49),
+    (0x1C50, 0x1C59),
+    (0xA620, 0xA629),
+    (0xA8D0, 0xA8D9),
+    (0xA900, 0xA909),
+    (0xA9D0, 0xA9D9),
+    (0xA9F0, 0xA9F9),
+    (0xAA50, 0xAA59),
+    (0xABF0, 0xABF9),
+    (0xFF10, 0xFF19),
+    (0x104A0, 0x104A9),
+    (0x10D30, 0x10D39),
+    (0x11066, 0x1106F),
+    (0x110F0, 0x110F9),
+    (0x11136, 0x1113F),
+    (0x111D0, 0x111D9),
+    (0x112F0, 0x112F9),
+    (0x11450, 0x11459),
+    (0x114D0, 0x114D9),
+    (0x11650, 0x11659),
+    (0x116C0, 0x116C9),
+    (0x11730, 0x11739),
+    (0x118E0, 0x118E9),
+    (0x11950, 0x11959),
+    (0x11C50, 0x11C59),
+    (0x11D50, 0x11D59),
+    (0x11DA0, 0x11DA9),
+    (0x16A60, 0x16A69),
+    (0x16AC0, 0x16AC9),
+    (0x16B50, 0x16B59),
+    (0x1D7CE, 0x1D7FF),
+    (0x1E140, 0x1E149),
+    (0x1E2F0, 0x1E2F9),
+    (0x1E950, 0x1E959),
+    (0x1FBF0, 0x1FBF9),
+];
+
 /// The literals every match contains one of, whether matching one is the whole pattern, and
-/// whether a folded literal holds `k` (see [`Regex::kelvin`]). With case folding only ASCII
-/// literals are used, compared ASCII-insensitively.
-fn prefilter(node: &Node, fold: bool) -> (Vec<Finder>, bool, bool) {
-    let Some(literals) = required(node) else { return (Vec::new(), false, false) };
+/// the characters outside ASCII the folded literals also match (see `Regex::outsiders`).
+/// With case folding only ASCII literals are used, compared ASCII-insensitively.
+fn prefilter(node: &Node, fold: bool) -> (Vec<Finder>, bool, Vec<char>) {
+    let Some(literals) = required(node) else { return (Vec::new(), false, Vec::new()) };
     let usable = |l: &String| {
         !l.is_empty() && !l.contains(['\n', '\r', '\u{FFFD}']) && (!fold || l.is_ascii())
     };
@@ -375,9 +538,15 @@ fn prefilter(node: &Node, fold: bool) -> (Vec<Finder>, bool, bool) {
         || literals.len() > MAX_PREFILTER_LITERALS
         || !literals.iter().all(usable)
     {
-        return (Vec::new(), false, false);
+        return (Vec::new(), false, Vec::new());
     }
-    let kelvin = fold && literals.iter().any(|l| l.contains(['k', 'K']));
+    let outsiders: Vec<char> = NON_ASCII_FOLDS_TO_ASCII
+        .iter()
+        .filter(|(_, ascii)| {
+            fold && literals.iter().any(|l| l.to_ascii_lowercase().contains(*ascii))
+        })
+        .map(|&(c, _)| c)
+        .collect();
     let exact = exact_alternation(node);
     let finders = literals
         .iter()
@@ -386,7 +555,7 @@ fn prefilter(node: &Node, fold: bool) -> (Vec<Finder>, bool, bool) {
             Finder::new(bytes.as_bytes(), fold)
         })
         .collect();
-    (finders, exact, kelvin)
+    (finders, exact, outsiders)
 }
 
 /// Literals one of which every match of `node` contains, if such a set is known.
@@ -552,7 +721,7 @@ impl Parser {
                 return Err(self.error("quantifier without anything to repeat"));
             }
             '\\' => self.escape(false)?,
-            c => Node::Char(if self.fold { simple_lower(c) } else { c }),
+            c => Node::Char(if self.fold { fold_char(c) } else { c }),
         })
     }
 
@@ -589,7 +758,7 @@ impl Parser {
                 self.at -= 1;
                 return Err(self.error(&format!("unsupported escape \\{c}")));
             }
-            c => Node::Char(if self.fold { simple_lower(c) } else { c }),
+            c => Node::Char(if self.fold { fold_char(c) } else { c }),
         })
     }
 
@@ -677,10 +846,9 @@ impl Parser {
             if self.at == start {
                 self.at += 1;
             }
-            if matches!(node, Node::Look(_)) {
-                self.at = start;
-                return Err(self.error("quantifier after an assertion"));
-            }
+            // A repeated assertion (`\b?`, `^*`) is accepted, as Python and ripgrep accept it:
+            // the VM's thread set ends the empty loop.
+            let _ = start;
             // Lazy and possessive forms match the same set of lines.
             if !self.eat('?') {
                 self.eat('+');
@@ -723,7 +891,7 @@ fn compile(node: &Node, program: &mut Vec<Inst>, fold: bool) -> Result<(), Regex
     }
     match node {
         Node::Empty => {}
-        Node::Char(c) => program.push(Inst::Char(if fold { simple_lower(*c) } else { *c })),
+        Node::Char(c) => program.push(Inst::Char(if fold { fold_char(*c) } else { *c })),
         Node::Any => program.push(Inst::Any),
         Node::Class(class) => program.push(Inst::Class(class.clone())),
         Node::Look(look) => program.push(Inst::Look(*look)),
@@ -814,12 +982,13 @@ mod tests {
         let haystack = "fn main() {}\nlet e = IoError::new();\r\nunsafe { x.unwrap() }\n\
             TOKIO runtime\nto\u{212A}io with a Kelvin sign\nnothing here\n\
             a very long line that mentions fn main only after forty bytes\n\
-            Error\nerror: ParseError\nuse tokio::sync;\nfn";
+            Error\nerror: ParseError\nuse tokio::sync;\nun\u{17F}afe with a long s\nfn";
         for (pattern, fold) in [
             ("fn main", false),
             ("[A-Z][a-z]+Error", false),
             ("unsafe|unwrap", false),
             ("tokio", true),
+            ("UNSAFE", true),
             ("TOKIO", false),
             ("error", true),
             ("x+\\.unwrap\\(", false),
@@ -901,6 +1070,17 @@ mod tests {
         assert!(m("(?P<name>ab)c", "abc") && m("(?<n>a)", "a"));
         assert!(m("a*?b", "aab"));
         assert!(m("", "anything"));
+    }
+
+    #[test]
+    fn case_folding_is_unicode_simple_folding_and_digits_are_decimal() {
+        let i = |pattern: &str, text: &str| Regex::new(pattern, true).unwrap().is_match(text);
+        assert!(i("s", "\u{17F}") && i("\u{17F}", "S") && i("[r-t]", "\u{17F}"));
+        assert!(i("σ", "ς") && i("Σ", "ς") && i("[ς]", "σ") && i("k", "\u{212A}"));
+        assert!(i("μ", "µ") && i("в", "\u{1C80}") && i("straße", "STRAẞE"));
+        // Dotless and dotted i stay apart, as in ripgrep (Python's re joins them).
+        assert!(!i("i", "ı") && !i("i", "İ"));
+        assert!(m(r"^\d+$", "٣٤") && !m(r"\d", "²") && !m(r"\d", "Ⅷ") && m(r"\w", "²"));
     }
 
     #[test]
