@@ -268,12 +268,14 @@ fn one(token: &Token, b: u8) -> bool {
 /// The ignore files in force during a walk: those of the start directory and its ancestors
 /// (read by path when the walk starts), and those of the directories the walk is inside
 /// (pushed and popped by the walk as it enters and leaves them).
+///
+/// As in ripgrep, `.gitignore` files apply from an entry's directory up to the nearest
+/// repository root (a directory holding `.git`) and not above it, with that root's
+/// `.git/info/exclude`; an entry with no repository root above it gets none of them (so a
+/// workspace holding several checkouts reads each one's rules). `.ignore` files apply at
+/// every level.
 #[derive(Debug, Default)]
 pub struct Stack {
-    /// Inside a git repository: `.gitignore` files and the exclude file apply.
-    git: bool,
-    /// `.git/info/exclude`, and the path from the repository's root to the start.
-    exclude: Option<(Rules, String)>,
     /// The start directory and its ancestors, nearest first, each with the path from it to
     /// the start.
     above: Vec<(Level, String)>,
@@ -284,19 +286,32 @@ pub struct Stack {
     names: Vec<String>,
 }
 
-/// The two ignore files of one directory.
+/// The ignore files of one directory.
 #[derive(Debug, Default)]
 pub struct Level {
     dot_ignore: Rules,
     gitignore: Rules,
+    /// The directory holds `.git`: the root of a repository.
+    repo_root: bool,
+    /// The root's `.git/info/exclude`.
+    exclude: Rules,
 }
 
 impl Level {
-    /// A directory's rules from the text of its `.ignore` and `.gitignore`.
-    pub fn new(dot_ignore: Option<&str>, gitignore: Option<&str>) -> Level {
+    /// A directory's rules from the text of its `.ignore` and `.gitignore`, and, for the root
+    /// of a repository, of its `.git/info/exclude`.
+    pub fn new(
+        dot_ignore: Option<&str>,
+        gitignore: Option<&str>,
+        repo_root: bool,
+        exclude: Option<&str>,
+    ) -> Level {
+        let parse = |text: Option<&str>| text.map(Rules::parse).unwrap_or_default();
         Level {
-            dot_ignore: dot_ignore.map(Rules::parse).unwrap_or_default(),
-            gitignore: gitignore.map(Rules::parse).unwrap_or_default(),
+            dot_ignore: parse(dot_ignore),
+            gitignore: parse(gitignore),
+            repo_root,
+            exclude: parse(exclude),
         }
     }
 }
@@ -305,8 +320,9 @@ impl Level {
 const MAX_ANCESTORS: usize = 64;
 
 impl Stack {
-    /// The rules for a walk starting at `start` (an absolute directory): ancestors up to the
-    /// repository's root (or the filesystem's, for `.ignore` outside a repository).
+    /// The rules for a walk starting at `start` (an absolute directory): the start and its
+    /// ancestors up to the repository's root, or up to the filesystem's root (for `.ignore`)
+    /// outside a repository.
     pub fn for_start(start: &std::path::Path) -> Stack {
         let mut stack = Stack::default();
         let mut prefix: Vec<String> = Vec::new();
@@ -316,14 +332,16 @@ impl Stack {
             let git_dir = current.join(".git");
             let is_root = std::fs::symlink_metadata(&git_dir).is_ok();
             let rel = prefix.iter().rev().cloned().collect::<Vec<_>>().join("/");
-            let gitignore = read_capped(&current.join(".gitignore"));
-            let level =
-                Level::new(read_capped(&current.join(".ignore")).as_deref(), gitignore.as_deref());
-            stack.above.push((level, rel.clone()));
+            let exclude =
+                if is_root { read_capped(&git_dir.join("info").join("exclude")) } else { None };
+            let level = Level::new(
+                read_capped(&current.join(".ignore")).as_deref(),
+                read_capped(&current.join(".gitignore")).as_deref(),
+                is_root,
+                exclude.as_deref(),
+            );
+            stack.above.push((level, rel));
             if is_root {
-                stack.git = true;
-                let exclude = read_capped(&git_dir.join("info").join("exclude"));
-                stack.exclude = exclude.map(|text| (Rules::parse(&text), rel));
                 break;
             }
             match (current.parent(), current.file_name()) {
@@ -332,12 +350,6 @@ impl Stack {
                     dir = Some(parent);
                 }
                 _ => dir = None,
-            }
-        }
-        if !stack.git {
-            // Outside a repository `.gitignore` files mean nothing (as for git and ripgrep).
-            for (level, _) in &mut stack.above {
-                level.gitignore = Rules::default();
             }
         }
         stack
@@ -349,10 +361,7 @@ impl Stack {
     }
 
     /// Enters a directory at `rel` (from the start) with its rules.
-    pub fn push(&mut self, rel: &str, mut level: Level) {
-        if !self.git {
-            level.gitignore = Rules::default();
-        }
+    pub fn push(&mut self, rel: &str, level: Level) {
         self.below.push((level, rel.to_string()));
     }
 
@@ -363,35 +372,39 @@ impl Stack {
     /// Whether the entry at `rel` (from the start) is ignored: `.ignore` files before
     /// `.gitignore` files, deeper before shallower, the exclude file last.
     pub fn ignored(&self, rel: &str, is_dir: bool) -> bool {
-        let relative = |at: &str, below: bool| -> Option<String> {
+        // The levels nearest first, each with `rel` as seen from its directory.
+        let levels = || {
+            self.below
+                .iter()
+                .rev()
+                .map(|(level, at)| (level, at.as_str(), true))
+                .chain(self.above.iter().map(|(level, at)| (level, at.as_str(), false)))
+        };
+        let verdict_of = |rules: &Rules, at: &str, below: bool| -> Option<Verdict> {
+            if rules.is_empty() {
+                return None;
+            }
             if below {
-                rel.strip_prefix(at).and_then(|r| r.strip_prefix('/')).map(str::to_string)
+                let path = rel.strip_prefix(at).and_then(|r| r.strip_prefix('/'))?;
+                rules.verdict(path, is_dir)
             } else if at.is_empty() {
-                Some(rel.to_string())
+                rules.verdict(rel, is_dir)
             } else {
-                Some(format!("{at}/{rel}"))
+                rules.verdict(&format!("{at}/{rel}"), is_dir)
             }
         };
-        let levels = self
-            .below
-            .iter()
-            .rev()
-            .map(|(level, at)| (level, at, true))
-            .chain(self.above.iter().map(|(level, at)| (level, at, false)));
-        let ordered: Vec<_> = levels.collect();
-        let pick = |rules: fn(&Level) -> &Rules| {
-            ordered.iter().find_map(|(level, at, below)| {
-                let rules = rules(level);
-                if rules.is_empty() {
-                    return None;
-                }
-                rules.verdict(&relative(at, *below)?, is_dir)
-            })
-        };
-        let verdict = pick(|l| &l.dot_ignore).or_else(|| pick(|l| &l.gitignore)).or_else(|| {
-            let (rules, at) = self.exclude.as_ref().filter(|_| self.git)?;
-            rules.verdict(&relative(at, false)?, is_dir)
-        });
+        let verdict = levels()
+            .find_map(|(level, at, below)| verdict_of(&level.dot_ignore, at, below))
+            .or_else(|| {
+                let root = levels().position(|(level, _, _)| level.repo_root)?;
+                levels()
+                    .take(root + 1)
+                    .find_map(|(level, at, below)| verdict_of(&level.gitignore, at, below))
+                    .or_else(|| {
+                        let (level, at, below) = levels().nth(root)?;
+                        verdict_of(&level.exclude, at, below)
+                    })
+            });
         match verdict {
             Some(v) => v == Verdict::Ignored,
             None => {

@@ -243,6 +243,67 @@ fn rules_above_the_workspace_apply_and_ignore_files_work_outside_git() {
 }
 
 #[test]
+fn checkouts_inside_a_plain_workspace_each_get_their_own_rules() {
+    if !have("git") {
+        eprintln!("note: git is not installed; the ignore-rule tests are skipped");
+        return;
+    }
+    // A workspace that is not a repository, holding two checkouts and a plain folder: each
+    // checkout's .gitignore and exclude file apply inside it (as git ls-files in it says),
+    // the workspace's own .gitignore applies nowhere, and one checkout's rules stop at its
+    // nested checkout.
+    let dir = TestDir::new("walk-checkouts");
+    for f in [
+        "one/src/a.rs",
+        "one/target/debug/app",
+        "one/notes.tmp",
+        "one/inner/keep.tmp",
+        "one/inner/x.log",
+        "one/inner/out/o.txt",
+        "two/b.go",
+        "two/vendor/v.go",
+        "two/local.bin",
+        "plain/target/t.o",
+        "plain/c.log",
+        "top.log",
+    ] {
+        dir.write(&format!("work/{f}"), "x\n");
+    }
+    dir.write("work/.gitignore", "*.log\n");
+    dir.write("work/one/.gitignore", "target/\n*.tmp\nout/\n");
+    dir.write("work/one/inner/.gitignore", "*.log\n");
+    dir.write("work/two/.gitignore", "vendor/\n");
+    dir.write("work/plain/.gitignore", "target/\n");
+    for repo in ["one", "one/inner", "two"] {
+        git(&dir.work().join(repo), &["init", "-q"]).expect("git init");
+    }
+    dir.write("work/two/.git/info/exclude", "*.bin\n");
+    let mut expected = BTreeSet::new();
+    for repo in ["one", "one/inner", "two"] {
+        for f in git_files(&dir.work().join(repo)) {
+            // A nested repository shows up in its parent's listing as a directory entry.
+            if !f.ends_with('/') {
+                expected.insert(format!("{repo}/{f}"));
+            }
+        }
+    }
+    expected.extend(["plain/target/t.o", "plain/c.log", "top.log"].map(String::from));
+    let expected = visible(&expected);
+    assert!(expected.contains("one/inner/keep.tmp") && !expected.contains("one/inner/x.log"));
+    assert!(!expected.contains("one/target/debug/app") && !expected.contains("two/local.bin"));
+    let [_, globbed, grepped] = tool_files(&dir, ".", json!({}));
+    assert_eq!(globbed, expected);
+    assert_eq!(grepped, expected);
+    if have("rg") {
+        let rg =
+            Command::new("rg").args(["--files", "-j1"]).current_dir(dir.work()).output().unwrap();
+        let rg: BTreeSet<String> =
+            String::from_utf8_lossy(&rg.stdout).lines().map(str::to_string).collect();
+        assert_eq!(globbed, rg, "as rg --files");
+    }
+}
+
+#[test]
 fn grep_holds_one_file_open_at_a_time() {
     // 1,500 files under a limit of 64 open descriptors: each is searched as the walk meets it.
     let dir = TestDir::new("walk-fds");

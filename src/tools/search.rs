@@ -155,6 +155,33 @@ impl Walk {
     ) -> bool {
         let Ok(mut entries) = dir.entries(self.budget + 1) else { return true };
         entries.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        // The start's own rules were read with its ancestors'; a directory below it brings
+        // its ignore files (read only when the listing has them) and may be a repository.
+        let pushed = match &mut self.ignore {
+            Some(stack) if depth > 0 => {
+                stack.push(prefix, level_of(dir, &entries));
+                true
+            }
+            _ => false,
+        };
+        let go_on = self.visit_all(dir, entries, prefix, depth, descend, visit);
+        if pushed {
+            if let Some(stack) = &mut self.ignore {
+                stack.pop();
+            }
+        }
+        go_on
+    }
+
+    fn visit_all(
+        &mut self,
+        dir: &Dir,
+        entries: Vec<crate::dirfd::Entry>,
+        prefix: &str,
+        depth: usize,
+        descend: &dyn Fn(&Entry) -> bool,
+        visit: &mut dyn FnMut(&Entry, &Dir) -> bool,
+    ) -> bool {
         for found in entries {
             if found.kind == Kind::Special {
                 continue;
@@ -168,9 +195,9 @@ impl Walk {
             let rel =
                 if prefix.is_empty() { name.into_owned() } else { format!("{prefix}/{name}") };
             let entry = Entry { name: found.name, rel, depth, kind: found.kind };
-            // Git's own directory is never shown; ignored entries are left out with all
-            // they hold, as git and ripgrep do.
-            if entry.name() == ".git" && entry.is_dir() {
+            // Git's own directory (or a worktree's `.git` file) is never shown; ignored
+            // entries are left out with all they hold, as git and ripgrep do.
+            if entry.name() == ".git" {
                 continue;
             }
             if self.ignore.as_ref().is_some_and(|i| i.ignored(&entry.rel, entry.is_dir())) {
@@ -187,24 +214,7 @@ impl Walk {
                 continue;
             }
             let Ok(sub) = dir.open_dir(&entry.name) else { continue };
-            let pushed = match &mut self.ignore {
-                Some(stack) => {
-                    let level = Level::new(
-                        read_ignore_file(&sub, ".ignore").as_deref(),
-                        read_ignore_file(&sub, ".gitignore").as_deref(),
-                    );
-                    stack.push(&entry.rel, level);
-                    true
-                }
-                None => false,
-            };
-            let go_on = self.enter(&sub, &entry.rel, depth + 1, descend, visit);
-            if pushed {
-                if let Some(stack) = &mut self.ignore {
-                    stack.pop();
-                }
-            }
-            if !go_on {
+            if !self.enter(&sub, &entry.rel, depth + 1, descend, visit) {
                 return false;
             }
         }
@@ -513,6 +523,28 @@ fn ignore_rules(
     let mut stack = Stack::for_start(&ws.absolute(start));
     stack.ignore_names(DEFAULT_IGNORED);
     Some(stack)
+}
+
+/// The ignore rules of a directory met by a walk, from its listing: its `.ignore` and
+/// `.gitignore`, and whether it holds `.git` (then with `.git/info/exclude`).
+fn level_of(dir: &Dir, entries: &[crate::dirfd::Entry]) -> Level {
+    let has = |name: &str| entries.iter().find(|e| e.name == name).map(|e| e.kind);
+    let read = |name: &str| has(name).and_then(|_| read_ignore_file(dir, name));
+    let git = has(".git");
+    let exclude = match git {
+        Some(Kind::Dir) => dir
+            .open_dir(OsStr::new(".git"))
+            .and_then(|git| git.open_dir(OsStr::new("info")))
+            .ok()
+            .and_then(|info| read_ignore_file(&info, "exclude")),
+        _ => None,
+    };
+    Level::new(
+        read(".ignore").as_deref(),
+        read(".gitignore").as_deref(),
+        git.is_some(),
+        exclude.as_deref(),
+    )
 }
 
 /// A directory's ignore file through its handle: a regular file (not a link), at most
