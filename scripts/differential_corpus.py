@@ -6,7 +6,8 @@ Regex results come from Python's `re` (search anywhere, with and without IGNOREC
 results come from a reference written here that matches each path segment with a regex
 translated from the glob segment (checked against `fnmatch` where the two syntaxes agree),
 with the rules zero documents: `**` as a whole segment is any number of directories, `{a,b}`
-alternatives, and wildcards that do not match a leading `.`.
+alternatives, and a leading `.` matched like any character (hidden entries are left out by
+the walks, not by the matcher).
 
 Deterministic: the same Python gives the same file. Run from anywhere:
     python3 scripts/differential_corpus.py
@@ -277,9 +278,7 @@ def segment_regex(segment):
 
 def segment_matches(segment, part):
     if segment == "**":
-        return not part.startswith(".")
-    if part.startswith(".") and not segment.startswith("."):
-        return False
+        return True
     matched = re.fullmatch(segment_regex(segment), part, re.S) is not None
     if "\\" not in segment and "[^" not in segment and "[]" not in segment and "[!]" not in segment:
         assert matched == fnmatch.fnmatchcase(part, segment), (segment, part)
@@ -290,8 +289,7 @@ def parts_match(segments, parts):
     if not segments:
         return not parts
     if segments[0] == "**":
-        return any(parts_match(segments[1:], parts[k:]) for k in range(len(parts) + 1)
-                   if all(not p.startswith(".") for p in parts[:k]))
+        return any(parts_match(segments[1:], parts[k:]) for k in range(len(parts) + 1))
     return bool(parts) and segment_matches(segments[0], parts[0]) and parts_match(segments[1:], parts[1:])
 
 

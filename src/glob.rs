@@ -2,8 +2,9 @@
 //! negation), `{a,b}` (nested), and `\` escapes.
 //!
 //! Paths are matched segment by segment (`/`-separated). `**` as a whole segment matches any
-//! number of directories. As in shells, wildcards do not match a leading `.`: hidden files
-//! and directories match only a segment that starts with a literal `.`.
+//! number of directories. A leading `.` is matched like any other character: which hidden
+//! entries are seen is the walk's business (it leaves them out, except those an ignore file
+//! re-includes by name, such as `!.github/`, as ripgrep and fd do).
 #![forbid(unsafe_code)]
 
 /// Brace alternatives beyond this many are refused.
@@ -26,13 +27,8 @@ enum Segment {
 impl Segment {
     fn matches(&self, part: &str) -> bool {
         match self {
-            Segment::Globstar => !part.starts_with('.'),
-            Segment::Tokens(tokens) => {
-                if part.starts_with('.') && tokens.first() != Some(&Token::Literal('.')) {
-                    return false;
-                }
-                wildcard(tokens, &part.chars().collect::<Vec<_>>())
-            }
+            Segment::Globstar => true,
+            Segment::Tokens(tokens) => wildcard(tokens, &part.chars().collect::<Vec<_>>()),
         }
     }
 
@@ -70,11 +66,6 @@ impl Glob {
     pub fn matches(&self, path: &str) -> bool {
         let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
         self.alternatives.iter().any(|segments| match_parts(segments, &parts))
-    }
-
-    /// Whether a file name alone matches (for grep's `glob` filter without a `/`).
-    pub fn matches_name(&self, name: &str) -> bool {
-        self.matches(name)
     }
 
     /// The directory every match lies under: the leading literal segments common to all
@@ -335,10 +326,10 @@ mod tests {
     }
 
     #[test]
-    fn hidden_entries_need_a_literal_dot() {
-        assert!(!g("*", ".env"));
-        assert!(g(".*", ".env"));
-        assert!(!g("**/*.yml", ".github/workflows/ci.yml"));
+    fn a_leading_dot_is_an_ordinary_character() {
+        // Hidden entries are left out by the walks (tests/walks.rs), not here.
+        assert!(g("*", ".env") && g(".*", ".env") && !g(".*", "env"));
+        assert!(g("**/*.yml", ".github/workflows/ci.yml"));
         assert!(g(".github/**/*.yml", ".github/workflows/ci.yml"));
     }
 

@@ -369,9 +369,9 @@ impl Stack {
         self.below.pop();
     }
 
-    /// Whether the entry at `rel` (from the start) is ignored: `.ignore` files before
-    /// `.gitignore` files, deeper before shallower, the exclude file last.
-    pub fn ignored(&self, rel: &str, is_dir: bool) -> bool {
+    /// What the rules say about the entry at `rel` (from the start): `.ignore` files before
+    /// `.gitignore` files, deeper before shallower, the exclude file last, then the names.
+    pub fn verdict(&self, rel: &str, is_dir: bool) -> Option<Verdict> {
         // The levels nearest first, each with `rel` as seen from its directory.
         let levels = || {
             self.below
@@ -405,13 +405,10 @@ impl Stack {
                         verdict_of(&level.exclude, at, below)
                     })
             });
-        match verdict {
-            Some(v) => v == Verdict::Ignored,
-            None => {
-                let name = rel.rsplit('/').next().unwrap_or(rel);
-                self.names.iter().any(|n| n == name)
-            }
-        }
+        verdict.or_else(|| {
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            self.names.iter().any(|n| n == name).then_some(Verdict::Ignored)
+        })
     }
 }
 

@@ -263,6 +263,8 @@ fn checkouts_inside_a_plain_workspace_each_get_their_own_rules() {
         "two/b.go",
         "two/vendor/v.go",
         "two/local.bin",
+        "two/.github/ci.yml",
+        "two/.hidden/h.txt",
         "plain/target/t.o",
         "plain/c.log",
         "top.log",
@@ -273,6 +275,8 @@ fn checkouts_inside_a_plain_workspace_each_get_their_own_rules() {
     dir.write("work/one/.gitignore", "target/\n*.tmp\nout/\n");
     dir.write("work/one/inner/.gitignore", "*.log\n");
     dir.write("work/two/.gitignore", "vendor/\n");
+    // Re-included by name: shown although hidden, as rg and fd show it.
+    dir.write("work/two/.ignore", "!/.github/\n");
     dir.write("work/plain/.gitignore", "target/\n");
     for repo in ["one", "one/inner", "two"] {
         git(&dir.work().join(repo), &["init", "-q"]).expect("git init");
@@ -288,7 +292,8 @@ fn checkouts_inside_a_plain_workspace_each_get_their_own_rules() {
         }
     }
     expected.extend(["plain/target/t.o", "plain/c.log", "top.log"].map(String::from));
-    let expected = visible(&expected);
+    let mut expected = visible(&expected);
+    expected.insert("two/.github/ci.yml".to_string());
     assert!(expected.contains("one/inner/keep.tmp") && !expected.contains("one/inner/x.log"));
     assert!(!expected.contains("one/target/debug/app") && !expected.contains("two/local.bin"));
     let [_, globbed, grepped] = tool_files(&dir, ".", json!({}));

@@ -16,7 +16,7 @@ use super::workspace::{open_regular, refusal, Parents};
 use super::{looks_binary, object_schema, ArgError, Args, Outcome, Workspace};
 use crate::dirfd::{Dir, Kind};
 use crate::glob::Glob;
-use crate::ignore::{Level, Stack, MAX_IGNORE_FILE_BYTES};
+use crate::ignore::{Level, Stack, Verdict, MAX_IGNORE_FILE_BYTES};
 use crate::regex::Regex;
 
 /// Directories skipped like ignored ones (unless `include_ignored`), whatever the ignore
@@ -83,6 +83,9 @@ struct Entry {
     rel: String,
     depth: usize,
     kind: Kind,
+    /// An ignore file re-includes it by name (`!.github/`): shown even when hidden, as
+    /// ripgrep and fd do.
+    whitelisted: bool,
 }
 
 impl Entry {
@@ -194,14 +197,17 @@ impl Walk {
             let name = found.name.to_string_lossy();
             let rel =
                 if prefix.is_empty() { name.into_owned() } else { format!("{prefix}/{name}") };
-            let entry = Entry { name: found.name, rel, depth, kind: found.kind };
+            let mut entry =
+                Entry { name: found.name, rel, depth, kind: found.kind, whitelisted: false };
             // Git's own directory (or a worktree's `.git` file) is never shown; ignored
             // entries are left out with all they hold, as git and ripgrep do.
             if entry.name() == ".git" {
                 continue;
             }
-            if self.ignore.as_ref().is_some_and(|i| i.ignored(&entry.rel, entry.is_dir())) {
-                continue;
+            match self.ignore.as_ref().and_then(|i| i.verdict(&entry.rel, entry.is_dir())) {
+                Some(Verdict::Ignored) => continue,
+                Some(Verdict::Included) => entry.whitelisted = true,
+                None => {}
             }
             if !visit(&entry, dir) {
                 return false;
@@ -395,7 +401,7 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
                 let wanted = match &filter {
                     None => true,
                     Some((glob, true)) => glob.matches(&entry.rel),
-                    Some((glob, false)) => glob.matches_name(entry.name()),
+                    Some((glob, false)) => glob.matches(entry.name()),
                 };
                 if !wanted {
                     return true;
@@ -507,7 +513,7 @@ impl Found<'_> {
 
 /// Hidden entries (dot names): glob and grep skip them, as ripgrep and fd do.
 fn hidden(entry: &Entry) -> bool {
-    entry.name().starts_with('.')
+    entry.name().starts_with('.') && !entry.whitelisted
 }
 
 /// The ignore rules for a walk from `start`, none with `include_ignored`. `node_modules` is
