@@ -12,6 +12,8 @@ use std::fmt;
 
 use crate::substring::{self, Finder};
 
+mod dfa;
+
 /// The largest compiled program accepted (after counted repetitions are expanded).
 const MAX_PROGRAM: usize = 100_000;
 
@@ -121,6 +123,8 @@ pub struct Regex {
     /// for `k`, `ſ` for `s`): a buffer holding one is searched without the ASCII-folding
     /// prefilter.
     outsiders: Vec<char>,
+    /// The lazy DFA, for a program without assertions (`None` otherwise).
+    dfa: Option<std::cell::RefCell<dfa::Dfa>>,
 }
 
 /// Literal alternatives a prefilter searches for at most.
@@ -139,7 +143,9 @@ impl Regex {
         compile(&node, &mut program, fold)?;
         program.push(Inst::Match);
         let (prefilter, exact, outsiders) = prefilter(&node, fold);
-        Ok(Regex { program, fold, literal, prefilter, exact, outsiders })
+        let has_looks = program.iter().any(|inst| matches!(inst, Inst::Look(_)));
+        let dfa = (!has_looks).then(Default::default);
+        Ok(Regex { program, fold, literal, prefilter, exact, outsiders, dfa })
     }
 
     /// Calls `on_line(start, end)` for each line of `haystack` the pattern matches (byte
@@ -215,6 +221,13 @@ impl Regex {
         }
     }
 
+    /// The same pattern matched by the VM alone (to check the DFA against it).
+    #[cfg(test)]
+    pub fn without_dfa(mut self) -> Regex {
+        self.dfa = None;
+        self
+    }
+
     /// Whether the pattern matches anywhere in `text` (one line).
     #[cfg(test)]
     pub fn is_match(&self, text: &str) -> bool {
@@ -226,6 +239,11 @@ impl Regex {
             return text.contains(literal.as_str());
         }
         let Scratch { current, next, stack } = scratch;
+        if let Some(dfa) = &self.dfa {
+            if let Some(matched) = dfa.borrow_mut().is_match(self, current, stack, text) {
+                return matched;
+            }
+        }
         current.clear();
         let mut prev: Option<char> = None;
         let mut chars = text.chars().peekable();
@@ -241,18 +259,22 @@ impl Regex {
             next.clear();
             for i in 0..current.len {
                 let pc = current.dense[i];
-                let step = match &self.program[pc] {
-                    Inst::Char(want) => *want == c || (self.fold && *want == fold_char(c)),
-                    Inst::Any => c != '\n',
-                    Inst::Class(class) => class.contains(c, self.fold),
-                    _ => false,
-                };
-                if step && self.add(next, pc + 1, ctx_after, stack) {
+                if self.steps(pc, c) && self.add(next, pc + 1, ctx_after, stack) {
                     return true;
                 }
             }
             std::mem::swap(current, next);
             prev = Some(c);
+        }
+    }
+
+    /// Whether the instruction at `pc` reads `c`.
+    fn steps(&self, pc: usize, c: char) -> bool {
+        match &self.program[pc] {
+            Inst::Char(want) => *want == c || (self.fold && *want == fold_char(c)),
+            Inst::Any => c != '\n',
+            Inst::Class(class) => class.contains(c, self.fold),
+            _ => false,
         }
     }
 
@@ -290,6 +312,9 @@ struct Context {
 }
 
 impl Context {
+    /// No neighbours: for programs without assertions, where none is asked about.
+    const NONE: Context = Context { prev: None, next: None };
+
     fn holds(self, look: Look) -> bool {
         let word = |c: Option<char>| c.is_some_and(is_word_char);
         match look {
@@ -1081,6 +1106,26 @@ mod tests {
         // Dotless and dotted i stay apart, as in ripgrep (Python's re joins them).
         assert!(!i("i", "ı") && !i("i", "İ"));
         assert!(m(r"^\d+$", "٣٤") && !m(r"\d", "²") && !m(r"\d", "Ⅷ") && m(r"\w", "²"));
+    }
+
+    #[test]
+    fn the_dfa_gives_the_vms_answer_also_when_its_states_run_out() {
+        // `a[ab]{12}c` over random a/b text needs a state per set of recent `a`s: 4096 of
+        // them, past the cap, so the cache is dropped and rebuilt along the way.
+        let regex = Regex::new("a[ab]{12}c", false).unwrap();
+        let vm = regex.clone().without_dfa();
+        let mut rng = crate::testkit::Rng::new(12);
+        let text: String = (0..20_000).map(|_| if rng.below(2) == 0 { 'a' } else { 'b' }).collect();
+        for line in
+            [text.clone(), format!("{text}c"), format!("{}c{}", &text[..9000], &text[9000..])]
+        {
+            assert_eq!(regex.is_match(&line), vm.is_match(&line));
+        }
+        let states = || regex.dfa.as_ref().map(|d| d.borrow().states());
+        assert!(!regex.is_match(&text));
+        assert_eq!(states(), Some(0), "the cap was reached and the cache dropped");
+        assert!(!regex.is_match("abab") && regex.is_match("xaabababababab c aabababababbbc"));
+        assert!(states().is_some_and(|n| n > 0 && n < 100), "{:?}", states());
     }
 
     #[test]
