@@ -38,10 +38,63 @@ enum Token {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Pattern {
     tokens: Vec<Token>,
+    /// The common forms (`target`, `*.log`, `build*`), matched without the general programme.
+    shape: Shape,
     negated: bool,
     dir_only: bool,
     /// Matched against the path from the file's directory, not the name alone.
     anchored: bool,
+}
+
+/// How a pattern is matched: most lines of real ignore files are a name, `*` and a suffix, or
+/// a prefix and `*`, which need no table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Shape {
+    Exact(Vec<u8>),
+    /// `*` then these bytes (no `/` among them).
+    StarThen(Vec<u8>),
+    /// These bytes then `*` (no `/` among them).
+    ThenStar(Vec<u8>),
+    /// Anything else, run as a programme on the texts that begin and end with the literal
+    /// bytes the pattern begins and ends with.
+    General {
+        head: Vec<u8>,
+        tail: Vec<u8>,
+    },
+}
+
+impl Shape {
+    fn of(tokens: &[Token]) -> Shape {
+        let bytes = |tokens: &[Token]| -> Option<Vec<u8>> {
+            tokens.iter().map(|t| if let Token::Byte(b) = t { Some(*b) } else { None }).collect()
+        };
+        let no_slash = |b: &Vec<u8>| !b.contains(&b'/');
+        match tokens {
+            [Token::Star, rest @ ..] => bytes(rest).filter(no_slash).map(Shape::StarThen),
+            [rest @ .., Token::Star] => bytes(rest).filter(no_slash).map(Shape::ThenStar),
+            all => bytes(all).map(Shape::Exact),
+        }
+        .unwrap_or_else(|| {
+            let literal = |t: &Token| if let Token::Byte(b) = t { Some(*b) } else { None };
+            let head: Vec<u8> = tokens.iter().map_while(literal).collect();
+            let mut tail: Vec<u8> = tokens.iter().rev().map_while(literal).collect();
+            tail.reverse();
+            Shape::General { head, tail }
+        })
+    }
+
+    fn matches(&self, tokens: &[Token], text: &[u8]) -> bool {
+        match self {
+            Shape::Exact(b) => text == b.as_slice(),
+            Shape::StarThen(b) => {
+                text.ends_with(b) && !text[..text.len() - b.len()].contains(&b'/')
+            }
+            Shape::ThenStar(b) => text.starts_with(b) && !text[b.len()..].contains(&b'/'),
+            Shape::General { head, tail } => {
+                text.starts_with(head) && text.ends_with(tail) && matches(tokens, text)
+            }
+        }
+    }
 }
 
 /// The patterns of one ignore file.
@@ -76,7 +129,7 @@ impl Rules {
                 return None;
             }
             let subject = if p.anchored { path } else { name };
-            matches(&p.tokens, subject.as_bytes()).then_some(if p.negated {
+            p.shape.matches(&p.tokens, subject.as_bytes()).then_some(if p.negated {
                 Verdict::Included
             } else {
                 Verdict::Ignored
@@ -106,7 +159,8 @@ fn parse_line(line: &str) -> Option<Pattern> {
     // A slash anywhere but at the end anchors the pattern to the file's directory.
     let anchored = body.contains('/');
     let body = body.strip_prefix('/').unwrap_or(body);
-    Some(Pattern { tokens: compile(body.as_bytes())?, negated, dir_only, anchored })
+    let tokens = compile(body.as_bytes())?;
+    Some(Pattern { shape: Shape::of(&tokens), tokens, negated, dir_only, anchored })
 }
 
 /// Trailing spaces are dropped unless escaped with a backslash (which is then kept as an
@@ -213,9 +267,17 @@ fn class(pattern: &[u8], open: usize) -> Option<(Token, usize)> {
 /// consume exactly `text[..j]`.
 fn matches(tokens: &[Token], text: &[u8]) -> bool {
     let n = text.len();
-    let mut reach = vec![false; n + 1];
+    // The rows live on the stack for the usual path lengths.
+    let (mut small_reach, mut small_next) = ([false; 256], [false; 256]);
+    let (mut large_reach, mut large_next);
+    let (mut reach, mut next): (&mut [bool], &mut [bool]) = if n < 256 {
+        (&mut small_reach[..=n], &mut small_next[..=n])
+    } else {
+        large_reach = vec![false; n + 1];
+        large_next = vec![false; n + 1];
+        (&mut large_reach[..], &mut large_next[..])
+    };
     reach[0] = true;
-    let mut next = vec![false; n + 1];
     for token in tokens {
         next.iter_mut().for_each(|r| *r = false);
         match token {
@@ -483,6 +545,27 @@ mod tests {
         assert_eq!(ignored("trailing\\", "trailing\\", false), None, "invalid: skipped");
         assert_eq!(ignored("crlf\r", "crlf", false), Some(Verdict::Ignored));
         assert!(Rules::parse("\n\n   \n# x\n").is_empty());
+    }
+
+    #[test]
+    fn the_common_shapes_agree_with_the_general_programme() {
+        let patterns = ["target", "*.log", "build*", "*", "a*b", "*.tar.gz", "x/*.o", "**/gen"];
+        let texts = ["target", "targets", "x.log", "a/x.log", "build", "build.rs", "b/uild", ""];
+        for pattern in patterns {
+            let tokens = compile(pattern.as_bytes()).unwrap();
+            let shape = Shape::of(&tokens);
+            for text in texts {
+                assert_eq!(
+                    shape.matches(&tokens, text.as_bytes()),
+                    matches(&tokens, text.as_bytes()),
+                    "{pattern} on {text} ({shape:?})"
+                );
+            }
+        }
+        assert_eq!(Shape::of(&compile(b"*.log").unwrap()), Shape::StarThen(b".log".to_vec()));
+        // A path longer than the rows kept on the stack.
+        let long = format!("{}/x.log", "d/".repeat(300));
+        assert!(matches(&compile(b"**/*.log").unwrap(), long.as_bytes()));
     }
 
     #[test]
