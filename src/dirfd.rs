@@ -19,10 +19,10 @@
 )))]
 compile_error!("zero supports 64-bit Linux (x86_64, aarch64, riscv64): see src/dirfd.rs");
 
-use std::ffi::{c_char, c_int, c_void, CStr, CString, OsStr, OsString};
+use std::ffi::{c_char, c_int, c_long, CString, OsStr, OsString};
 use std::fs::{File, Metadata};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
@@ -58,6 +58,11 @@ const DT_DIR: u8 = 4;
 const DT_REG: u8 = 8;
 const DT_LNK: u8 = 10;
 const DT_UNKNOWN: u8 = 0;
+const SEEK_SET: c_int = 0;
+#[cfg(target_arch = "x86_64")]
+const SYS_GETDENTS64: c_long = 217;
+#[cfg(any(target_arch = "aarch64", target_arch = "riscv64"))]
+const SYS_GETDENTS64: c_long = 61;
 /// Offsets in `struct dirent` on 64-bit Linux: `d_ino` (8), `d_off` (8), `d_reclen` (2),
 /// `d_type` (1), then `d_name`.
 const DIRENT_TYPE: usize = 18;
@@ -74,12 +79,9 @@ extern "C" {
         newpath: *const c_char,
     ) -> c_int;
     fn readlinkat(dirfd: c_int, path: *const c_char, buf: *mut u8, size: usize) -> isize;
-    fn fdopendir(fd: c_int) -> *mut c_void;
-    fn rewinddir(dir: *mut c_void);
-    fn readdir(dir: *mut c_void) -> *const u8;
-    fn closedir(dir: *mut c_void) -> c_int;
+    fn syscall(number: c_long, ...) -> c_long;
+    fn lseek(fd: c_int, offset: i64, whence: c_int) -> i64;
     fn flock(fd: c_int, operation: c_int) -> c_int;
-    fn __errno_location() -> *mut c_int;
 }
 
 /// What a directory entry is, without following it.
@@ -254,40 +256,50 @@ impl Dir {
     }
 
     /// The entries of this directory (without `.` and `..`), unsorted, at most `limit`.
+    /// Read with getdents64 straight from the handle: readdir would want a descriptor of its
+    /// own (a dup, an fstat, a close more per directory).
     pub fn entries(&self, limit: usize) -> io::Result<Vec<Entry>> {
-        // readdir takes over a descriptor of its own; the copy shares the read position, so
-        // the listing starts with a rewind.
-        let fd = self.fd.try_clone()?.into_raw_fd();
-        // SAFETY: `fd` is an open directory descriptor that the DIR stream now owns.
-        let stream = unsafe { fdopendir(fd) };
-        if stream.is_null() {
-            let err = io::Error::last_os_error();
-            // SAFETY: fdopendir failed, so the descriptor is still ours to close.
-            drop(unsafe { OwnedFd::from_raw_fd(fd) });
-            return Err(err);
+        let fd = self.fd.as_raw_fd();
+        // A listing starts at the first entry, however often this handle was listed before.
+        // SAFETY: `fd` is an open descriptor for the call.
+        if unsafe { lseek(fd, 0, SEEK_SET) } < 0 {
+            return Err(io::Error::last_os_error());
         }
+        let mut buf = vec![0u8; 32 * 1024];
         let mut out = Vec::new();
-        // SAFETY: `stream` is a valid DIR* until closedir below; each dirent pointer is read
-        // before the next readdir call, at the offsets of the 64-bit Linux layout.
-        unsafe {
-            rewinddir(stream);
-            while out.len() < limit {
-                *__errno_location() = 0;
-                let entry = readdir(stream);
-                if entry.is_null() {
-                    let errno = *__errno_location();
-                    if errno != 0 {
-                        closedir(stream);
-                        return Err(io::Error::from_raw_os_error(errno));
-                    }
+        while out.len() < limit {
+            // SAFETY: the kernel writes at most `buf.len()` bytes into `buf`.
+            let n = unsafe { syscall(SYS_GETDENTS64, fd, buf.as_mut_ptr(), buf.len()) };
+            if n < 0 {
+                let err = io::Error::last_os_error();
+                if err.raw_os_error() == Some(EINTR) {
+                    continue;
+                }
+                return Err(err);
+            }
+            if n == 0 {
+                break;
+            }
+            // Records: inode (8 bytes), offset (8), length (2), type (1), name (NUL-ended).
+            let mut at = 0;
+            while at < n as usize && out.len() < limit {
+                let record = &buf[at..n as usize];
+                let Some(len) =
+                    record.get(16..18).map(|b| u16::from_ne_bytes([b[0], b[1]]) as usize)
+                else {
+                    break;
+                };
+                if len < DIRENT_NAME || len > record.len() {
                     break;
                 }
-                let name = CStr::from_ptr(entry.add(DIRENT_NAME) as *const c_char).to_bytes();
+                at += len;
+                let body = &record[DIRENT_NAME..len];
+                let name = &body[..body.iter().position(|&b| b == 0).unwrap_or(body.len())];
                 if name == b"." || name == b".." {
                     continue;
                 }
                 let name = OsString::from_vec(name.to_vec());
-                let kind = match *entry.add(DIRENT_TYPE) {
+                let kind = match record[DIRENT_TYPE] {
                     DT_DIR => Kind::Dir,
                     DT_REG => Kind::File,
                     DT_LNK => Kind::Symlink,
@@ -299,7 +311,6 @@ impl Dir {
                 };
                 out.push(Entry { name, kind });
             }
-            closedir(stream);
         }
         Ok(out)
     }
