@@ -404,6 +404,26 @@ mod tests {
     }
 
     #[test]
+    fn a_listing_larger_than_one_read_is_whole_and_can_be_taken_again() {
+        // 2,000 long names: about 200 KB of records, several getdents64 reads.
+        let dir = TempDir::new("dirfd-many");
+        let long = "n".repeat(80);
+        for i in 0..2000 {
+            dir.write(&format!("{long}-{i}"), "");
+        }
+        let d = Dir::open(&dir.path).unwrap();
+        let first = d.entries(usize::MAX).unwrap();
+        assert_eq!(first.len(), 2000);
+        assert!(first.iter().all(|e| e.kind == Kind::File && e.name.len() > 80));
+        let mut names: Vec<_> = first.iter().map(|e| e.name.clone()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), 2000);
+        assert_eq!(d.entries(usize::MAX).unwrap().len(), 2000, "a second listing starts over");
+        assert_eq!(d.entries(1500).unwrap().len(), 1500);
+    }
+
+    #[test]
     fn create_rename_unlink_and_rmdir_stay_in_the_directory() {
         let dir = TempDir::new("dirfd-ops");
         let d = Dir::open(&dir.path).unwrap();
