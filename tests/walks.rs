@@ -38,6 +38,16 @@ fn git_files(dir: &Path) -> BTreeSet<String> {
         .collect()
 }
 
+/// The files `rg --files -j1` lists in `dir`, or `None` (with a note) when rg is absent.
+fn rg_files(dir: &Path) -> Option<BTreeSet<String>> {
+    if !have("rg") {
+        eprintln!("note: rg is not installed; not compared with it");
+        return None;
+    }
+    let out = Command::new("rg").args(["--files", "-j1"]).current_dir(dir).output().ok()?;
+    Some(String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect())
+}
+
 fn visible(files: &BTreeSet<String>) -> BTreeSet<String> {
     files.iter().filter(|f| !f.split('/').any(|part| part.starts_with('.'))).cloned().collect()
 }
@@ -180,17 +190,12 @@ fn ignore_rules_match_git_and_the_three_tools_agree() {
     assert_eq!(listed, expected, "list_directory shows hidden files, as git does");
     assert_eq!(globbed, visible(&expected), "glob skips hidden entries");
     assert_eq!(grepped, visible(&expected), "grep skips hidden entries");
-    if have("rg") {
-        let rg = Command::new("rg").args(["--files", "-j1"]).current_dir(&work).output().unwrap();
-        let rg: BTreeSet<String> =
-            String::from_utf8_lossy(&rg.stdout).lines().map(str::to_string).collect();
+    if let Some(rg) = rg_files(&work) {
         assert_eq!(
             globbed,
             rg.into_iter().filter(|f| !f.starts_with("node_modules/")).collect::<BTreeSet<_>>(),
             "as rg --files"
         );
-    } else {
-        eprintln!("note: rg is not installed; not compared with it");
     }
     // include_ignored: everything but .git.
     let [_, all, _] = tool_files(&dir, ".", json!({"include_ignored": true}));
@@ -233,11 +238,7 @@ fn rules_above_the_workspace_apply_and_ignore_files_work_outside_git() {
         listed,
         expected.iter().cloned().chain([".gitignore".to_string(), ".ignore".to_string()]).collect()
     );
-    if have("rg") {
-        let rg =
-            Command::new("rg").args(["--files", "-j1"]).current_dir(dir.work()).output().unwrap();
-        let rg: BTreeSet<String> =
-            String::from_utf8_lossy(&rg.stdout).lines().map(str::to_string).collect();
+    if let Some(rg) = rg_files(&dir.work()) {
         assert_eq!(globbed, rg);
     }
 }
@@ -299,11 +300,7 @@ fn checkouts_inside_a_plain_workspace_each_get_their_own_rules() {
     let [_, globbed, grepped] = tool_files(&dir, ".", json!({}));
     assert_eq!(globbed, expected);
     assert_eq!(grepped, expected);
-    if have("rg") {
-        let rg =
-            Command::new("rg").args(["--files", "-j1"]).current_dir(dir.work()).output().unwrap();
-        let rg: BTreeSet<String> =
-            String::from_utf8_lossy(&rg.stdout).lines().map(str::to_string).collect();
+    if let Some(rg) = rg_files(&dir.work()) {
         assert_eq!(globbed, rg, "as rg --files");
     }
 }
