@@ -1129,6 +1129,30 @@ mod tests {
     }
 
     #[test]
+    fn the_dfa_of_a_large_program_stays_within_its_memory() {
+        // Each state of `a[ab]{1000}c` over a/b text holds a thread per recent `a`: hundreds of
+        // threads in thousands of states, far past the memory cap without it.
+        let regex = Regex::new("a[ab]{1000}c", false).unwrap();
+        let vm = regex.clone().without_dfa();
+        let mut rng = crate::testkit::Rng::new(7);
+        let bytes = || regex.dfa.as_ref().map_or((0, 0), |d| d.borrow().bytes());
+        let line: String = (0..2500).map(|_| ['a', 'b'][rng.below(2)]).collect();
+        assert!(!regex.is_match(&line[..40]) && bytes().0 > 0);
+        for _ in 0..2 {
+            assert_eq!(regex.is_match(&line), vm.is_match(&line));
+            // The memory cap was reached on the way (well before the cap on states), and the
+            // cache dropped: it never held more than the cap and one state.
+            let (now, peak) = bytes();
+            assert!(
+                now == 0 && peak >= 8 * 1024 * 1024 && peak < 8 * 1024 * 1024 + 65536,
+                "{peak}"
+            );
+            let line = format!("{line}a{}c", "b".repeat(1000));
+            assert!(regex.is_match(&line) && vm.is_match(&line));
+        }
+    }
+
+    #[test]
     fn case_insensitive() {
         let r = Regex::new("hello WORLD", true).unwrap();
         assert!(r.is_match("Hello world"));

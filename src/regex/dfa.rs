@@ -10,6 +10,8 @@ use super::{Context, Regex, Threads};
 
 /// States built at most before the cache is dropped and the VM matches the line.
 const MAX_STATES: usize = 2048;
+/// Memory the states may take at most (a state of a large program holds many threads).
+const MAX_BYTES: usize = 8 * 1024 * 1024;
 /// A transition not built yet.
 const UNKNOWN: u32 = u32::MAX;
 /// A transition into a set holding the match: the text matches.
@@ -26,6 +28,10 @@ pub(super) struct Dfa {
     other: HashMap<(u32, char), u32>,
     /// The empty text matches: so does every text.
     matches_empty: Option<bool>,
+    /// What the states take, roughly.
+    bytes: usize,
+    /// The most `bytes` has been (kept when the cache is dropped).
+    peak: usize,
 }
 
 impl Dfa {
@@ -76,6 +82,10 @@ impl Dfa {
         state: u32,
         c: char,
     ) -> Option<u32> {
+        if self.bytes >= MAX_BYTES {
+            self.drop_cache();
+            return None;
+        }
         threads.clear();
         let mut matched = false;
         for &pc in self.sets[state as usize].iter() {
@@ -87,8 +97,9 @@ impl Dfa {
         let next = if matched || regex.add(threads, 0, Context::NONE, stack) {
             MATCHED
         } else {
-            if self.sets.len() >= MAX_STATES && !self.ids.contains_key(&sorted(threads)[..]) {
-                *self = Dfa::default();
+            let full = self.sets.len() >= MAX_STATES || self.bytes >= MAX_BYTES;
+            if full && !self.ids.contains_key(&sorted(threads)[..]) {
+                self.drop_cache();
                 return None;
             }
             self.intern(threads)
@@ -97,8 +108,19 @@ impl Dfa {
             self.ascii[state as usize * 128 + c as usize] = next;
         } else {
             self.other.insert((state, c), next);
+            self.bytes += 32;
         }
         Some(next)
+    }
+
+    /// What the states take, roughly, and the most they have taken.
+    #[cfg(test)]
+    pub(super) fn bytes(&self) -> (usize, usize) {
+        (self.bytes, self.peak)
+    }
+
+    fn drop_cache(&mut self) {
+        *self = Dfa { peak: self.peak, ..Dfa::default() };
     }
 
     /// States built so far.
@@ -114,6 +136,9 @@ impl Dfa {
             return id;
         }
         let id = self.sets.len() as u32;
+        // The set twice (list and index), the ASCII row, the index's overhead.
+        self.bytes += key.len() * 2 * std::mem::size_of::<usize>() + 128 * 4 + 64;
+        self.peak = self.peak.max(self.bytes);
         self.sets.push(key.clone());
         self.ids.insert(key, id);
         self.ascii.extend(std::iter::repeat_n(UNKNOWN, 128));
