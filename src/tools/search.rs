@@ -32,6 +32,8 @@ const GREP_FILE_LIMIT: u64 = 50 * 1024 * 1024;
 const GREP_LINE_CHARS: usize = 500;
 /// The first bytes of a line that grep searches (the rest of a longer line is skipped).
 const GREP_LINE_BYTES: usize = 1024 * 1024;
+/// grep reads a file in pieces of at most this many bytes (at line ends).
+const GREP_PIECE_BYTES: usize = 4 * 1024 * 1024;
 /// Directory levels a walk enters at most (each open level holds one file descriptor).
 const MAX_WALK_DEPTH: usize = 128;
 
@@ -573,9 +575,11 @@ fn open_file_in(dir: &Dir, name: &OsStr) -> Option<(File, u64)> {
 }
 
 /// Matches the lines of a file of `size` bytes; `on_match(line_number, line)` returns false
-/// to stop (the line number is counted only when `want_numbers`, else it is 1). Binary and oversized files are skipped. The file is read whole into `buffer`
-/// (reused from file to file) and searched by the regex's prefilter; only the first
-/// [`GREP_LINE_BYTES`] of a line are searched. Returns the number of matching lines seen.
+/// to stop (the line number is counted only when `want_numbers`, else it is 1). Binary and
+/// oversized files are skipped, and only the first [`GREP_LINE_BYTES`] of a line are
+/// searched. The file is read into `buffer` (reused from file to file) in pieces of at most
+/// [`GREP_PIECE_BYTES`] that end at a line's end, so almost every file takes one read, and
+/// memory stays flat for the large ones. Returns the number of matching lines seen.
 fn search_file(
     file: File,
     size: u64,
@@ -588,35 +592,153 @@ fn search_file(
         return 0;
     }
     buffer.clear();
-    buffer.reserve(size as usize + 1);
-    // Reading no more than the size read at open saves the read that would find the end;
-    // a file that says it is empty (as some special filesystems do) is read to its end.
-    let want = if size == 0 { GREP_FILE_LIMIT + 1 } else { size };
-    if file.take(want).read_to_end(buffer).is_err() {
-        return 0;
-    }
-    if buffer.len() as u64 > GREP_FILE_LIMIT || looks_binary(&buffer[..buffer.len().min(8192)]) {
-        return 0;
-    }
-    let haystack = buffer.as_slice();
-    let mut count = 0;
-    let mut reporting = true;
-    // Line numbers are counted only when a match is reported, from the last one.
-    let (mut counted_to, mut line_number) = (0usize, 1usize);
-    regex.matching_lines(haystack, GREP_LINE_BYTES, |start, end| {
-        count += 1;
-        if reporting {
-            if want_numbers {
-                line_number += crate::substring::count(b'\n', haystack, counted_to, start);
-                counted_to = start;
-            }
-            let mut line = &haystack[start..end.min(start + GREP_LINE_BYTES)];
-            if let Some(stripped) = line.strip_suffix(b"\r") {
-                line = stripped;
-            }
-            reporting = on_match(line_number, line);
+    buffer.reserve((size as usize).min(GREP_PIECE_BYTES) + 1);
+    // Reading no more than the size seen at open saves the read that would find the end; a
+    // file that says it is empty (as some special filesystems do) is read to its end.
+    let mut reader = file.take(if size == 0 { GREP_FILE_LIMIT + 1 } else { size });
+    let (mut count, mut reporting, mut read, mut first) = (0, true, 0u64, true);
+    // The number of the buffer's first line, and whether the buffer is the rest of a line
+    // longer than a piece, not searched.
+    let (mut first_line, mut skipping) = (1usize, false);
+    loop {
+        let room = GREP_PIECE_BYTES - buffer.len();
+        let got = match (&mut reader).take(room as u64).read_to_end(buffer) {
+            Ok(got) => got,
+            Err(_) => return count,
+        };
+        read += got as u64;
+        if read > GREP_FILE_LIMIT {
+            return 0;
         }
-        reporting
-    });
+        let at_end = got < room;
+        if first {
+            if looks_binary(&buffer[..buffer.len().min(8192)]) {
+                return 0;
+            }
+            first = false;
+        }
+        if skipping {
+            match crate::substring::memchr(b'\n', buffer, 0) {
+                Some(newline) => {
+                    buffer.drain(..=newline);
+                    first_line += 1;
+                    skipping = false;
+                }
+                None => {
+                    buffer.clear();
+                    if at_end {
+                        break;
+                    }
+                    continue;
+                }
+            }
+        }
+        // Whole lines only, but at the end; a piece with no line end at all is one line
+        // longer than a piece: its first bytes are searched and the rest skipped.
+        let whole = if at_end {
+            buffer.len()
+        } else {
+            crate::substring::memrchr(b'\n', buffer, buffer.len()).map_or(0, |newline| newline + 1)
+        };
+        let (part, rest) = if whole == 0 && !at_end {
+            skipping = true;
+            (GREP_LINE_BYTES.min(buffer.len()), buffer.len())
+        } else {
+            (whole, whole)
+        };
+        let haystack = &buffer[..part];
+        // Line numbers are counted only when a match is reported, from the last one.
+        let (mut counted_to, mut line_number) = (0usize, first_line);
+        regex.matching_lines(haystack, GREP_LINE_BYTES, |start, end| {
+            count += 1;
+            if reporting {
+                if want_numbers {
+                    line_number += crate::substring::count(b'\n', haystack, counted_to, start);
+                    counted_to = start;
+                }
+                let mut line = &haystack[start..end.min(start + GREP_LINE_BYTES)];
+                if let Some(stripped) = line.strip_suffix(b"\r") {
+                    line = stripped;
+                }
+                reporting = on_match(line_number, line);
+            }
+            reporting
+        });
+        if !reporting || at_end {
+            break;
+        }
+        if want_numbers && !skipping {
+            first_line += crate::substring::count(b'\n', buffer, 0, rest);
+        }
+        buffer.drain(..rest);
+    }
     count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::TempDir;
+
+    /// What grep must report: every line (its first GREP_LINE_BYTES) the regex matches, with
+    /// its number.
+    fn line_by_line(text: &[u8], regex: &Regex) -> Vec<(usize, Vec<u8>)> {
+        let mut found = Vec::new();
+        let body = text.strip_suffix(b"\n").unwrap_or(text);
+        for (i, line) in body.split(|&b| b == b'\n').enumerate() {
+            let line = &line[..line.len().min(GREP_LINE_BYTES)];
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if regex.is_match(&String::from_utf8_lossy(line)) {
+                found.push((i + 1, line.to_vec()));
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn large_files_are_read_in_pieces_with_the_same_lines_and_numbers() {
+        let dir = TempDir::new("grep-pieces");
+        let filler = "some ordinary line of source text that matches nothing\n";
+        // 11 MB: matches on both sides of every 4 MiB boundary, a 5 MiB line (longer than a
+        // piece: its first MiB is searched), CRLF lines, and no newline at the very end.
+        let mut text = String::new();
+        for i in 0..200_000 {
+            text.push_str(if i % 997 == 0 { "fn needle() {}\r\n" } else { filler });
+        }
+        text.push_str(&format!(
+            "needle at the start{}needle past the first MiB\n",
+            "x".repeat(5 << 20)
+        ));
+        for _ in 0..1000 {
+            text.push_str(filler);
+        }
+        text.push_str("last needle");
+        let path = dir.write("big.txt", &text);
+        let regex = Regex::new("needle", false).unwrap();
+        let mut buffer = Vec::new();
+        let mut got = Vec::new();
+        let file = File::open(&path).unwrap();
+        let size = file.metadata().unwrap().len();
+        let count = search_file(file, size, &regex, &mut buffer, true, |n, line| {
+            got.push((n, line.to_vec()));
+            true
+        });
+        let want = line_by_line(text.as_bytes(), &regex);
+        assert_eq!(count, want.len());
+        assert_eq!(got.len(), want.len());
+        assert!(
+            got == want,
+            "first difference: {:?}",
+            got.iter().zip(&want).find(|(a, b)| a != b).map(|(a, b)| (a.0, b.0))
+        );
+        assert!(buffer.capacity() <= GREP_PIECE_BYTES * 2, "{} bytes held", buffer.capacity());
+        // Stopping at the first match reads no further.
+        let file = File::open(&path).unwrap();
+        let mut first = None;
+        search_file(file, size, &regex, &mut buffer, true, |n, _| {
+            first = Some(n);
+            false
+        });
+        assert_eq!(first, Some(1));
+    }
 }
