@@ -194,9 +194,19 @@ def main():
         json.dump({"turns": [{"toolCalls": [{"name": "read_file",
                                               "arguments": {"path": "big.txt"}}]},
                              {"text": "done"}]}, f)
+    log_dir = os.path.join(work, "log")
+    os.makedirs(log_dir)
+    with open(os.path.join(log_dir, "app.log"), "w") as f:
+        f.write("some log line with text 12345 and more text here\n" * 900_000 + "needle\n")
+    grep_script = os.path.join(work, "grep.json")
+    with open(grep_script, "w") as f:
+        json.dump({"turns": [{"toolCalls": [{"name": "grep", "arguments": {
+            "pattern": "needle", "output_mode": "count"}}]}, {"text": "done"}]}, f)
     hostile = {
         "read_file of a 100 MiB line": ([ZERO, "exec", "-C", work, "--script", script, "go"],
                                         clean_env()),
+        "grep of a 44 MB log": ([ZERO, "exec", "-C", log_dir, "--script", grep_script, "go"],
+                                clean_env()),
         "48 MiB streamed answer": ([ZERO, "exec", "-o", "stream-json", "hi"],
                                    run_env("bench-flood-text")),
         "40 MiB of one call's arguments": ([ZERO, "exec", "-o", "stream-json", "hi"],
@@ -206,6 +216,7 @@ def main():
         rss = [peak_rss_kib(args, env=env) for _ in range(3)]
         row(f"peak RSS, {name}", round(median(rss) / 1024, 2), "MiB", "< 64 MiB")
     os.unlink(os.path.join(work, "big.txt"))
+    shutil.rmtree(log_dir, ignore_errors=True)
 
     # 8. The search tools beside ripgrep and fd (issue 15).
     tools_section(row)
