@@ -23,6 +23,7 @@ Usage: zero exec [OPTIONS] [PROMPT...]   run one task (see zero exec --help)
        zero config [--json]              the settings in use, and their source
        zero doctor [--json] [--offline]  check the setup, say how to fix it
        zero redact [--redact-env NAME]   redact stdin to stdout
+       zero schema [VERSION]             the JSON Schema of stream-json (1)
        zero --version | --help
 
 Start with: zero exec --help
@@ -163,6 +164,8 @@ pub enum Command {
     },
     /// `zero redact`, with the extra variables to treat as secret.
     Redact(Vec<String>),
+    /// `zero schema [VERSION]`: the JSON Schema of that stream-json version, as typed.
+    Schema(String),
     /// A command-line error outside `exec`: print on stderr, exit 2.
     Invalid(String),
 }
@@ -251,6 +254,7 @@ pub fn parse(args: Vec<OsString>) -> Command {
         Some("config") => parse_command(args[1..].to_vec(), "config"),
         Some("doctor") => parse_command(args[1..].to_vec(), "doctor"),
         Some("redact") => parse_redact(args[1..].to_vec()),
+        Some("schema") => parse_schema(args[1..].to_vec()),
         Some(word) if !word.starts_with('-') => Command::Invalid(format!(
             "unknown command \"{word}\"{}; commands: {} (see zero --help)",
             crate::text::did_you_mean(word, COMMANDS),
@@ -351,7 +355,7 @@ fn describe(err: lexopt::Error) -> String {
 }
 
 /// The commands `zero` knows, for "did you mean" suggestions.
-const COMMANDS: &[&str] = &["exec", "sessions", "search", "config", "doctor", "redact"];
+const COMMANDS: &[&str] = &["exec", "sessions", "search", "config", "doctor", "redact", "schema"];
 
 /// A parsed argument that no longer borrows the parser.
 enum Owned {
@@ -433,6 +437,26 @@ fn resume_value(parser: &mut lexopt::Parser, out: &mut ExecArgs) -> Result<Resum
             Ok(Resume::Candidate { word, index: out.prompt_words.len() - 1 })
         }
         None => Ok(Resume::Latest),
+    }
+}
+
+pub const SCHEMA_HELP: &str = "\
+Usage: zero schema [VERSION]
+
+Prints the JSON Schema (draft 2020-12) of stream-json schema VERSION (default
+1): every event zero writes and reads, with unknown fields forbidden. Versions
+this zero speaks: 1.
+";
+
+fn parse_schema(args: Vec<OsString>) -> Command {
+    let words: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    match words.as_slice() {
+        [] => Command::Schema("1".into()),
+        [help] if help == "-h" || help == "--help" => Command::Help(SCHEMA_HELP),
+        [version] => Command::Schema(version.clone()),
+        _ => Command::Invalid(
+            "zero schema takes one version at most (see zero schema --help)".into(),
+        ),
     }
 }
 
@@ -671,7 +695,7 @@ mod tests {
         assert!(matches!(parse(vec![]), Command::Invalid(_)));
         assert_eq!(
             parse(vec!["sesions".into()]),
-            Command::Invalid("unknown command \"sesions\" (did you mean \"sessions\"?); commands: exec, sessions, search, config, doctor, redact (see zero --help)".into())
+            Command::Invalid("unknown command \"sesions\" (did you mean \"sessions\"?); commands: exec, sessions, search, config, doctor, redact, schema (see zero --help)".into())
         );
         assert!(
             matches!(parse(vec!["hello".into()]), Command::Invalid(m) if m.starts_with("unknown command \"hello\"; "))

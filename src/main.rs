@@ -71,6 +71,7 @@ fn main() -> ExitCode {
             commands::doctor(json, offline, &config::Env::from_process())
         }
         Command::Redact(names) => commands::redact(&names, &config::Env::from_process()),
+        Command::Schema(version) => commands::print_schema(&version),
         Command::Exec(args) => {
             let process = exec::Process {
                 env: config::Env::from_process(),

@@ -1,6 +1,7 @@
 //! End-to-end tests: the real `zero` binary against a loopback mock provider.
 
 mod corpus;
+mod jsonschema;
 mod mock;
 mod schema;
 mod util;

@@ -183,7 +183,42 @@ impl Zero {
             elapsed: started.elapsed(),
         };
         capture(&output);
+        conforms(&output);
         output
+    }
+}
+
+/// The JSON Schema `zero schema 1` prints, read once per test process.
+fn printed_schema() -> &'static Value {
+    static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let out = Command::new(env!("CARGO_BIN_EXE_zero")).args(["schema", "1"]).output();
+        let out = out.expect("run zero schema 1");
+        assert!(out.status.success(), "zero schema 1 failed");
+        serde_json::from_slice(&out.stdout).expect("zero schema 1 prints JSON")
+    })
+}
+
+/// Every stream-json line a run writes matches the schema zero prints for its version (and
+/// the strict mirror in schema.rs, for the runs that call `Output::stream`).
+fn conforms(output: &Output) {
+    let args = &output.args;
+    let stream_json = args
+        .windows(2)
+        .any(|w| matches!(w[0].as_str(), "-o" | "--output-format") && w[1] == "stream-json")
+        || args.iter().any(|a| a == "--output-format=stream-json");
+    let informational = args.iter().any(|a| matches!(a.as_str(), "-h" | "--help" | "--version"));
+    if !stream_json || informational {
+        return;
+    }
+    let schema = printed_schema();
+    let output_events = &schema["$defs"]["output"];
+    for line in output.stdout.lines() {
+        let event: Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("a stream-json line is not JSON ({e}): {line}\n{output:?}"));
+        if let Err(err) = crate::jsonschema::validate(schema, output_events, &event) {
+            panic!("a line does not match `zero schema 1`: {err}\nline: {line}\n{output:?}");
+        }
     }
 }
 

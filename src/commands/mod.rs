@@ -1,11 +1,12 @@
 //! The small commands beside `zero exec`, one file each: `zero sessions` (list, show, delete,
-//! prune), `zero search`, `zero config`, `zero doctor`, and `zero redact` (here). Everything
+//! prune), `zero search`, `zero config`, `zero doctor`, `zero schema`, and `zero redact` (here). Everything
 //! they print passes the redactor; errors are one `[zero] ...` line on stderr with the exit
 //! code of A2 (1 for the store's I/O, 2 for usage, 3 for a setup that does not work).
 #![forbid(unsafe_code)]
 
 mod config;
 mod doctor;
+pub mod schema;
 mod search;
 mod sessions;
 
@@ -91,6 +92,29 @@ pub fn redact(names: &[String], env: &Env) -> u8 {
         Err(err) => {
             let _ = writeln!(std::io::stderr(), "[zero] redact failed: {err}");
             1
+        }
+    }
+}
+
+/// `zero schema [VERSION]`: the JSON Schema of that version on stdout, or a usage error that
+/// lists the versions zero speaks.
+pub fn print_schema(version: &str) -> u8 {
+    match version.parse::<u8>().ok().and_then(schema::document) {
+        Some(document) => {
+            let text = serde_json::to_string_pretty(&document).unwrap_or_default();
+            match writeln!(std::io::stdout(), "{text}") {
+                Ok(()) => 0,
+                Err(_) => 1,
+            }
+        }
+        None => {
+            let supported: Vec<String> = schema::SUPPORTED.iter().map(u8::to_string).collect();
+            let _ = writeln!(
+                std::io::stderr(),
+                "[zero] zero schema: unsupported schema version {version:?}; supported: {}",
+                supported.join(", ")
+            );
+            2
         }
     }
 }
