@@ -14,6 +14,7 @@ mod field;
 mod inputs;
 mod promises;
 mod providers;
+mod recorded;
 mod redaction;
 mod scripts;
 mod sessions;
