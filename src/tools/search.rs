@@ -463,7 +463,7 @@ struct Found<'a> {
     more: bool,
     total: usize,
     files: usize,
-    /// The file being searched, read whole (reused).
+    /// The piece of the file being searched (reused from file to file).
     buffer: Vec<u8>,
 }
 
