@@ -364,7 +364,33 @@ fn fuzz_regex_engine() {
             String::from_utf8_lossy(&text(rng, &["a", "b", "ab", " ", "1", "é", "\n", "x"], 40))
                 .into_owned();
         if let Ok(regex) = crate::regex::Regex::new(&pattern, rng.chance(3)) {
-            let _ = regex.is_match(&haystack);
+            // The DFA, the VM alone, and the buffer search (prefilter, then the program on
+            // the candidate lines) give one answer.
+            let vm = regex.clone().without_dfa();
+            assert_eq!(
+                regex.is_match(&haystack),
+                vm.is_match(&haystack),
+                "{pattern:?} on {haystack:?}"
+            );
+            let max_line = if rng.chance(4) { 1 + rng.below(8) } else { usize::MAX };
+            let mut found = Vec::new();
+            regex.matching_lines(haystack.as_bytes(), max_line, |start, end| {
+                found.push((start, end));
+                true
+            });
+            let mut want = Vec::new();
+            let mut start = 0;
+            for line in haystack.split('\n') {
+                let end = start + line.len();
+                let cut = &line.as_bytes()[..line.len().min(max_line)];
+                // As grep reads CRLF files: a line's final `\r` is not part of it.
+                let cut = cut.strip_suffix(b"\r").unwrap_or(cut);
+                if start < haystack.len() && vm.is_match(&String::from_utf8_lossy(cut)) {
+                    want.push((start, end));
+                }
+                start = end + 1;
+            }
+            assert_eq!(found, want, "{pattern:?} on {haystack:?} (lines cut at {max_line})");
         }
         // A literal (escaped) pattern always finds itself.
         let word: String = haystack.chars().filter(|c| c.is_alphanumeric()).take(5).collect();

@@ -569,6 +569,28 @@ mod tests {
     }
 
     #[test]
+    fn random_patterns_give_the_same_answer_by_shape_and_by_programme() {
+        let mut rng = crate::testkit::Rng::new(99);
+        let parts = ["a", "b", ".", "*", "**", "/", "?", "[ab]", "[!a]", "\\*", "log"];
+        let names = ["a", "b", "ab", "a.log", "b/a", "a/b/c", ".a", "log", "a*", "x/log"];
+        for _ in 0..20_000 {
+            let pattern: String =
+                (0..1 + rng.below(5)).map(|_| parts[rng.below(parts.len())]).collect();
+            let Some(tokens) = compile(pattern.as_bytes()) else { continue };
+            let shape = Shape::of(&tokens);
+            let text: String = (0..1 + rng.below(3))
+                .map(|_| names[rng.below(names.len())])
+                .collect::<Vec<_>>()
+                .join("/");
+            assert_eq!(
+                shape.matches(&tokens, text.as_bytes()),
+                matches(&tokens, text.as_bytes()),
+                "{pattern} on {text} ({shape:?})"
+            );
+        }
+    }
+
+    #[test]
     fn a_pattern_that_would_make_a_backtracker_explode_is_answered() {
         // 1001 tokens against 2000 bytes: two million steps here, 2^500 for a backtracker.
         let pattern = "*a".repeat(500) + "b";

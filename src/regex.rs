@@ -160,7 +160,7 @@ impl Regex {
         // The VM's thread lists, allocated once for the whole buffer.
         let scratch = std::cell::RefCell::new(Scratch::new(self.program.len()));
         let line_matches = |start: usize, end: usize| -> bool {
-            let mut line = &haystack[start..end.min(start + max_line)];
+            let mut line = &haystack[start..end.min(start.saturating_add(max_line))];
             if let Some(stripped) = line.strip_suffix(b"\r") {
                 line = stripped;
             }
@@ -210,7 +210,7 @@ impl Regex {
             let matched = within
                 && if self.exact {
                     let last = self.prefilter.iter().map(Finder::len).max().unwrap_or(0);
-                    hit + last <= start + max_line || line_matches(start, end)
+                    hit + last <= start.saturating_add(max_line) || line_matches(start, end)
                 } else {
                     line_matches(start, end)
                 };
