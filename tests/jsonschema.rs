@@ -221,3 +221,29 @@ fn zero_schema_prints_a_strict_document_and_refuses_versions_it_does_not_speak()
         assert!(out.stdout.is_empty());
     }
 }
+
+#[test]
+fn accepted_input_lines_match_the_printed_input_events() {
+    // The run helper checks them (tests/util.rs); this run makes sure there is one to check.
+    let dir = crate::util::TestDir::new("schema-input");
+    let script = dir.script(&serde_json::json!({"turns": [{"text": "done"}]}));
+    let input = "\u{feff}{\"schemaVersion\":1,\"type\":\"message\",\"role\":\"user\",\"content\":\"a\"}\r\n\n{\"schemaVersion\":1,\"type\":\"prompt\",\"content\":\"b\"}\n";
+    let script = script.display().to_string();
+    let out = dir
+        .zero()
+        .args(&[
+            "exec",
+            "-i",
+            "stream-json",
+            "-o",
+            "stream-json",
+            "--provider",
+            "scripted",
+            "--script",
+            &script,
+        ])
+        .stdin(input)
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stream().last().unwrap()["status"], "success");
+}

@@ -184,6 +184,7 @@ impl Zero {
         };
         capture(&output);
         conforms(&output);
+        accepted_input_conforms(&output, self.stdin.as_deref());
         output
     }
 }
@@ -197,6 +198,34 @@ fn printed_schema() -> &'static Value {
         assert!(out.status.success(), "zero schema 1 failed");
         serde_json::from_slice(&out.stdout).expect("zero schema 1 prints JSON")
     })
+}
+
+/// The stream-json input of a run that got past reading it (a bad line is a usage error,
+/// exit 2) matches the input events of the schema zero prints.
+fn accepted_input_conforms(output: &Output, stdin: Option<&[u8]>) {
+    let args = &output.args;
+    let stream_input = args
+        .windows(2)
+        .any(|w| matches!(w[0].as_str(), "-i" | "--input-format") && w[1] == "stream-json")
+        || args.iter().any(|a| a == "--input-format=stream-json");
+    let Some(stdin) = stdin else { return };
+    if !stream_input || output.code == 2 || args.iter().any(|a| a == "--file" || a == "-f") {
+        return;
+    }
+    let schema = printed_schema();
+    let text = String::from_utf8_lossy(stdin);
+    for line in text.trim_start_matches('\u{feff}').lines() {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            continue;
+        }
+        let event: Value = serde_json::from_str(line).unwrap_or_else(|e| {
+            panic!("an accepted input line is not JSON ({e}): {line}\n{output:?}")
+        });
+        if let Err(err) = crate::jsonschema::validate(schema, &schema["$defs"]["input"], &event) {
+            panic!("an accepted input line does not match `zero schema 1`: {err}\nline: {line}\n{output:?}");
+        }
+    }
 }
 
 /// Every stream-json line a run writes matches the schema zero prints for its version (and
