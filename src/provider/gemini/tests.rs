@@ -1,20 +1,9 @@
 use super::*;
 use crate::provider::ToolSpec;
-use crate::sse::SseReader;
 
+/// Decodes a whole SSE body; the error, if any, ends the list.
 pub(crate) fn decode(body: &str) -> (Vec<StreamEvent>, Option<String>) {
-    let mut sse = SseReader::new(body.as_bytes());
-    let mut decoder = GeminiDecoder::default();
-    let mut out = Vec::new();
-    while let Some(frame) = sse.next_frame().unwrap() {
-        if let Err(err) = decoder.feed(frame, &mut out) {
-            return (out, Some(err.message));
-        }
-    }
-    match decoder.finish(&mut out) {
-        Ok(()) => (out, None),
-        Err(err) => (out, Some(err.message)),
-    }
+    crate::provider::decode_body::<GeminiDecoder>(body)
 }
 
 fn data(value: Value) -> String {

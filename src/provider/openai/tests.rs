@@ -4,18 +4,7 @@ use crate::sse::SseReader;
 
 /// Decodes a whole SSE body; the error, if any, ends the list.
 pub(crate) fn decode(body: &str) -> (Vec<StreamEvent>, Option<String>) {
-    let mut sse = SseReader::new(body.as_bytes());
-    let mut decoder = OpenAiDecoder::default();
-    let mut out = Vec::new();
-    while let Some(frame) = sse.next_frame().unwrap() {
-        if let Err(err) = decoder.feed(frame, &mut out) {
-            return (out, Some(err.message));
-        }
-    }
-    match decoder.finish(&mut out) {
-        Ok(()) => (out, None),
-        Err(err) => (out, Some(err.message)),
-    }
+    crate::provider::decode_body::<OpenAiDecoder>(body)
 }
 
 fn chunk(delta: Value, finish: Option<&str>) -> String {
