@@ -9,9 +9,9 @@
 use crate::conversation::{Message, ToolCall};
 use crate::error::{Failure, Stop};
 use crate::models::{self, Model, Usage};
-use crate::output::{lock, Shared};
+use crate::output::{lock, Decision, Finished, Gate, Phase, Shared};
 use crate::provider::{Provider, Request, StreamEvent};
-use crate::tools::{side_effect_of, Outcome, Toolbox};
+use crate::tools::{side_effect_of, Gated, Outcome, Toolbox};
 
 /// The system prompt: who zero is and how it should work.
 pub const SYSTEM_PROMPT: &str = "\
@@ -75,6 +75,9 @@ pub struct Agent<'a> {
     pub max_turns: u32,
     /// The registry model, for prices.
     pub model: Option<&'static Model>,
+    /// `run_start`'s permission mode and autonomy level, for the permission events.
+    pub permission_mode: &'a str,
+    pub autonomy: &'a str,
 }
 
 impl Agent<'_> {
@@ -95,8 +98,8 @@ impl Agent<'_> {
                             text.push_str(&delta);
                             lock(out).text(&delta)?;
                         }
-                        // Reasoning is never part of the answer (A7) and is not shown.
-                        StreamEvent::Reasoning(_) => {}
+                        // Reasoning is never part of the answer (A7); schema 2 shows it.
+                        StreamEvent::Reasoning(delta) => lock(out).reasoning(&delta)?,
                         StreamEvent::ToolCall(call) => {
                             lock(out).tool_call(
                                 &call.id,
@@ -112,14 +115,16 @@ impl Agent<'_> {
                             lock(out).usage(&usage, cost)?;
                             journal.usage(&usage);
                         }
-                        StreamEvent::Warning(message) => lock(out).warning(&message)?,
+                        StreamEvent::Warning(warning) => lock(out).warning(&warning)?,
                         StreamEvent::Native(value) => native.push(value),
                     }
                     Ok(())
                 };
                 let request = Request { messages, tools: &specs };
+                lock(out).set_phase(Some(Phase::Model), None);
                 self.provider.stream(&request, &mut sink)?;
             }
+            lock(self.out).set_phase(None, None);
             lock(self.out).end_turn()?;
             self.journal.assistant(&text, &calls, &native);
             let mut message = Message::assistant(text.clone(), calls.clone());
@@ -135,9 +140,26 @@ impl Agent<'_> {
                 return Ok(text);
             }
             for call in &calls {
-                let outcome = self.tools.run(call);
-                let code = outcome.exit_code;
-                lock(self.out).tool_result(&call.id, outcome.ok, &outcome.output, code)?;
+                let started = std::time::Instant::now();
+                let outcome = match self.tools.gate(call) {
+                    Some(gated) => self.decide(call, &gated)?,
+                    None => {
+                        lock(self.out).set_phase(Some(Phase::Tool), Some(&call.id));
+                        let outcome = self.tools.run(call);
+                        lock(self.out).set_phase(None, None);
+                        outcome
+                    }
+                };
+                lock(self.out).tool_result(&Finished {
+                    id: &call.id,
+                    name: &call.name,
+                    ok: outcome.ok,
+                    output: &outcome.output,
+                    exit_code: outcome.exit_code,
+                    changed_files: &outcome.changed_files,
+                    denied: outcome.denied,
+                    duration: started.elapsed(),
+                })?;
                 self.journal.tool_result(call, &outcome);
                 messages.push(Message::tool_result(call, for_model(&outcome.output)));
             }
@@ -147,6 +169,27 @@ impl Agent<'_> {
             self.max_turns
         ))
         .into())
+    }
+
+    /// A call the autonomy level does not allow outright: with no one to ask, the policy
+    /// denies it, and the permission events say so before its result.
+    fn decide(&mut self, call: &ToolCall, gated: &Gated) -> Result<Outcome, Stop> {
+        let gate = Gate {
+            id: &call.id,
+            name: &call.name,
+            permission_mode: self.permission_mode,
+            autonomy: self.autonomy,
+            side_effect: gated.side_effect,
+            reason: &gated.reason,
+        };
+        let reason = gated.denial.trim_start_matches("Error: ");
+        let mut out = lock(self.out);
+        out.permission_request(&gate, None)?;
+        out.permission_decision(
+            &gate,
+            &Decision { action: "deny", granted: false, reason, decided_by: "policy" },
+        )?;
+        Ok(Toolbox::denied(gated))
     }
 }
 
@@ -188,6 +231,8 @@ mod tests {
             journal: &mut journal,
             max_turns,
             model: models::find("gpt-4.1"),
+            permission_mode: mode.name(),
+            autonomy: "low",
         };
         let result = agent.run(&mut messages);
         let text = sink.text();

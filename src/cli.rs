@@ -46,6 +46,12 @@ Input:
 
 Output:
   -o, --output-format <FMT>    text | json | stream-json (default: \"text\")
+      --schema-version <N>     stream-json schema 1 | 2 (default: the
+                               version of the first input line, else 1)
+      --heartbeat-ms <N>       schema 2: a heartbeat line after N ms of
+                               silence (default: 10000; 0 turns them off)
+      --image <PATH>           attach a PNG, JPEG, GIF or WebP image to the
+                               prompt (repeatable)
 
 Model:
   -m, --model <MODEL>          model id, alias or profile name
@@ -208,6 +214,9 @@ pub struct ExecArgs {
     pub shell_env: Option<String>,
     pub shell_env_keep: Vec<String>,
     pub ephemeral: bool,
+    pub schema_version: Option<String>,
+    pub heartbeat_ms: Option<String>,
+    pub images: Vec<PathBuf>,
     /// The first command-line error, reported once the output format is known.
     pub error: Option<String>,
 }
@@ -338,6 +347,9 @@ const EXEC_OPTIONS: &[&str] = &[
     "--shell-env",
     "--shell-env-keep",
     "--ephemeral",
+    "--schema-version",
+    "--heartbeat-ms",
+    "--image",
     "--help",
     "--version",
     "--prompt",
@@ -416,6 +428,9 @@ fn exec_option(
         "shell-env" => out.shell_env = Some(parser.value()?.string()?),
         "shell-env-keep" => out.shell_env_keep.push(parser.value()?.string()?),
         "ephemeral" => out.ephemeral = true,
+        "schema-version" => out.schema_version = Some(parser.value()?.string()?),
+        "heartbeat-ms" => out.heartbeat_ms = Some(parser.value()?.string()?),
+        "image" => out.images.push(parser.value()?.into()),
         other => return Err(lexopt::Error::UnexpectedOption(format!("--{other}"))),
     }
     Ok(())

@@ -14,6 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::error::Failure;
+use crate::events::{warning_code, Warning};
 use crate::http::{ExtraRoots, NetSettings};
 use crate::models::{self, Effort, Family, Model, ModelSpec, Prices, Profile, Rates};
 
@@ -627,7 +628,7 @@ pub struct Runtime {
     /// CA certificates trusted besides the bundled ones (`SSL_CERT_FILE`, `SSL_CERT_DIR`).
     pub roots: ExtraRoots,
     /// Things to tell the user once the run has started.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 impl Runtime {
@@ -709,10 +710,13 @@ pub fn resolve(
     let mut warnings = Vec::new();
     let profile = match (profile_flag, choice.model.as_deref()) {
         (Some(ignored), Some(model)) => {
-            warnings.push(format!(
-                "--profile {} is ignored: --model {} names the model.",
-                ignored.name(),
-                model.trim()
+            warnings.push(Warning::new(
+                warning_code::IGNORED_OPTION,
+                format!(
+                    "--profile {} is ignored: --model {} names the model.",
+                    ignored.name(),
+                    model.trim()
+                ),
             ));
             Profile::parse(model)
         }
@@ -756,10 +760,10 @@ pub fn resolve(
         && runtime.send_effort.is_some_and(|e| e != Effort::None)
         && runtime.max_tokens <= min_thinking
     {
-        runtime.warnings.push(format!(
+        runtime.warnings.push(Warning::new(warning_code::IGNORED_OPTION, format!(
             "--reasoning-effort is ignored: Anthropic thinking needs an output limit above {min_thinking} tokens (it is {}).",
             runtime.max_tokens
-        ));
+        )));
         runtime.send_effort = None;
     }
     Ok(runtime)
@@ -797,9 +801,12 @@ fn scripted_runtime(
         warnings: Vec::new(),
     };
     if let Some(profile) = &choice.profile {
-        runtime.warnings.push(format!(
-            "--profile {} is ignored: the scripted provider plays its script.",
-            profile.trim()
+        runtime.warnings.push(Warning::new(
+            warning_code::IGNORED_OPTION,
+            format!(
+                "--profile {} is ignored: the scripted provider plays its script.",
+                profile.trim()
+            ),
         ));
     }
     apply_effort(&mut runtime, choice.effort.as_deref())?;
@@ -1158,9 +1165,12 @@ fn choose_openai_api(
     );
     if !openai_style {
         if from_env.is_some() {
-            runtime.warnings.push(format!(
-                "ZERO_OPENAI_API is ignored: the {} provider has its own API.",
-                runtime.kind.name()
+            runtime.warnings.push(Warning::new(
+                warning_code::IGNORED_OPTION,
+                format!(
+                    "ZERO_OPENAI_API is ignored: the {} provider has its own API.",
+                    runtime.kind.name()
+                ),
             ));
         }
         return Ok(());
@@ -1179,9 +1189,12 @@ fn choose_openai_api(
 fn apply_output_limit(runtime: &mut Runtime, wanted: Option<(u64, &str)>) {
     let Some((wanted, by)) = wanted else { return };
     match runtime.model {
-        Some(model) if wanted > model.max_output => runtime.warnings.push(format!(
-            "{by} {wanted} is above the {} limit of {} output tokens; {} is sent.",
-            model.label, model.max_output, model.max_output
+        Some(model) if wanted > model.max_output => runtime.warnings.push(Warning::new(
+            warning_code::OUTPUT_LIMIT,
+            format!(
+                "{by} {wanted} is above the {} limit of {} output tokens; {} is sent.",
+                model.label, model.max_output, model.max_output
+            ),
         )),
         _ => runtime.max_tokens = wanted,
     }
@@ -1198,9 +1211,12 @@ fn apply_effort(runtime: &mut Runtime, value: Option<&str>) -> Result<(), Failur
     })?;
     runtime.effort = Some(effort);
     if runtime.kind == ProviderKind::Scripted {
-        runtime.warnings.push(format!(
+        runtime.warnings.push(Warning::new(
+            warning_code::IGNORED_OPTION,
+            format!(
             "The scripted provider takes no reasoning effort; --reasoning-effort {} is ignored.",
             effort.name()
+        ),
         ));
         return Ok(());
     }
@@ -1217,10 +1233,13 @@ fn apply_effort(runtime: &mut Runtime, value: Option<&str>) -> Result<(), Failur
             }
             runtime.send_effort = Some(effort);
         }
-        Some(model) => runtime.warnings.push(format!(
-            "{} does not take a reasoning effort; --reasoning-effort {} is ignored.",
-            model.label,
-            effort.name()
+        Some(model) => runtime.warnings.push(Warning::new(
+            warning_code::IGNORED_OPTION,
+            format!(
+                "{} does not take a reasoning effort; --reasoning-effort {} is ignored.",
+                model.label,
+                effort.name()
+            ),
         )),
         // Unknown models behind compatible servers get what the user asked for.
         None => runtime.send_effort = Some(effort),

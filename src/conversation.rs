@@ -5,6 +5,8 @@
 
 use serde_json::Value;
 
+use crate::images::Image;
+
 /// Who said something.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -36,6 +38,8 @@ pub struct Message {
     /// Provider-native content of an assistant turn that must be sent back verbatim
     /// (Anthropic thinking blocks with their signatures, Gemini parts with thought signatures).
     pub native: Vec<Value>,
+    /// Images attached to a user message, sent in each provider's format.
+    pub images: Vec<Image>,
 }
 
 impl Message {
@@ -67,6 +71,7 @@ impl Message {
             tool_call_id: None,
             tool_name: None,
             native: Vec::new(),
+            images: Vec::new(),
         }
     }
 }

@@ -26,6 +26,8 @@ struct Fallback {
     run_id: String,
     /// Set by the emitter once the terminal line is written.
     ended: Arc<AtomicBool>,
+    /// The schema version and the lines written so far.
+    wire: Arc<output::Wire>,
 }
 
 static FALLBACK: OnceLock<Fallback> = OnceLock::new();
@@ -71,6 +73,7 @@ pub fn install(shared: &Shared) {
             format: emitter.format(),
             run_id: emitter.run_id().to_string(),
             ended: emitter.ended_flag(),
+            wire: emitter.wire(),
         });
     }
     let for_signals = shared.clone();
@@ -125,6 +128,17 @@ fn write_fallback(message: &str) {
         Format::Text => {
             let _ = writeln!(std::io::stderr(), "[zero] {message}");
             return;
+        }
+        Format::StreamJson if fallback.wire.schema() == 2 => {
+            let run_id = json_string(&fallback.run_id);
+            let (error_seq, end_seq) = (fallback.wire.take_seq(), fallback.wire.take_seq());
+            format!(
+                "{{\"schemaVersion\":2,\"type\":\"error\",\"runId\":{run_id},\"seq\":{error_seq},\"code\":\"{}\",\"message\":{},\"recoverable\":false}}\n\
+                 {{\"schemaVersion\":2,\"type\":\"run_end\",\"runId\":{run_id},\"seq\":{end_seq},\"status\":\"error\",\"exitCode\":{},\"eventCount\":{end_seq}}}\n",
+                failure.code(),
+                json_string(message),
+                failure.exit_code()
+            )
         }
         Format::StreamJson => {
             let run_id = json_string(&fallback.run_id);

@@ -53,6 +53,25 @@ impl Failure {
         }
     }
 
+    /// The `code` of the `error` event in schema 2: an incomplete run is `incomplete`, as
+    /// Zero's schema 2 has it.
+    pub fn code_v2(&self) -> &'static str {
+        match self {
+            Failure::MaxTurns(_) => "incomplete",
+            other => other.code(),
+        }
+    }
+
+    /// `run_end.status` in schema 2.
+    pub fn status_v2(&self) -> crate::events::RunStatus {
+        use crate::events::RunStatus;
+        match self {
+            Failure::MaxTurns(_) => RunStatus::Incomplete,
+            Failure::Interrupted => RunStatus::Interrupted,
+            _ => RunStatus::Error,
+        }
+    }
+
     /// Whether the same command may succeed if run again (A2): true for network failures,
     /// 429 and 5xx after retries, timeouts and interrupts; false for usage, authentication, an
     /// unknown model, the configuration, the turn limit and bugs.

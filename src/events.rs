@@ -1,16 +1,23 @@
-//! The output events of a run, as types: the stream-json protocol's events (schema 1, B 9) with
-//! the names they have on the wire, and the legacy `json` format's lines. No logic lives here:
+//! The output events of a run, as types: the stream-json protocol's events (schema 1, B 9, and
+//! schema 2, PROTOCOL-2.md) with the names they have on the wire, and the legacy `json` format's
+//! lines. No logic lives here:
 //! `output` builds an [`Event`] once and renders every format from that one value (stream-json
 //! is its serialisation inside the envelope, the legacy lines and the text rows are views).
 //!
 //! Every string in an event is already redacted when the event is built. A field that only a
-//! view needs is skipped in serialisation.
+//! view needs is skipped in serialisation. A field that only schema 2 has is an `Option` that
+//! the emitter leaves `None` in schema 1, so a schema-1 line stays exactly what it was; the
+//! event kinds that only schema 2 has are never built in schema 1.
 #![forbid(unsafe_code)]
 
 use serde::Serialize;
 use serde_json::Value;
 
-/// One stream-json event. The envelope (`schemaVersion`, `runId`) is added around it.
+/// The stream-json schema versions zero speaks (`--schema-version`, PROTOCOL-2.md).
+pub const SCHEMA_VERSIONS: &[u8] = &[1, 2];
+
+/// One stream-json event. The envelope (`schemaVersion`, `runId`, and `seq` in schema 2) is
+/// added around it.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
 pub enum Event<'a> {
@@ -21,21 +28,34 @@ pub enum Event<'a> {
         provider: &'a str,
         model: &'a str,
         api_model: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        permission_mode: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        autonomy: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        heartbeat_ms: Option<u64>,
         /// What only the legacy `run_start` line says.
         #[serde(skip)]
         details: &'a RunDetails,
     },
     Warning {
         message: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        code: Option<&'a str>,
     },
     Text {
+        delta: &'a str,
+    },
+    Reasoning {
         delta: &'a str,
     },
     ToolCall {
         id: &'a str,
         name: &'a str,
-        /// The arguments as JSON (the model's text as a string when it was not JSON).
-        args: &'a Value,
+        /// The arguments as JSON (in schema 1 the model's text as a string when it was not
+        /// JSON; in schema 2 left out unless they are an object).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        args: Option<&'a Value>,
         side_effect: &'a str,
         /// The arguments as JSON text, for the legacy line.
         #[serde(skip)]
@@ -44,17 +64,57 @@ pub enum Event<'a> {
         #[serde(skip)]
         raw_id: &'a str,
     },
+    PermissionRequest {
+        id: &'a str,
+        name: &'a str,
+        action: &'a str,
+        permission: &'a str,
+        permission_granted: bool,
+        permission_mode: &'a str,
+        autonomy: &'a str,
+        side_effect: &'a str,
+        reason: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        request_id: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+    },
+    PermissionDecision {
+        id: &'a str,
+        name: &'a str,
+        action: &'a str,
+        permission: &'a str,
+        permission_granted: bool,
+        permission_mode: &'a str,
+        autonomy: &'a str,
+        side_effect: &'a str,
+        decision_reason: &'a str,
+        decided_by: &'a str,
+    },
     ToolResult {
         id: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<&'a str>,
         status: Status,
         /// At most 32 KiB.
         output: &'a str,
         truncated: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        redacted: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        changed_files: Option<&'a [String]>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        meta: Option<&'a serde_json::Map<String, Value>>,
+        /// The exit code of a command (bash), on the wire in schema 2.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
         #[serde(skip)]
         raw_id: &'a str,
         /// The exit code of a command (bash), for the text row.
         #[serde(skip)]
-        exit_code: Option<i32>,
+        command_exit: Option<i32>,
     },
     Usage {
         prompt_tokens: u64,
@@ -62,6 +122,17 @@ pub enum Event<'a> {
         total_tokens: u64,
         #[serde(skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
+        /// The model call's number within the process, from 1.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cumulative: Option<Totals>,
+    },
+    Heartbeat {
+        phase: &'a str,
+        elapsed_ms: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_call_id: Option<&'a str>,
     },
     Final {
         text: &'a str,
@@ -74,7 +145,23 @@ pub enum Event<'a> {
     RunEnd {
         status: RunStatus,
         exit_code: u8,
+        /// The lines of the process including this one (schema 2).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        event_count: Option<u64>,
     },
+}
+
+/// `usage.cumulative`: the token counts (and cost) of every model call of the process so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Totals {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+    /// Present while every call so far had a known price: a sum that leaves calls out would
+    /// understate the cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 /// `tool_result.status`.
@@ -85,12 +172,48 @@ pub enum Status {
     Error,
 }
 
-/// `run_end.status`.
+/// `run_end.status`. Schema 1 knows only the first two.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Success,
     Error,
+    Incomplete,
+    Interrupted,
+}
+
+/// A warning and its stable code (schema 2's `warning.code`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Warning {
+        Warning { code, message: message.into() }
+    }
+}
+
+/// The documented `warning.code` values.
+pub mod warning_code {
+    pub const UNSAFE_MODE: &str = "unsafe_mode";
+    pub const IGNORED_OPTION: &str = "ignored_option";
+    pub const RETRY: &str = "retry";
+    pub const OUTPUT_LIMIT: &str = "output_limit";
+    pub const UNKNOWN_CONFIG_KEY: &str = "unknown_config_key";
+    pub const SESSION_UNAVAILABLE: &str = "session_unavailable";
+    pub const TORN_SESSION: &str = "torn_session";
+    /// Every code, for the printed schema.
+    pub const ALL: &[&str] = &[
+        UNSAFE_MODE,
+        IGNORED_OPTION,
+        RETRY,
+        OUTPUT_LIMIT,
+        UNKNOWN_CONFIG_KEY,
+        SESSION_UNAVAILABLE,
+        TORN_SESSION,
+    ];
 }
 
 /// What the legacy `run_start` line adds to the stream-json one.

@@ -11,8 +11,9 @@ use crate::cli::ExecArgs;
 use crate::config::{self, Env, OpenAiApi, ProviderKind, Runtime};
 use crate::conversation::{Message, ToolCall};
 use crate::error::{Failure, Stop};
-use crate::events::{ListedTool, RunDetails};
+use crate::events::{warning_code, ListedTool, RunDetails, Warning};
 use crate::http::Http;
+use crate::images::{self, Image};
 use crate::input::{self, InputFormat, PromptText};
 use crate::models::{self, Model, Usage};
 use crate::output::{lock, Emitter, Format, RunInfo, Shared};
@@ -78,6 +79,10 @@ fn finish(shared: &Shared, result: Result<(), Stop>) -> u8 {
 }
 
 fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
+    // The schema version the flag asks for: every later error is written in it.
+    if let Some(version) = run_plan::schema_version(args)? {
+        lock(shared).set_schema(version);
+    }
     // 2-4, 7. Everything the command line alone decides, before anything is read or changed.
     let plan = run_plan::resolve(args, env)?;
     execute(&plan, env, shared)
@@ -100,11 +105,21 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
     let redactor_now = lock(shared).redactor().clone();
     let workspace_sessions = WorkspaceSessions { cwd: &cwd, redactor: &redactor_now };
     let (selection, prompt_words) = select_session(plan, store.as_ref().ok(), &workspace_sessions)?;
-    // 6. The prompt (stdin is consumed here, before provider setup).
+    // 6. The prompt (stdin is consumed here, before provider setup). Stream-json input lines
+    // decide the schema version when the flag did not, also for the error of a bad line.
     let prompt = if plan.list_tools {
         None
     } else {
-        Some(read_prompt(plan, &prompt_words, prompt_file.as_deref())?)
+        let mut version = plan.schema_version;
+        let read = read_prompt(plan, &prompt_words, prompt_file.as_deref(), &mut version);
+        if let Some(version) = version {
+            lock(shared).set_schema(version);
+        }
+        Some(read?)
+    };
+    let schema2 = {
+        let out = lock(shared);
+        out.format() == Format::StreamJson && out.schema() == 2
     };
     // 7. The configuration and the provider runtime (which --list-tools can do without).
     let user_config = config::load_user_config(env)?;
@@ -115,9 +130,44 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
         Err(failure) => return Err(failure.into()),
     };
     let max_turns = config::max_turns(plan.max_turns, env, user_config.as_ref())?;
-    let mut warnings = user_config.as_ref().map(|c| c.warnings.clone()).unwrap_or_default();
+    let mut warnings: Vec<Warning> = user_config
+        .iter()
+        .flat_map(|c| c.warnings.iter())
+        .map(|w| Warning::new(warning_code::UNKNOWN_CONFIG_KEY, w.clone()))
+        .collect();
     warnings.extend(runtime.iter().flat_map(|r| r.warnings.iter().cloned()));
     warnings.extend(plan.warnings.iter().cloned());
+    // Schema 2's options, and what schema 1 cannot carry.
+    let stream_json = lock(shared).format() == Format::StreamJson;
+    match plan.heartbeat_ms {
+        Some(_) if !schema2 => warnings.push(Warning::new(
+            warning_code::IGNORED_OPTION,
+            "--heartbeat-ms is ignored: heartbeats are written only in stream-json schema 2 (--schema-version 2).",
+        )),
+        ms => lock(shared).set_heartbeat(std::time::Duration::from_millis(
+            ms.unwrap_or(crate::output::DEFAULT_HEARTBEAT_MS),
+        )),
+    }
+    let mut prompt = prompt;
+    if let Some(p) = prompt.as_mut() {
+        for path in &plan.images {
+            if p.images.len() == images::MAX_IMAGES {
+                return Err(Failure::Usage(format!(
+                    "At most {} images can be attached to one prompt.",
+                    images::MAX_IMAGES
+                ))
+                .into());
+            }
+            p.images.push(images::from_file(&started_in.join(path)).map_err(Failure::Usage)?);
+        }
+        if stream_json && !schema2 && !p.images.is_empty() {
+            warnings.push(Warning::new(
+                warning_code::IGNORED_OPTION,
+                "--image is ignored: stream-json schema 1 has no images (--schema-version 2 sends them).",
+            ));
+            p.images.clear();
+        }
+    }
     {
         let mut out = lock(shared);
         // The key in use is a secret whatever its length (local gateways use keys like
@@ -139,9 +189,12 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
             .hiding_env(hidden)
             .allowing_writes(plan.autonomy != "low");
     for (name, level) in toolbox.enabled_but_withheld() {
-        warnings.push(format!(
-            "--enabled-tools {name}: --auto {} does not let it run (it needs {level}); it is not offered to the model.",
-            plan.autonomy
+        warnings.push(Warning::new(
+            warning_code::IGNORED_OPTION,
+            format!(
+                "--enabled-tools {name}: --auto {} does not let it run (it needs {level}); it is not offered to the model.",
+                plan.autonomy
+            ),
         ));
     }
     let info = run_info(runtime.as_ref(), &cwd, plan, None);
@@ -166,7 +219,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
         lock(shared).tool_list(mode.name(), &rows, &info, &warnings)?;
         return Ok(());
     };
-    let prompt = prompt.unwrap_or_default();
+    let Prompt { text: prompt, images } = prompt.unwrap_or_default();
     let mut provider = build_provider(&runtime)?;
     // 9. The session: created, resumed or forked, with the earlier conversation.
     let redactor = lock(shared).redactor().clone();
@@ -191,12 +244,16 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
         let mut out = lock(shared);
         out.run_start(&info)?;
         if mode == Mode::Unsafe {
-            out.warning("Unsafe permissions are active for this run.")?;
+            out.warning(&Warning::new(
+                warning_code::UNSAFE_MODE,
+                "Unsafe permissions are active for this run.",
+            ))?;
         }
         for warning in &warnings {
             out.warning(warning)?;
         }
     }
+    crate::output::start_heartbeats(shared);
     // Failpoints for the panic-handling tests (a panic here, or inside the emitter while it
     // holds its lock); they do not exist in release builds.
     if cfg!(debug_assertions) {
@@ -208,16 +265,22 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
     }
     // 12. The user's prompt is the session's next event.
     if let Some(s) = &session {
-        session_lock(s).record(
-            "message",
-            serde_json::json!({"role": "user", "content": prompt, "source": "exec"}),
-        );
+        let mut payload = serde_json::json!({"role": "user", "content": prompt, "source": "exec"});
+        if !images.is_empty() {
+            // What was attached, not the bytes (see `images`).
+            let shown: Vec<_> = images
+                .iter()
+                .map(|i| serde_json::json!({"mediaType": i.media_type, "bytes": i.bytes}))
+                .collect();
+            payload["images"] = serde_json::Value::Array(shown);
+        }
+        session_lock(s).record("message", payload);
     }
     // 13. The agent loop, with the earlier conversation trimmed to the model's context.
     let budget = runtime.model.map_or(128_000, |m| m.context_window.min(1_000_000)) / 2;
     let mut messages = vec![Message::system(SYSTEM_PROMPT)];
     messages.extend(session::trim_to_budget(history, budget));
-    messages.push(Message::user(prompt));
+    messages.push(Message { images, ..Message::user(prompt) });
     let mut journal =
         SessionJournal { session: session.clone(), out: shared.clone(), model: runtime.model };
     let mut agent = Agent {
@@ -227,6 +290,8 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
         journal: &mut journal,
         max_turns,
         model: runtime.model,
+        permission_mode: mode.name(),
+        autonomy: plan.autonomy,
     };
     let answer = agent.run(&mut messages)?;
     // 15. Completion: the session is on disk before the last line is written.
@@ -239,6 +304,13 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
 
 fn session_lock(session: &Arc<Mutex<Session>>) -> std::sync::MutexGuard<'_, Session> {
     session.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The user's prompt: its text and the images attached to it.
+#[derive(Default)]
+struct Prompt {
+    text: String,
+    images: Vec<Image>,
 }
 
 /// Which session the run continues.
@@ -317,13 +389,16 @@ fn open_session(
     selection: Selection,
     new: &NewSession,
     redactor: &Redactor,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<(Option<Session>, Vec<Message>), Failure> {
     let store = match (store, &selection) {
         (Ok(store), _) => store,
         (Err(err), Selection::New) => {
             let (session::SessionError::Io(m) | session::SessionError::Usage(m)) = err;
-            warnings.push(format!("This run is not recorded as a session: {m}"));
+            warnings.push(Warning::new(
+                warning_code::SESSION_UNAVAILABLE,
+                format!("This run is not recorded as a session: {m}"),
+            ));
             return Ok((None, Vec::new()));
         }
         (Err(err), _) => return Err(err.into()),
@@ -332,14 +407,17 @@ fn open_session(
         Selection::New => match store.create(new, redactor) {
             Ok(s) => Ok((Some(s), Vec::new())),
             Err(session::SessionError::Usage(m) | session::SessionError::Io(m)) => {
-                warnings.push(format!("This run is not recorded as a session: {m}"));
+                warnings.push(Warning::new(
+                    warning_code::SESSION_UNAVAILABLE,
+                    format!("This run is not recorded as a session: {m}"),
+                ));
                 Ok((None, Vec::new()))
             }
         },
         Selection::Resume(id) => {
             let session = store.open(&id, redactor)?;
             let (events, found) = store.events(&id)?;
-            warnings.extend(found);
+            warnings.extend(found.into_iter().map(torn));
             Ok((Some(session), session::conversation(&events)))
         }
         Selection::Fork(parent) => {
@@ -354,12 +432,17 @@ fn open_session(
 fn read_history(
     store: Result<Store, session::SessionError>,
     selection: Selection,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<Vec<Message>, Failure> {
     let (Selection::Resume(id) | Selection::Fork(id)) = selection else { return Ok(Vec::new()) };
     let (events, found) = store?.events(&id)?;
-    warnings.extend(found);
+    warnings.extend(found.into_iter().map(torn));
     Ok(session::conversation(&events))
+}
+
+/// The warning of a session whose last event was cut off.
+fn torn(message: String) -> Warning {
+    Warning::new(warning_code::TORN_SESSION, message)
 }
 
 /// Records the run in its session as it happens.
@@ -379,7 +462,10 @@ impl SessionJournal {
         };
         if let Some(message) = failure {
             // The run goes on; the wrapper learns that history is incomplete.
-            let _ = lock(&self.out).warning(&format!("Session recording stopped: {message}"));
+            let _ = lock(&self.out).warning(&Warning::new(
+                warning_code::SESSION_UNAVAILABLE,
+                format!("Session recording stopped: {message}"),
+            ));
         }
     }
 
@@ -452,7 +538,12 @@ fn change_directory(dir: Option<&Path>) -> Result<PathBuf, Failure> {
 
 /// Reads the prompt: words, `--file` (already made absolute), or stdin when asked; stream-json
 /// input reads stdin when it is not a terminal and no file is given.
-fn read_prompt(plan: &RunPlan, words: &[String], file: Option<&Path>) -> Result<String, Failure> {
+fn read_prompt(
+    plan: &RunPlan,
+    words: &[String],
+    file: Option<&Path>,
+    version: &mut Option<u8>,
+) -> Result<Prompt, Failure> {
     let stdin = std::io::stdin();
     let mut lock;
     let prompt = match plan.input_format {
@@ -463,7 +554,7 @@ fn read_prompt(plan: &RunPlan, words: &[String], file: Option<&Path>) -> Result<
             } else {
                 file.map(PromptText::File)
             };
-            input::text_prompt(words, more)?
+            Prompt { text: input::text_prompt(words, more)?, images: Vec::new() }
         }
         InputFormat::StreamJson => {
             let asked = plan.prompt_stdin || (file.is_none() && !stdin.is_terminal());
@@ -473,7 +564,8 @@ fn read_prompt(plan: &RunPlan, words: &[String], file: Option<&Path>) -> Result<
             } else {
                 None
             };
-            input::stream_json_prompt(words, file, source)?
+            let read = input::stream_json_prompt(words, file, source, version)?;
+            Prompt { text: read.text, images: read.images }
         }
     };
     Ok(prompt)

@@ -336,8 +336,8 @@ fn fuzz_stream_json_input_validator() {
     ];
     campaign("stream-json input", 25_000, |rng| {
         let input = sample(rng, samples, JSON_DICT);
-        match crate::input::read_events(&input[..]) {
-            Ok(prompt) => assert!(!prompt.trim().is_empty()),
+        match crate::input::read_events(&input[..], &mut None) {
+            Ok(prompt) => assert!(!prompt.text.trim().is_empty() || !prompt.images.is_empty()),
             Err(err) => {
                 assert!(!err.0.contains('\n'), "multi-line error {:?}", err.0);
                 assert!(
@@ -490,8 +490,8 @@ fn fuzz_emitter_lines_are_always_json() {
             let _ = match rng.below(4) {
                 0 => e.text(&piece),
                 1 => e.tool_call(&id, "bash", &piece, "shell"),
-                2 => e.tool_result(&id, rng.chance(2), &piece, None),
-                _ => e.warning(&piece),
+                2 => e.result(&id, rng.chance(2), &piece, None),
+                _ => e.warn(&piece),
             };
         }
         let _ = e.success("done");

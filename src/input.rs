@@ -2,9 +2,12 @@
 //! validated by hand line by line as they are read (SPEC B 1.4, B 9.2, A5).
 //!
 //! Text input reads stdin only when asked (`zero exec -` or `--file -`). Stream-json lines are
-//! capped at 8 MiB; a
-//! byte-order mark on line 1 and CRLF line ends are accepted; invalid UTF-8, NUL bytes, and
-//! every schema problem are usage errors naming the 1-based line and the field.
+//! capped at 8 MiB in schema 1 and 16 MiB in schema 2 (which carries images); a byte-order
+//! mark on line 1 and CRLF line ends are accepted; invalid UTF-8, NUL bytes, and every schema
+//! problem are usage errors naming the 1-based line and the field.
+//!
+//! Every line carries the schema version of the run: the one `--schema-version` asks for, else
+//! the first line's (PROTOCOL-2.md, Negotiation).
 #![forbid(unsafe_code)]
 
 use std::io::{BufRead, BufReader, Read};
@@ -12,8 +15,21 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-/// Longest stream-json input line.
+use crate::events::SCHEMA_VERSIONS;
+use crate::images::{self, Image, MAX_IMAGES};
+
+/// Longest stream-json input line in schema 1.
 pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
+/// Longest stream-json input line in schema 2.
+pub const MAX_LINE_BYTES_V2: usize = 16 * 1024 * 1024;
+
+/// A stream-json prompt: the content of its lines joined with blank lines, and the images of
+/// its messages in order.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct StreamPrompt {
+    pub text: String,
+    pub images: Vec<Image>,
+}
 /// Longest text prompt read from a file or stdin.
 pub const MAX_PROMPT_BYTES: u64 = 16 * 1024 * 1024;
 
@@ -101,12 +117,15 @@ pub fn text_prompt(words: &[String], more: Option<PromptText<'_>>) -> Result<Str
     Ok(prompt)
 }
 
-/// The stream-json prompt from `--file`, or from stdin when it is not a terminal.
+/// The stream-json prompt from `--file`, or from stdin when it is not a terminal. `version`
+/// holds the schema version `--schema-version` asked for, and is set from the first line
+/// when it asked for none (also when a later line is wrong).
 pub fn stream_json_prompt(
     words: &[String],
     file: Option<&Path>,
     stdin: Option<&mut dyn Read>,
-) -> Result<String, InputError> {
+    version: &mut Option<u8>,
+) -> Result<StreamPrompt, InputError> {
     if !words.is_empty() {
         return Err(InputError(
             "Stream-json input does not accept positional prompt text. Pipe JSONL or use --file."
@@ -116,9 +135,9 @@ pub fn stream_json_prompt(
     match (file, stdin) {
         (Some(path), _) => {
             let file = open_file(path, "Stream-json input file")?;
-            read_events(BufReader::new(file))
+            read_events(BufReader::new(file), version)
         }
-        (None, Some(stdin)) => read_events(BufReader::new(stdin)),
+        (None, Some(stdin)) => read_events(BufReader::new(stdin), version),
         (None, None) => {
             Err(InputError("Stream-json input required. Pipe JSONL or use --file.".to_string()))
         }
@@ -156,29 +175,36 @@ fn read_file(path: &Path, what: &str) -> Result<String, InputError> {
         .map_err(|_| InputError(format!("{what} is not valid UTF-8: {}", path.display())))
 }
 
-/// Reads and validates JSONL events, joining their content with blank lines.
-pub fn read_events(mut reader: impl BufRead) -> Result<String, InputError> {
+/// Reads and validates JSONL events, joining their content with blank lines. `version` is the
+/// schema version the lines must carry; `None` lets the first line decide, and is then set.
+pub fn read_events(
+    mut reader: impl BufRead,
+    version: &mut Option<u8>,
+) -> Result<StreamPrompt, InputError> {
     let mut parts: Vec<String> = Vec::new();
+    let mut images: Vec<Image> = Vec::new();
     let mut saw_line = false;
     let mut buf = Vec::new();
     let mut number = 0usize;
     loop {
         buf.clear();
         number += 1;
+        let cap = if *version == Some(1) { MAX_LINE_BYTES } else { MAX_LINE_BYTES_V2 };
         let read =
-            (&mut reader).take(MAX_LINE_BYTES as u64 + 1).read_until(b'\n', &mut buf).map_err(
-                |err| InputError(format!("Cannot read stream-json input at line {number}: {err}")),
-            )?;
+            (&mut reader).take(cap as u64 + 1).read_until(b'\n', &mut buf).map_err(|err| {
+                InputError(format!("Cannot read stream-json input at line {number}: {err}"))
+            })?;
         if read == 0 {
             break;
         }
         let at = |detail: &str| {
             InputError(format!("Invalid stream-json input at line {number}: {detail}"))
         };
+        let too_long = |cap: usize| at(&format!("line is longer than {} MiB", cap / (1024 * 1024)));
         if buf.last() == Some(&b'\n') {
             buf.pop();
-        } else if buf.len() > MAX_LINE_BYTES {
-            return Err(at(&format!("line is longer than {} MiB", MAX_LINE_BYTES / (1024 * 1024))));
+        } else if buf.len() > cap {
+            return Err(too_long(cap));
         }
         if buf.last() == Some(&b'\r') {
             buf.pop();
@@ -197,7 +223,12 @@ pub fn read_events(mut reader: impl BufRead) -> Result<String, InputError> {
         saw_line = true;
         let value: Value = serde_json::from_str(line).map_err(|_| at("expected a JSON object."))?;
         let Value::Object(event) = value else { return Err(at("expected a JSON object.")) };
-        let content = validate_event(&event).map_err(|detail| at(&detail))?;
+        let line_version = check_version(&event, *version).map_err(|detail| at(&detail))?;
+        *version = Some(line_version);
+        if line_version == 1 && line.len() > MAX_LINE_BYTES {
+            return Err(too_long(MAX_LINE_BYTES));
+        }
+        let content = validate_event(&event, line_version, &mut images).map_err(|d| at(&d))?;
         let content = content.trim();
         if !content.is_empty() {
             parts.push(content.to_string());
@@ -208,31 +239,65 @@ pub fn read_events(mut reader: impl BufRead) -> Result<String, InputError> {
             "Stream-json input required. Pipe JSONL or use --file.".to_string(),
         ));
     }
-    if parts.is_empty() {
+    if parts.is_empty() && images.is_empty() {
         return Err(InputError(
             "Stream-json input must include at least one prompt or user message event.".to_string(),
         ));
     }
-    Ok(parts.join("\n\n"))
+    Ok(StreamPrompt { text: parts.join("\n\n"), images })
 }
 
-/// Checks one input event against the strict schema (B 9.2); returns its content.
-fn validate_event(event: &Map<String, Value>) -> Result<&str, String> {
-    match event.get("schemaVersion") {
-        None => return Err("schemaVersion: required (expected 1)".to_string()),
-        Some(Value::Number(n)) if n.as_u64() == Some(1) && !n.is_f64() => {}
-        Some(other) => return Err(format!("schemaVersion: expected 1, got {}", describe(other))),
-    }
-    let kind = match event.get("type") {
-        None => return Err("type: required (expected \"prompt\" or \"message\")".to_string()),
-        Some(Value::String(t)) if t == "prompt" || t == "message" => t.as_str(),
-        Some(other) => {
-            return Err(format!(
-                "type: expected \"prompt\" or \"message\", got {}",
-                describe(other)
-            ))
-        }
+/// The line's `schemaVersion`: the `expected` one, or (when none is expected yet) one zero
+/// speaks.
+fn check_version(event: &Map<String, Value>, expected: Option<u8>) -> Result<u8, String> {
+    let supported = SCHEMA_VERSIONS.iter().map(u8::to_string).collect::<Vec<_>>();
+    let wanted = match expected {
+        Some(v) => v.to_string(),
+        None => supported.join(" or "),
     };
+    let found = match event.get("schemaVersion") {
+        None => return Err(format!("schemaVersion: required (expected {wanted})")),
+        Some(Value::Number(n)) if !n.is_f64() => n.as_u64(),
+        Some(_) => None,
+    };
+    let got = || describe(event.get("schemaVersion").unwrap_or(&Value::Null));
+    match (found, expected) {
+        (Some(v), Some(e)) if v == u64::from(e) => Ok(e),
+        (_, Some(_)) => Err(format!("schemaVersion: expected {wanted}, got {}", got())),
+        (Some(v), None) => {
+            SCHEMA_VERSIONS.iter().copied().find(|s| u64::from(*s) == v).ok_or_else(|| {
+                format!(
+                    "schemaVersion: unsupported version {v}; supported: {}",
+                    supported.join(", ")
+                )
+            })
+        }
+        (None, None) => Err(format!("schemaVersion: expected {wanted}, got {}", got())),
+    }
+}
+
+/// Checks one input event against the strict schema of its version (B 9.2, PROTOCOL-2.md);
+/// returns its content and adds its images to `images`.
+fn validate_event<'a>(
+    event: &'a Map<String, Value>,
+    version: u8,
+    images: &mut Vec<Image>,
+) -> Result<&'a str, String> {
+    let kind =
+        match event.get("type") {
+            None => return Err("type: required (expected \"prompt\" or \"message\")".to_string()),
+            Some(Value::String(t)) if t == "prompt" || t == "message" => t.as_str(),
+            Some(Value::String(t)) if t == "permission_response" && version == 2 => return Err(
+                "type: \"permission_response\" is read only in live mode, which this run is not"
+                    .to_string(),
+            ),
+            Some(other) => {
+                return Err(format!(
+                    "type: expected \"prompt\" or \"message\", got {}",
+                    describe(other)
+                ))
+            }
+        };
     if kind == "message" {
         match event.get("role") {
             None => return Err("role: required (expected \"user\")".to_string()),
@@ -240,21 +305,66 @@ fn validate_event(event: &Map<String, Value>) -> Result<&str, String> {
             Some(other) => return Err(format!("role: expected \"user\", got {}", describe(other))),
         }
     }
+    let with_images = version == 2 && kind == "message";
+    let allowed: &[&str] = match (kind, with_images) {
+        ("message", true) => &["schemaVersion", "type", "role", "content", "images"],
+        ("message", false) => &["schemaVersion", "type", "role", "content"],
+        _ => &["schemaVersion", "type", "content"],
+    };
+    if let Some(key) = event.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(format!("{}: unknown field for a \"{kind}\" event", field_name(key)));
+    }
+    let before = images.len();
+    if with_images {
+        if let Some(list) = event.get("images") {
+            read_images(list, images)?;
+        }
+    }
     let content = match event.get("content") {
         None => return Err("content: required (a non-empty string)".to_string()),
         Some(Value::String(c)) if !c.is_empty() => c.as_str(),
+        // A message may be only images.
+        Some(Value::String(c)) if images.len() > before => c.as_str(),
         Some(Value::String(_)) => return Err("content: must not be empty".to_string()),
         Some(other) => return Err(format!("content: expected a string, got {}", describe(other))),
     };
-    let allowed: &[&str] = if kind == "message" {
-        &["schemaVersion", "type", "role", "content"]
-    } else {
-        &["schemaVersion", "type", "content"]
-    };
-    if let Some(key) = event.keys().find(|k| !allowed.contains(&k.as_str())) {
-        return Err(format!("{key}: unknown field for a \"{kind}\" event"));
-    }
     Ok(content)
+}
+
+/// A message's `images`: `[{mediaType, data}]`, each checked (see `images`).
+fn read_images(list: &Value, images: &mut Vec<Image>) -> Result<(), String> {
+    let Value::Array(list) = list else {
+        return Err(format!("images: expected an array, got {}", describe(list)));
+    };
+    for (i, entry) in list.iter().enumerate() {
+        let at = |detail: String| format!("images[{i}].{detail}");
+        let Value::Object(fields) = entry else {
+            return Err(format!("images[{i}]: expected an object, got {}", describe(entry)));
+        };
+        if let Some(key) = fields.keys().find(|k| *k != "mediaType" && *k != "data") {
+            return Err(at(format!("{}: unknown field for an image", field_name(key))));
+        }
+        let text = |key: &str| match fields.get(key) {
+            None => Err(at(format!("{key}: required"))),
+            Some(Value::String(s)) => Ok(s.as_str()),
+            Some(other) => Err(at(format!("{key}: expected a string, got {}", describe(other)))),
+        };
+        let image = images::from_input(text("mediaType")?, text("data")?).map_err(at)?;
+        if images.len() == MAX_IMAGES {
+            return Err(format!("images: more than {MAX_IMAGES} images in one prompt"));
+        }
+        images.push(image);
+    }
+    Ok(())
+}
+
+/// A field name from the input as an error shows it: as typed, or quoted and shortened when it
+/// holds control characters or is long (the error stays one line).
+fn field_name(key: &str) -> String {
+    if key.len() <= 64 && !key.chars().any(char::is_control) {
+        return key.to_string();
+    }
+    Value::String(crate::text::summarize(key)).to_string()
 }
 
 fn describe(value: &Value) -> String {
@@ -273,7 +383,7 @@ mod tests {
     use super::*;
 
     fn events(text: &str) -> Result<String, String> {
-        read_events(text.as_bytes()).map_err(|e| e.0)
+        read_events(text.as_bytes(), &mut None).map(|p| p.text).map_err(|e| e.0)
     }
 
     #[test]
@@ -319,7 +429,7 @@ mod tests {
 
     #[test]
     fn invalid_utf8_empty_input_and_long_lines() {
-        let err = read_events(&b"{\"a\":\xff}\n"[..]).unwrap_err().0;
+        let err = read_events(&b"{\"a\":\xff}\n"[..], &mut None).unwrap_err().0;
         assert_eq!(err, "Invalid stream-json input at line 1: not valid UTF-8");
         assert_eq!(
             events("\n  \n").unwrap_err(),
@@ -330,8 +440,20 @@ mod tests {
             "Stream-json input must include at least one prompt or user message event."
         );
         let long = format!("{}\n", "x".repeat(MAX_LINE_BYTES + 1));
+        let err = read_events(long.as_bytes(), &mut Some(1)).unwrap_err().0;
+        assert_eq!(err, "Invalid stream-json input at line 1: line is longer than 8 MiB");
+        let longer = format!("{}\n", "x".repeat(MAX_LINE_BYTES_V2 + 1));
         assert_eq!(
-            events(&long).unwrap_err(),
+            events(&longer).unwrap_err(),
+            "Invalid stream-json input at line 1: line is longer than 16 MiB"
+        );
+        // A schema-1 line past 8 MiB is refused once its version is known.
+        let big = format!(
+            "{{\"schemaVersion\":1,\"type\":\"prompt\",\"content\":\"{}\"}}\n",
+            "x".repeat(MAX_LINE_BYTES)
+        );
+        assert_eq!(
+            events(&big).unwrap_err(),
             "Invalid stream-json input at line 1: line is longer than 8 MiB"
         );
     }

@@ -28,6 +28,7 @@ mod fuzz;
 mod glob;
 mod http;
 mod ignore;
+mod images;
 mod input;
 mod models;
 mod output;

@@ -14,13 +14,14 @@ pub use views::call_summary;
 
 use std::cell::Cell;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::error::{Failure, OutputClosed};
-use crate::events::{Event, Legacy, ListedTool, RunDetails, RunStatus, Status};
+use crate::events::{Event, Legacy, ListedTool, RunDetails, RunStatus, Status, Totals, Warning};
 use crate::models::Usage;
 use crate::redact::{Redactor, TextStream};
 use crate::text::cap_utf8;
@@ -46,6 +47,85 @@ impl Format {
             _ => None,
         }
     }
+}
+
+/// `--heartbeat-ms` when not given (schema 2 only).
+pub const DEFAULT_HEARTBEAT_MS: u64 = 10_000;
+
+/// What the wire carries that the fallback ending of a panic (`ending`) must continue: the
+/// schema version, decided once the input is read, and the last `seq` written.
+#[derive(Debug, Default)]
+pub struct Wire {
+    schema: AtomicU8,
+    seq: AtomicU64,
+}
+
+impl Wire {
+    pub fn schema(&self) -> u8 {
+        self.schema.load(Ordering::SeqCst)
+    }
+
+    /// The `seq` the next line gets (schema 2), taking it.
+    pub fn take_seq(&self) -> u64 {
+        self.seq.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    fn next_seq(&self) -> u64 {
+        self.seq.load(Ordering::SeqCst) + 1
+    }
+}
+
+/// What the process is waiting for, for heartbeats: since when, and for which tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Model,
+    Tool,
+}
+
+impl Phase {
+    fn name(self) -> &'static str {
+        match self {
+            Phase::Model => "model",
+            Phase::Tool => "tool",
+        }
+    }
+}
+
+/// A gated tool call, as the permission events describe it (not yet redacted).
+#[derive(Debug, Clone)]
+pub struct Gate<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub permission_mode: &'a str,
+    pub autonomy: &'a str,
+    pub side_effect: &'a str,
+    /// Why approval is needed.
+    pub reason: &'a str,
+}
+
+/// How a gated call was decided.
+#[derive(Debug, Clone)]
+pub struct Decision<'a> {
+    /// `allow`, `deny` or `cancel`.
+    pub action: &'a str,
+    pub granted: bool,
+    pub reason: &'a str,
+    /// `policy`, `client`, `session`, `timeout` or `eof`.
+    pub decided_by: &'a str,
+}
+
+/// A finished tool call, as its `tool_result` reports it.
+#[derive(Debug, Clone)]
+pub struct Finished<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub ok: bool,
+    pub output: &'a str,
+    pub exit_code: Option<i32>,
+    pub changed_files: &'a [String],
+    /// The call was not run because permission was denied.
+    pub denied: bool,
+    pub duration: Duration,
 }
 
 /// What `run_start` says about the run (not yet redacted).
@@ -126,6 +206,18 @@ pub struct Emitter {
     ended: Arc<AtomicBool>,
     /// A failpoint for the tests (debug builds only set it): panic while writing text.
     panic_on_text: bool,
+    /// The schema version and the line count, shared with the fallback ending.
+    wire: Arc<Wire>,
+    /// Reasoning text, redacted as a stream like answer text (schema 2).
+    reasoning: TextStream,
+    /// Model calls so far and their summed usage (schema 2's `usage.call`, `cumulative`).
+    calls: u64,
+    totals: Totals,
+    /// Heartbeats: the interval (0: none), when stdout was last written, and what the run is
+    /// waiting for (no heartbeat without a phase).
+    heartbeat: Duration,
+    last_line: Instant,
+    phase: Option<(Phase, Instant, Option<String>)>,
 }
 
 impl Emitter {
@@ -150,7 +242,80 @@ impl Emitter {
             narrating: false,
             ended: Arc::new(AtomicBool::new(false)),
             panic_on_text: false,
+            wire: Arc::new(Wire { schema: AtomicU8::new(1), seq: AtomicU64::new(0) }),
+            reasoning: TextStream::default(),
+            calls: 0,
+            totals: Totals { cost_usd: Some(0.0), ..Totals::default() },
+            heartbeat: Duration::ZERO,
+            last_line: Instant::now(),
+            phase: None,
         }
+    }
+
+    /// The stream-json schema version of the output (1 until negotiated otherwise).
+    pub fn schema(&self) -> u8 {
+        self.wire.schema()
+    }
+
+    /// Selects the schema version (one of [`SCHEMA_VERSIONS`]) before the first line.
+    pub fn set_schema(&mut self, version: u8) {
+        self.wire.schema.store(version, Ordering::SeqCst);
+    }
+
+    /// Whether this output carries schema 2's events.
+    fn schema2(&self) -> bool {
+        self.format == Format::StreamJson && self.schema() == 2
+    }
+
+    /// Shared with the fallback ending.
+    pub fn wire(&self) -> Arc<Wire> {
+        self.wire.clone()
+    }
+
+    /// Heartbeats every `interval` of silence (schema 2 stream-json only; zero turns them off).
+    pub fn set_heartbeat(&mut self, interval: Duration) {
+        self.heartbeat = interval;
+    }
+
+    /// The heartbeat interval in effect, if heartbeats are written.
+    pub fn heartbeat_interval(&self) -> Option<Duration> {
+        (self.schema2() && !self.heartbeat.is_zero()).then_some(self.heartbeat)
+    }
+
+    /// What the run now waits for; `None` between phases (no heartbeats then).
+    pub fn set_phase(&mut self, phase: Option<Phase>, tool_call_id: Option<&str>) {
+        self.phase = phase.map(|p| (p, Instant::now(), tool_call_id.map(|id| wire_id(id).into())));
+    }
+
+    /// Writes a heartbeat if stdout has been silent for the interval while the run waits for
+    /// something; returns how long until the next one could be due (`None` once ended).
+    pub fn beat(&mut self, now: Instant) -> Option<Duration> {
+        let interval = self.heartbeat_interval()?;
+        if self.ended() {
+            return None;
+        }
+        let silent = now.saturating_duration_since(self.last_line);
+        if silent < interval {
+            return Some(interval - silent);
+        }
+        if let Some((phase, since, id)) = self.phase.clone() {
+            let elapsed = now.saturating_duration_since(since).as_millis() as u64;
+            let id = id.map(|id| self.redactor.redact_str(&id));
+            let event = Event::Heartbeat {
+                phase: phase.name(),
+                elapsed_ms: elapsed,
+                tool_call_id: id.as_deref(),
+            };
+            if self.emit(&event).is_err() {
+                return None;
+            }
+        }
+        // Without a phase the silence is the run's own (it writes next); check again later.
+        Some(
+            interval
+                .saturating_sub(now.saturating_duration_since(self.last_line))
+                .max(MIN_BEAT_WAIT),
+        )
     }
 
     /// The emitter failpoint (see `exec`).
@@ -195,9 +360,15 @@ impl Emitter {
             // The interrupt or panic handler ended the run while the main thread still worked.
             return Ok(());
         }
+        if !matches!(event, Event::Reasoning { .. } | Event::Heartbeat { .. }) {
+            // Held reasoning comes before whatever follows it.
+            self.end_reasoning()?;
+        }
         match self.format {
             Format::StreamJson => {
-                views::stream_json(&mut self.line, &mut self.event, &self.run_id, event);
+                let seq = (self.schema() == 2).then(|| self.wire.take_seq());
+                views::stream_json(&mut self.line, &mut self.event, &self.run_id, seq, event);
+                self.last_line = Instant::now();
                 write_all(&mut self.out, &self.line)
             }
             Format::Json => match views::legacy(event) {
@@ -279,20 +450,55 @@ impl Emitter {
         let session_id = info.session_id.as_deref().map(r);
         let (cwd, provider, model, api_model) =
             (r(&info.cwd), r(&info.provider), r(&info.model), r(&info.api_model));
+        let two = self.schema2();
+        let heartbeat_ms = self.heartbeat.as_millis() as u64;
         self.emit(&Event::RunStart {
             session_id: session_id.as_deref(),
             cwd: &cwd,
             provider: &provider,
             model: &model,
             api_model: &api_model,
+            permission_mode: two.then_some(details.permission_mode.as_str()),
+            autonomy: two.then_some(details.autonomy.as_str()),
+            heartbeat_ms: two.then_some(heartbeat_ms),
             details: &details,
         })
     }
 
-    pub fn warning(&mut self, message: &str) -> Result<(), OutputClosed> {
+    pub fn warning(&mut self, warning: &Warning) -> Result<(), OutputClosed> {
         self.end_text()?;
-        let message = self.redactor.redact_str(message);
-        self.emit(&Event::Warning { message: &message })
+        let message = self.redactor.redact_str(&warning.message);
+        let code = self.schema2().then_some(warning.code);
+        self.emit(&Event::Warning { message: &message, code })
+    }
+
+    /// Model reasoning as it streams: schema 2 writes it as `reasoning` deltas, never as text;
+    /// the other outputs leave it out.
+    pub fn reasoning(&mut self, delta: &str) -> Result<(), OutputClosed> {
+        if !self.schema2() {
+            return Ok(());
+        }
+        self.end_text()?;
+        let mut released = String::new();
+        self.reasoning.push(&self.redactor, delta, &mut released);
+        self.write_reasoning(&released)
+    }
+
+    /// Releases reasoning held back by the stream redactor.
+    fn end_reasoning(&mut self) -> Result<(), OutputClosed> {
+        if !self.schema2() {
+            return Ok(());
+        }
+        let mut released = String::new();
+        self.reasoning.finish(&self.redactor, &mut released);
+        self.write_reasoning(&released)
+    }
+
+    fn write_reasoning(&mut self, text: &str) -> Result<(), OutputClosed> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        self.emit(&Event::Reasoning { delta: text })
     }
 
     /// Answer text as it streams.
@@ -352,6 +558,8 @@ impl Emitter {
             Ok(value) => self.redactor.redact_value(&value),
             Err(_) => Value::String(self.redactor.redact_json_text(arguments)),
         };
+        // Schema 2 shows only an object; the tool_result then reports the argument error.
+        let shown = (!self.schema2() || args.is_object()).then_some(&args);
         let text = self.redactor.redact_json_text(arguments);
         // Redacted before it is fitted to the protocol's id rule, which may cut it.
         let raw_id = self.redactor.redact_str(id);
@@ -360,7 +568,7 @@ impl Emitter {
         self.emit(&Event::ToolCall {
             id: &wire_id(&raw_id),
             name: &name,
-            args: &args,
+            args: shown,
             side_effect: &side_effect,
             arguments: &text,
             raw_id: &raw_id,
@@ -368,37 +576,126 @@ impl Emitter {
     }
 
     /// The result of a tool call; `output` is capped for the event (A9).
-    pub fn tool_result(
-        &mut self,
-        id: &str,
-        ok: bool,
-        output: &str,
-        exit_code: Option<i32>,
-    ) -> Result<(), OutputClosed> {
+    pub fn tool_result(&mut self, call: &Finished<'_>) -> Result<(), OutputClosed> {
         self.end_text()?;
         // Redacted whole, then cut: a cut first could leave a secret's prefix, too short to
         // be recognised.
-        let redacted = self.redactor.redact_str(output);
+        let redacted = self.redactor.redact_str(call.output);
+        let changed = redacted != call.output;
         let (shown, truncated) = cap_utf8(&redacted, TOOL_OUTPUT_EVENT_CAP);
-        let raw_id = self.redactor.redact_str(id);
+        let raw_id = self.redactor.redact_str(call.id);
+        let two = self.schema2();
+        let name = self.redactor.redact_str(call.name);
+        let files: Vec<String> =
+            call.changed_files.iter().map(|f| self.redactor.redact_str(f)).collect();
+        let mut meta = serde_json::Map::new();
+        if call.denied {
+            meta.insert("permission".into(), Value::String("denied".into()));
+        }
         self.emit(&Event::ToolResult {
             id: &wire_id(&raw_id),
-            status: if ok { Status::Ok } else { Status::Error },
+            name: two.then_some(name.as_str()),
+            status: if call.ok { Status::Ok } else { Status::Error },
             output: shown,
             truncated,
+            redacted: (two && changed).then_some(true),
+            changed_files: (two && !files.is_empty()).then_some(files.as_slice()),
+            meta: (two && !meta.is_empty()).then_some(&meta),
+            exit_code: call.exit_code.filter(|_| two),
+            duration_ms: two.then_some(call.duration.as_millis() as u64),
             raw_id: &raw_id,
-            exit_code,
+            command_exit: call.exit_code,
+        })
+    }
+
+    /// A gated call's `permission_request` (schema 2; the other outputs show only the result).
+    /// `ask` carries the request id and timeout when a client is asked.
+    pub fn permission_request(
+        &mut self,
+        gate: &Gate<'_>,
+        ask: Option<(&str, u64)>,
+    ) -> Result<(), OutputClosed> {
+        if !self.schema2() {
+            return Ok(());
+        }
+        self.end_text()?;
+        let r = |s: &str| self.redactor.redact_str(s);
+        let (raw_id, name, mode, autonomy, effect, reason) = (
+            r(gate.id),
+            r(gate.name),
+            r(gate.permission_mode),
+            r(gate.autonomy),
+            r(gate.side_effect),
+            r(gate.reason),
+        );
+        let request_id = ask.map(|(id, _)| r(id));
+        self.emit(&Event::PermissionRequest {
+            id: &wire_id(&raw_id),
+            name: &name,
+            action: "prompt",
+            permission: "prompt",
+            permission_granted: false,
+            permission_mode: &mode,
+            autonomy: &autonomy,
+            side_effect: &effect,
+            reason: &reason,
+            request_id: request_id.as_deref(),
+            timeout_ms: ask.map(|(_, ms)| ms),
+        })
+    }
+
+    /// How a gated call was decided (schema 2).
+    pub fn permission_decision(
+        &mut self,
+        gate: &Gate<'_>,
+        decision: &Decision<'_>,
+    ) -> Result<(), OutputClosed> {
+        if !self.schema2() {
+            return Ok(());
+        }
+        self.end_text()?;
+        let r = |s: &str| self.redactor.redact_str(s);
+        let (raw_id, name, mode, autonomy, effect, reason) = (
+            r(gate.id),
+            r(gate.name),
+            r(gate.permission_mode),
+            r(gate.autonomy),
+            r(gate.side_effect),
+            r(decision.reason),
+        );
+        self.emit(&Event::PermissionDecision {
+            id: &wire_id(&raw_id),
+            name: &name,
+            action: decision.action,
+            permission: "prompt",
+            permission_granted: decision.granted,
+            permission_mode: &mode,
+            autonomy: &autonomy,
+            side_effect: &effect,
+            decision_reason: &reason,
+            decided_by: decision.decided_by,
         })
     }
 
     /// Token counts (and cost, when the model's prices are known) of one provider call.
     pub fn usage(&mut self, usage: &Usage, cost: Option<f64>) -> Result<(), OutputClosed> {
+        // Costs are rounded to a millionth of a cent.
+        let round = |c: f64| (c * 1e8).round() / 1e8;
+        self.calls += 1;
+        let t = &mut self.totals;
+        t.prompt_tokens += usage.prompt_tokens;
+        t.completion_tokens += usage.completion_tokens;
+        t.total_tokens += usage.total();
+        t.cost_usd = t.cost_usd.zip(cost).map(|(sum, c)| sum + c);
+        let two = self.schema2();
+        let cumulative = Totals { cost_usd: self.totals.cost_usd.map(round), ..self.totals };
         self.emit(&Event::Usage {
             prompt_tokens: usage.prompt_tokens,
             completion_tokens: usage.completion_tokens,
             total_tokens: usage.total(),
-            // Costs are rounded to a millionth of a cent.
-            cost_usd: cost.map(|c| (c * 1e8).round() / 1e8),
+            cost_usd: cost.map(round),
+            call: two.then_some(self.calls),
+            cumulative: two.then_some(cumulative),
         })
     }
 
@@ -407,9 +704,16 @@ impl Emitter {
         self.end_text()?;
         let answer = self.redactor.redact_str(answer);
         self.emit(&Event::Final { text: &answer })?;
-        self.emit(&Event::RunEnd { status: RunStatus::Success, exit_code: 0 })?;
+        self.run_end(RunStatus::Success, 0)
+    }
+
+    /// `run_end`, the last line; schema 2 counts the lines, this one included.
+    fn run_end(&mut self, status: RunStatus, exit_code: u8) -> Result<(), OutputClosed> {
+        self.end_reasoning()?;
+        let event_count = self.schema2().then(|| self.wire.next_seq());
+        let result = self.emit(&Event::RunEnd { status, exit_code, event_count });
         self.mark_ended();
-        Ok(())
+        result
     }
 
     /// The failure ending: `error` (and `run_end` in stream-json). Does nothing if the run has
@@ -424,14 +728,14 @@ impl Emitter {
             // A bug is also reported on stderr in the JSON formats, for whoever reads logs.
             self.stderr(&format!("[zero] {message}"));
         }
+        let two = self.schema2();
         self.emit(&Event::Error {
-            code: failure.code(),
+            code: if two { failure.code_v2() } else { failure.code() },
             message: &message,
             recoverable: failure.recoverable(),
         })?;
-        self.emit(&Event::RunEnd { status: RunStatus::Error, exit_code: failure.exit_code() })?;
-        self.mark_ended();
-        Ok(())
+        let status = if two { failure.status_v2() } else { RunStatus::Error };
+        self.run_end(status, failure.exit_code())
     }
 
     /// `--list-tools` (B 1.7).
@@ -440,7 +744,7 @@ impl Emitter {
         mode: &str,
         tools: &[ListedTool<'_>],
         info: &RunInfo,
-        warnings: &[String],
+        warnings: &[Warning],
     ) -> Result<(), OutputClosed> {
         let mut listing = format!("Tools visible to model ({mode}):\n");
         for t in tools.iter().filter(|t| t.enabled) {
@@ -473,7 +777,7 @@ impl Emitter {
                     self.warning(warning)?;
                 }
                 self.emit(&Event::Final { text: &listing })?;
-                self.emit(&Event::RunEnd { status: RunStatus::Success, exit_code: 0 })?;
+                self.run_end(RunStatus::Success, 0)?;
             }
             Format::Json => {
                 let mode = self.redactor.redact_str(mode);
@@ -497,6 +801,55 @@ impl Emitter {
         bytes.push(b'\n');
         let _ = self.err.write_all(&bytes).and_then(|()| self.err.flush());
     }
+}
+
+#[cfg(test)]
+impl Emitter {
+    /// `tool_result` of a call with no files, no denial and no duration, for the tests.
+    pub fn result(
+        &mut self,
+        id: &str,
+        ok: bool,
+        output: &str,
+        exit_code: Option<i32>,
+    ) -> Result<(), OutputClosed> {
+        self.tool_result(&Finished {
+            id,
+            name: "bash",
+            ok,
+            output,
+            exit_code,
+            changed_files: &[],
+            denied: false,
+            duration: Duration::ZERO,
+        })
+    }
+
+    /// A warning of no particular kind, for the tests.
+    pub fn warn(&mut self, message: &str) -> Result<(), OutputClosed> {
+        self.warning(&Warning::new("test", message))
+    }
+}
+
+/// The heartbeat thread never waits less than this between looks.
+const MIN_BEAT_WAIT: Duration = Duration::from_millis(10);
+
+/// Starts the heartbeat thread when heartbeats are on: it wakes when the next one could be due
+/// and writes it through the emitter's lock, so a heartbeat never breaks a line, and it stops
+/// once the run has ended. A thread, because the main thread may be blocked in a read from the
+/// provider or a wait for a tool when a heartbeat is due.
+pub fn start_heartbeats(shared: &Shared) {
+    if lock(shared).heartbeat_interval().is_none() {
+        return;
+    }
+    let shared = shared.clone();
+    let _ = std::thread::Builder::new().name("zero-heartbeat".into()).spawn(move || loop {
+        let wait = lock(&shared).beat(Instant::now());
+        match wait {
+            Some(wait) => std::thread::sleep(wait.max(MIN_BEAT_WAIT)),
+            None => return,
+        }
+    });
 }
 
 fn write_all(out: &mut Box<dyn Write + Send>, bytes: &[u8]) -> Result<(), OutputClosed> {

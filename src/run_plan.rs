@@ -14,6 +14,8 @@ use std::path::PathBuf;
 use crate::cli::{ExecArgs, Resume};
 use crate::config::{Choice, Env};
 use crate::error::Failure;
+use crate::events::warning_code::IGNORED_OPTION;
+use crate::events::{Warning, SCHEMA_VERSIONS};
 use crate::input::InputFormat;
 use crate::session;
 use crate::tools::{self, Mode};
@@ -70,7 +72,49 @@ pub struct RunPlan {
     /// `--ephemeral`: no session is written (one to resume or fork is still read).
     pub ephemeral: bool,
     /// What the user should hear about once the run has started.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
+    /// `--schema-version`, when given.
+    pub schema_version: Option<u8>,
+    /// `--heartbeat-ms`, when given.
+    pub heartbeat_ms: Option<u64>,
+    /// `--image` paths, as given.
+    pub images: Vec<PathBuf>,
+}
+
+/// The longest `--heartbeat-ms`: an hour.
+const MAX_HEARTBEAT_MS: u64 = 3_600_000;
+
+/// `--schema-version`: one of the versions zero speaks. Read first, so that every later error
+/// is written in the version the flag asks for.
+pub fn schema_version(args: &ExecArgs) -> Result<Option<u8>, Failure> {
+    let Some(value) = args.schema_version.as_deref() else { return Ok(None) };
+    let wanted = value.trim().parse::<u8>().ok().filter(|v| SCHEMA_VERSIONS.contains(v));
+    wanted.map(Some).ok_or_else(|| {
+        Failure::Usage(format!(
+            "Unsupported schema version \"{}\" (--schema-version). Supported: {}.",
+            value.trim(),
+            supported_versions()
+        ))
+    })
+}
+
+/// `1, 2`.
+pub fn supported_versions() -> String {
+    SCHEMA_VERSIONS.iter().map(u8::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// `--heartbeat-ms`: milliseconds of silence before a heartbeat, 0 for none.
+fn heartbeat_ms(value: &str) -> Result<u64, Failure> {
+    let t = value.trim();
+    let n = (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| t.parse::<u64>().ok())
+        .flatten()
+        .filter(|n| *n <= MAX_HEARTBEAT_MS);
+    n.ok_or_else(|| {
+        Failure::Usage(format!(
+            "Invalid --heartbeat-ms value \"{t}\". Expected milliseconds from 0 to {MAX_HEARTBEAT_MS} (0 turns heartbeats off)."
+        ))
+    })
 }
 
 /// The plan of a `zero exec`, or the first usage error in B 1.3 order.
@@ -88,6 +132,8 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
             ))
         })?,
     };
+    let schema_version = schema_version(args)?;
+    let heartbeat_ms = args.heartbeat_ms.as_deref().map(heartbeat_ms).transpose()?;
     let max_turns = args.max_turns.as_deref().map(max_turns).transpose()?;
     let max_output_tokens = args.max_output_tokens.as_deref().map(max_output_tokens).transpose()?;
     // 4. Session flags.
@@ -115,15 +161,22 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
     for name in &args.redact_env {
         match env.get(name) {
             Some(value) if value.len() >= 4 => redact_values.push(value.to_string()),
-            Some(_) => warnings.push(format!(
-                "--redact-env {name}: values shorter than 4 characters are not redacted."
+            Some(_) => warnings.push(Warning::new(
+                IGNORED_OPTION,
+                format!("--redact-env {name}: values shorter than 4 characters are not redacted."),
             )),
-            None => warnings.push(format!("--redact-env {name}: the variable is not set.")),
+            None => warnings.push(Warning::new(
+                IGNORED_OPTION,
+                format!("--redact-env {name}: the variable is not set."),
+            )),
         }
     }
     for name in &args.shell_env_keep {
         if env.get(name).is_none() {
-            warnings.push(format!("--shell-env-keep {name}: the variable is not set."));
+            warnings.push(Warning::new(
+                IGNORED_OPTION,
+                format!("--shell-env-keep {name}: the variable is not set."),
+            ));
         }
     }
     // `-` alone, or `--file -`, reads the prompt from stdin; only one of them can.
@@ -161,6 +214,9 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
         },
         redact_values,
         warnings,
+        schema_version,
+        heartbeat_ms,
+        images: args.images.clone(),
     })
 }
 
@@ -305,16 +361,21 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.redact_values, ["value-1234"]);
+        let messages: Vec<&str> = p.warnings.iter().map(|w| w.message.as_str()).collect();
         assert_eq!(
-            p.warnings,
+            messages,
             [
                 "--redact-env SHORT: values shorter than 4 characters are not redacted.",
                 "--redact-env NONE: the variable is not set."
             ]
         );
+        assert!(p.warnings.iter().all(|w| w.code == IGNORED_OPTION));
         let p =
             plan_with(&["--shell-env-keep", "NONE", "--shell-env-keep", "LONG", "x"], &e).unwrap();
-        assert_eq!(p.warnings, ["--shell-env-keep NONE: the variable is not set."]);
+        assert_eq!(
+            p.warnings,
+            [Warning::new(IGNORED_OPTION, "--shell-env-keep NONE: the variable is not set.")]
+        );
     }
 
     #[test]

@@ -37,9 +37,9 @@ fn cases(dir: &TestDir) -> Vec<Case> {
     let key = ("OPENAI_API_KEY", "test-key-0123456789".to_string());
     let mut all = vec![
         jsonl("malformed json", "{not json}\n", "Invalid stream-json input at line 1: expected a JSON object."),
-        jsonl("schemaVersion 0", "{\"schemaVersion\":0,\"type\":\"prompt\",\"content\":\"x\"}\n", "line 1: schemaVersion: expected 1, got 0"),
-        jsonl("schemaVersion 2", "\n{\"schemaVersion\":2,\"type\":\"prompt\",\"content\":\"x\"}\n", "line 2: schemaVersion: expected 1, got 2"),
-        jsonl("schemaVersion string", "{\"schemaVersion\":\"1\",\"type\":\"prompt\",\"content\":\"x\"}\n", "line 1: schemaVersion: expected 1, got the string \"1\""),
+        jsonl("schemaVersion 0", "{\"schemaVersion\":0,\"type\":\"prompt\",\"content\":\"x\"}\n", "line 1: schemaVersion: unsupported version 0; supported: 1, 2"),
+        jsonl("schemaVersion 2 after 1", "{\"schemaVersion\":1,\"type\":\"prompt\",\"content\":\"x\"}\n{\"schemaVersion\":2,\"type\":\"prompt\",\"content\":\"x\"}\n", "line 2: schemaVersion: expected 1, got 2"),
+        jsonl("schemaVersion string", "{\"schemaVersion\":\"1\",\"type\":\"prompt\",\"content\":\"x\"}\n", "line 1: schemaVersion: expected 1 or 2, got the string \"1\""),
         jsonl("unknown field", "{\"schemaVersion\":1,\"type\":\"prompt\",\"content\":\"x\",\"model\":\"y\"}\n", "line 1: model: unknown field"),
         jsonl("assistant role", "{\"schemaVersion\":1,\"type\":\"message\",\"role\":\"assistant\",\"content\":\"x\"}\n", "line 1: role: expected \"user\""),
         jsonl("empty content", "{\"schemaVersion\":1,\"type\":\"prompt\",\"content\":\"\"}\n", "line 1: content: must not be empty"),

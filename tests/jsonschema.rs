@@ -67,6 +67,13 @@ fn check(root: &Value, schema: &Value, instance: &Value, at: &str) -> Result<(),
                     check_object(root, keywords, object, at)?;
                 }
             }
+            "items" => {
+                if let Some(list) = instance.as_array() {
+                    for (i, item) in list.iter().enumerate() {
+                        check(root, value, item, &format!("{at}[{i}]"))?;
+                    }
+                }
+            }
             "oneOf" => {
                 let branches = value.as_array().ok_or(format!("{at}: bad oneOf"))?;
                 let errors: Vec<String> =
@@ -216,7 +223,9 @@ fn zero_schema_prints_a_strict_document_and_refuses_versions_it_does_not_speak()
         assert_eq!(out.status.code(), Some(2));
         assert_eq!(
             String::from_utf8_lossy(&out.stderr),
-            format!("[zero] zero schema: unsupported schema version \"{version}\"; supported: 1\n")
+            format!(
+                "[zero] zero schema: unsupported schema version \"{version}\"; supported: 1, 2\n"
+            )
         );
         assert!(out.stdout.is_empty());
     }

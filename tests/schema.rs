@@ -1,5 +1,7 @@
-//! The stream-json v1 output schema (SPEC B 9.1, A15) as strict test-side types: any unknown
-//! field, missing field or wrong type fails, and so does any break of the ordering rules.
+//! The stream-json output schemas as strict test-side types, written from the documents (SPEC
+//! B 9.1 and A15 for schema 1, PROTOCOL-2.md for schema 2) and not from zero's code: any
+//! unknown field, missing field or wrong type fails, and so does any break of the ordering
+//! rules.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -101,14 +103,14 @@ enum EndStatus {
 }
 
 /// The id rule: 1-128 characters of `[A-Za-z0-9._:-]`, starting alphanumeric.
-fn valid_id(id: &str) -> bool {
+pub fn valid_id(id: &str) -> bool {
     (1..=128).contains(&id.len())
         && id.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
         && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'))
 }
 
 /// `run_<YYYYMMDDHHMMSS>_<up to 6 base36>`.
-fn valid_run_id(id: &str) -> bool {
+pub fn valid_run_id(id: &str) -> bool {
     let parts: Vec<&str> = id.split('_').collect();
     parts.len() == 3
         && parts[0] == "run"
@@ -118,8 +120,17 @@ fn valid_run_id(id: &str) -> bool {
         && parts[2].bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
 }
 
-/// Checks one line against the schema.
+/// Checks one line against the schema of its version.
 pub fn check_line(line: &str) -> Result<(), String> {
+    let value: Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    match value["schemaVersion"].as_u64() {
+        Some(2) => crate::schema2::check_line(line),
+        _ => check_line_1(line),
+    }
+}
+
+/// Checks one line against schema 1.
+fn check_line_1(line: &str) -> Result<(), String> {
     let event: Event = serde_json::from_str(line).map_err(|e| e.to_string())?;
     let (version, run_id) = match &event {
         Event::RunStart { schema_version, run_id, .. }
@@ -186,6 +197,9 @@ pub fn check_line(line: &str) -> Result<(), String> {
 /// The ordering rules (A3): `run_start` first when present; one terminal `run_end`, last;
 /// `error` right before a failing `run_end`, `final` right before a successful one; one run id.
 pub fn check_sequence(events: &[Value]) -> Result<(), String> {
+    if events.first().is_some_and(|e| e["schemaVersion"] == 2) {
+        return crate::schema2::check_sequence(events);
+    }
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap_or("")).collect();
     let Some(last) = events.last() else { return Err("no output".into()) };
     if kinds.last() != Some(&"run_end") {

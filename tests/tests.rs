@@ -4,6 +4,7 @@ mod corpus;
 mod jsonschema;
 mod mock;
 mod schema;
+mod schema2;
 mod util;
 
 mod agent;

@@ -189,14 +189,17 @@ impl Zero {
     }
 }
 
-/// The JSON Schema `zero schema 1` prints, read once per test process.
-fn printed_schema() -> &'static Value {
-    static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
-    SCHEMA.get_or_init(|| {
-        let out = Command::new(env!("CARGO_BIN_EXE_zero")).args(["schema", "1"]).output();
-        let out = out.expect("run zero schema 1");
-        assert!(out.status.success(), "zero schema 1 failed");
-        serde_json::from_slice(&out.stdout).expect("zero schema 1 prints JSON")
+/// The JSON Schema `zero schema N` prints (N is 1 or 2), read once per test process.
+pub fn printed_schema(version: u64) -> &'static Value {
+    static SCHEMAS: [std::sync::OnceLock<Value>; 2] =
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    assert!(version == 1 || version == 2, "no schema version {version}");
+    SCHEMAS[version as usize - 1].get_or_init(|| {
+        let v = version.to_string();
+        let out = Command::new(env!("CARGO_BIN_EXE_zero")).args(["schema", &v]).output();
+        let out = out.expect("run zero schema");
+        assert!(out.status.success(), "zero schema {v} failed");
+        serde_json::from_slice(&out.stdout).expect("zero schema prints JSON")
     })
 }
 
@@ -212,7 +215,6 @@ fn accepted_input_conforms(output: &Output, stdin: Option<&[u8]>) {
     if !stream_input || output.code == 2 || args.iter().any(|a| a == "--file" || a == "-f") {
         return;
     }
-    let schema = printed_schema();
     let text = String::from_utf8_lossy(stdin);
     for line in text.trim_start_matches('\u{feff}').lines() {
         let line = line.trim_end_matches('\r');
@@ -222,14 +224,17 @@ fn accepted_input_conforms(output: &Output, stdin: Option<&[u8]>) {
         let event: Value = serde_json::from_str(line).unwrap_or_else(|e| {
             panic!("an accepted input line is not JSON ({e}): {line}\n{output:?}")
         });
+        let version = event["schemaVersion"].as_u64().unwrap_or(0);
+        let schema = printed_schema(version);
         if let Err(err) = crate::jsonschema::validate(schema, &schema["$defs"]["input"], &event) {
-            panic!("an accepted input line does not match `zero schema 1`: {err}\nline: {line}\n{output:?}");
+            panic!("an accepted input line does not match `zero schema {version}`: {err}\nline: {line}\n{output:?}");
         }
     }
 }
 
-/// Every stream-json line a run writes matches the schema zero prints for its version (and
-/// the strict mirror in schema.rs, for the runs that call `Output::stream`).
+/// Every stream-json line a run writes matches the schema zero prints for its version, and,
+/// separately, the strict mirror of that version (schema.rs, schema2.rs) with its ordering
+/// rules.
 fn conforms(output: &Output) {
     let args = &output.args;
     let stream_json = args
@@ -240,14 +245,24 @@ fn conforms(output: &Output) {
     if !stream_json || informational {
         return;
     }
-    let schema = printed_schema();
-    let output_events = &schema["$defs"]["output"];
+    let mut events = Vec::new();
     for line in output.stdout.lines() {
         let event: Value = serde_json::from_str(line)
             .unwrap_or_else(|e| panic!("a stream-json line is not JSON ({e}): {line}\n{output:?}"));
-        if let Err(err) = crate::jsonschema::validate(schema, output_events, &event) {
-            panic!("a line does not match `zero schema 1`: {err}\nline: {line}\n{output:?}");
+        let version = event["schemaVersion"].as_u64().unwrap_or(0);
+        let schema = printed_schema(version);
+        if let Err(err) = crate::jsonschema::validate(schema, &schema["$defs"]["output"], &event) {
+            panic!(
+                "a line does not match `zero schema {version}`: {err}\nline: {line}\n{output:?}"
+            );
         }
+        if let Err(err) = crate::schema::check_line(line) {
+            panic!("a line breaks the strict mirror of schema {version}: {err}\nline: {line}\n{output:?}");
+        }
+        events.push(event);
+    }
+    if let Err(err) = crate::schema::check_sequence(&events) {
+        panic!("the stream breaks the ordering rules: {err}\n{output:?}");
     }
 }
 

@@ -5,24 +5,54 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::events::warning_code;
+
 /// The schema versions zero speaks.
-pub const SUPPORTED: &[u8] = &[1];
+pub const SUPPORTED: &[u8] = crate::events::SCHEMA_VERSIONS;
 
 /// The JSON Schema of `version`, or `None` when zero does not speak it.
 pub fn document(version: u8) -> Option<Value> {
-    (version == 1).then(version_1)
+    let (outputs, inputs) = match version {
+        1 => (outputs_1(), inputs_1()),
+        2 => (outputs_2(), inputs_2()),
+        _ => return None,
+    };
+    Some(assemble(version, outputs, inputs))
 }
 
 /// One event: the envelope's fields, then its own; all required but `optional`.
-fn event(kind: &str, output: bool, fields: &[(&str, Value)], optional: &[&str]) -> Value {
+fn event(
+    version: u8,
+    kind: &str,
+    output: bool,
+    fields: &[(&str, Value)],
+    optional: &[&str],
+) -> Value {
     let mut properties = Map::new();
-    properties.insert("schemaVersion".into(), json!({"const": 1}));
+    properties.insert("schemaVersion".into(), json!({"const": version}));
     properties.insert("type".into(), json!({"const": kind}));
     let mut required = vec!["schemaVersion".to_string(), "type".to_string()];
     if output {
         properties.insert("runId".into(), json!({"type": "string", "minLength": 1}));
         required.push("runId".into());
+        if version >= 2 {
+            properties.insert(
+                "seq".into(),
+                json!({"description": "1 for the first line of the process, +1 for each line after", "type": "integer", "minimum": 1}),
+            );
+            required.push("seq".into());
+        }
     }
+    strict(properties, required, fields, optional)
+}
+
+/// An object with exactly these fields, all required but `optional`.
+fn strict(
+    mut properties: Map<String, Value>,
+    mut required: Vec<String>,
+    fields: &[(&str, Value)],
+    optional: &[&str],
+) -> Value {
     for (name, schema) in fields {
         properties.insert(name.to_string(), schema.clone());
         if !optional.contains(name) {
@@ -37,16 +67,36 @@ fn event(kind: &str, output: bool, fields: &[(&str, Value)], optional: &[&str]) 
     })
 }
 
-fn version_1() -> Value {
-    let text = || json!({"type": "string"});
-    let name = || json!({"type": "string", "minLength": 1});
-    let count = || json!({"type": "integer", "minimum": 0});
-    let outputs = [
+fn text() -> Value {
+    json!({"type": "string"})
+}
+
+fn name() -> Value {
+    json!({"type": "string", "minLength": 1})
+}
+
+fn count() -> Value {
+    json!({"type": "integer", "minimum": 0})
+}
+
+fn cost() -> Value {
+    json!({"type": "number", "minimum": 0})
+}
+
+fn exit_code() -> Value {
+    json!({"enum": [0, 1, 2, 3, 4, 130]})
+}
+
+type Events = Vec<(&'static str, Value)>;
+
+fn outputs_1() -> Events {
+    let e =
+        |kind, fields: &[(&str, Value)], optional: &[&str]| event(1, kind, true, fields, optional);
+    vec![
         (
             "run_start",
-            event(
+            e(
                 "run_start",
-                true,
                 &[
                     ("sessionId", name()),
                     ("cwd", name()),
@@ -57,13 +107,12 @@ fn version_1() -> Value {
                 &["sessionId"],
             ),
         ),
-        ("warning", event("warning", true, &[("message", name())], &[])),
-        ("text", event("text", true, &[("delta", text())], &[])),
+        ("warning", e("warning", &[("message", name())], &[])),
+        ("text", e("text", &[("delta", text())], &[])),
         (
             "tool_call",
-            event(
+            e(
                 "tool_call",
-                true,
                 &[
                     ("id", name()),
                     ("name", name()),
@@ -81,9 +130,8 @@ fn version_1() -> Value {
         ),
         (
             "tool_result",
-            event(
+            e(
                 "tool_result",
-                true,
                 &[
                     ("id", name()),
                     ("status", json!({"enum": ["ok", "error"]})),
@@ -95,24 +143,22 @@ fn version_1() -> Value {
         ),
         (
             "usage",
-            event(
+            e(
                 "usage",
-                true,
                 &[
                     ("promptTokens", count()),
                     ("completionTokens", count()),
                     ("totalTokens", count()),
-                    ("costUsd", json!({"type": "number", "minimum": 0})),
+                    ("costUsd", cost()),
                 ],
                 &["costUsd"],
             ),
         ),
-        ("final", event("final", true, &[("text", text())], &[])),
+        ("final", e("final", &[("text", text())], &[])),
         (
             "error",
-            event(
+            e(
                 "error",
-                true,
                 &[
                     (
                         "code",
@@ -126,31 +172,300 @@ fn version_1() -> Value {
         ),
         (
             "run_end",
-            event(
+            e(
                 "run_end",
-                true,
-                &[
-                    ("status", json!({"enum": ["success", "error"]})),
-                    ("exitCode", json!({"enum": [0, 1, 2, 3, 4, 130]})),
-                ],
+                &[("status", json!({"enum": ["success", "error"]})), ("exitCode", exit_code())],
                 &[],
             ),
         ),
-    ];
-    let inputs = [
-        ("prompt", event("prompt", false, &[("content", text())], &[])),
+    ]
+}
+
+fn inputs_1() -> Events {
+    vec![
+        ("prompt", event(1, "prompt", false, &[("content", text())], &[])),
         (
             "message",
             event(
+                1,
                 "message",
                 false,
                 &[("role", json!({"const": "user"})), ("content", text())],
                 &[],
             ),
         ),
-    ];
+    ]
+}
+
+fn outputs_2() -> Events {
+    let e =
+        |kind, fields: &[(&str, Value)], optional: &[&str]| event(2, kind, true, fields, optional);
+    let side_effect = || json!({"enum": ["read", "write", "shell", "network", "none", "unknown"]});
+    let status = || json!({"enum": ["success", "error", "incomplete", "interrupted"]});
+    let permission_mode = || json!({"enum": ["auto", "unsafe"]});
+    let autonomy = || json!({"enum": ["low", "medium", "high"]});
+    let tokens = |with_cost: bool| {
+        let mut fields = vec![
+            ("promptTokens", count()),
+            ("completionTokens", count()),
+            ("totalTokens", count()),
+        ];
+        if with_cost {
+            fields.push(("costUsd", cost()));
+        }
+        fields
+    };
+    let cumulative = strict(Map::new(), Vec::new(), &tokens(true), &["costUsd"]);
+    let mut usage = tokens(true);
+    usage.push((
+        "call",
+        json!({"description": "the model call's number within the process, from 1", "type": "integer", "minimum": 1}),
+    ));
+    usage.push(("cumulative", cumulative));
+    let gate = |extra: &[(&'static str, Value)]| {
+        let mut fields = vec![
+            ("id", name()),
+            ("name", name()),
+            ("permissionMode", permission_mode()),
+            ("autonomy", autonomy()),
+            ("sideEffect", side_effect()),
+        ];
+        fields.extend(extra.iter().cloned());
+        fields
+    };
+    vec![
+        (
+            "run_start",
+            e(
+                "run_start",
+                &[
+                    ("sessionId", name()),
+                    ("cwd", name()),
+                    ("provider", name()),
+                    ("model", name()),
+                    ("apiModel", name()),
+                    ("permissionMode", permission_mode()),
+                    ("autonomy", autonomy()),
+                    (
+                        "heartbeatMs",
+                        json!({"description": "0: no heartbeats", "type": "integer", "minimum": 0}),
+                    ),
+                ],
+                &["sessionId"],
+            ),
+        ),
+        (
+            "warning",
+            e("warning", &[("message", name()), ("code", json!({"enum": warning_code::ALL}))], &[]),
+        ),
+        ("text", e("text", &[("delta", text())], &[])),
+        (
+            "reasoning",
+            e(
+                "reasoning",
+                &[(
+                    "delta",
+                    json!({"description": "model reasoning, never part of text or final", "type": "string"}),
+                )],
+                &[],
+            ),
+        ),
+        (
+            "tool_call",
+            e(
+                "tool_call",
+                &[
+                    ("id", name()),
+                    ("name", name()),
+                    (
+                        "args",
+                        json!({"description": "left out when the model's arguments are not a JSON object", "type": "object"}),
+                    ),
+                    ("sideEffect", side_effect()),
+                ],
+                &["args"],
+            ),
+        ),
+        (
+            "permission_request",
+            e(
+                "permission_request",
+                &gate(&[
+                    ("action", json!({"const": "prompt"})),
+                    ("permission", json!({"const": "prompt"})),
+                    ("permissionGranted", json!({"const": false})),
+                    ("reason", name()),
+                    ("requestId", name()),
+                    ("timeoutMs", count()),
+                ]),
+                &["requestId", "timeoutMs"],
+            ),
+        ),
+        (
+            "permission_decision",
+            e(
+                "permission_decision",
+                &gate(&[
+                    ("action", json!({"enum": ["allow", "deny", "cancel"]})),
+                    ("permission", name()),
+                    ("permissionGranted", json!({"type": "boolean"})),
+                    ("decisionReason", name()),
+                    (
+                        "decidedBy",
+                        json!({"enum": ["policy", "client", "session", "timeout", "eof"]}),
+                    ),
+                ]),
+                &[],
+            ),
+        ),
+        (
+            "tool_result",
+            e(
+                "tool_result",
+                &[
+                    ("id", name()),
+                    ("name", name()),
+                    ("status", json!({"enum": ["ok", "error"]})),
+                    ("output", json!({"type": "string", "description": "at most 32 KiB"})),
+                    ("truncated", json!({"type": "boolean"})),
+                    (
+                        "redacted",
+                        json!({"description": "redaction changed the output", "type": "boolean"}),
+                    ),
+                    (
+                        "changedFiles",
+                        json!({"description": "workspace-relative paths", "type": "array", "items": name()}),
+                    ),
+                    (
+                        "meta",
+                        json!({"description": "a denied call has permission: denied", "type": "object", "additionalProperties": {"type": "string"}}),
+                    ),
+                    (
+                        "exitCode",
+                        json!({"description": "bash: the command's exit code", "type": "integer"}),
+                    ),
+                    ("durationMs", count()),
+                ],
+                &["redacted", "changedFiles", "meta", "exitCode"],
+            ),
+        ),
+        ("usage", e("usage", &usage, &["costUsd"])),
+        (
+            "heartbeat",
+            e(
+                "heartbeat",
+                &[
+                    ("phase", json!({"enum": ["model", "tool", "approval"]})),
+                    (
+                        "elapsedMs",
+                        json!({"description": "since the phase began", "type": "integer", "minimum": 0}),
+                    ),
+                    ("toolCallId", name()),
+                ],
+                &["toolCallId"],
+            ),
+        ),
+        ("final", e("final", &[("text", text())], &[])),
+        (
+            "error",
+            e(
+                "error",
+                &[
+                    (
+                        "code",
+                        json!({"enum": ["usage_error", "config_error", "provider_error", "incomplete", "interrupted", "crash"]}),
+                    ),
+                    ("message", name()),
+                    ("recoverable", json!({"type": "boolean"})),
+                ],
+                &[],
+            ),
+        ),
+        (
+            "turn_end",
+            e(
+                "turn_end",
+                &[
+                    (
+                        "turn",
+                        json!({"description": "live mode: the user turn of this process, from 1", "type": "integer", "minimum": 1}),
+                    ),
+                    ("status", status()),
+                ],
+                &[],
+            ),
+        ),
+        (
+            "run_end",
+            e(
+                "run_end",
+                &[
+                    ("status", status()),
+                    ("exitCode", exit_code()),
+                    (
+                        "eventCount",
+                        json!({"description": "the lines of this process, this one included", "type": "integer", "minimum": 1}),
+                    ),
+                ],
+                &[],
+            ),
+        ),
+    ]
+}
+
+fn inputs_2() -> Events {
+    let image = strict(
+        Map::new(),
+        Vec::new(),
+        &[
+            ("mediaType", json!({"enum": crate::images::MEDIA_TYPES})),
+            (
+                "data",
+                json!({"description": "base64, at most 10 MiB decoded", "type": "string", "minLength": 1}),
+            ),
+        ],
+        &[],
+    );
+    vec![
+        ("prompt", event(2, "prompt", false, &[("content", name())], &[])),
+        (
+            "message",
+            event(
+                2,
+                "message",
+                false,
+                &[
+                    ("role", json!({"const": "user"})),
+                    (
+                        "content",
+                        json!({"description": "may be empty when images are given", "type": "string"}),
+                    ),
+                    ("images", json!({"type": "array", "items": image})),
+                ],
+                &["images"],
+            ),
+        ),
+        (
+            "permission_response",
+            event(
+                2,
+                "permission_response",
+                false,
+                &[
+                    ("requestId", name()),
+                    ("decision", json!({"enum": ["allow", "deny", "allow_session"]})),
+                    ("reason", text()),
+                ],
+                &["reason"],
+            ),
+        ),
+    ]
+}
+
+/// The document: `$defs` for each event, and the output and input unions.
+fn assemble(version: u8, outputs: Events, inputs: Events) -> Value {
     let mut defs = Map::new();
-    let refs = |list: &[(&str, Value)], prefix: &str| -> Vec<Value> {
+    let refs = |list: &Events, prefix: &str| -> Vec<Value> {
         list.iter().map(|(k, _)| json!({"$ref": format!("#/$defs/{prefix}{k}")})).collect()
     };
     let (output_refs, input_refs) = (refs(&outputs, ""), refs(&inputs, "input_"));
@@ -167,7 +482,7 @@ fn version_1() -> Value {
     defs.insert("input".into(), json!({"description": "one line zero reads", "oneOf": input_refs}));
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "zero stream-json, schema version 1",
+        "title": format!("zero stream-json, schema version {version}"),
         "description": "One JSON object per line. Output lines match #/$defs/output, input lines #/$defs/input.",
         "oneOf": [{"$ref": "#/$defs/output"}, {"$ref": "#/$defs/input"}],
         "$defs": defs,
@@ -180,18 +495,29 @@ mod tests {
 
     #[test]
     fn every_event_is_strict_and_named_by_a_const_type() {
-        let doc = document(1).unwrap();
-        let defs = doc["$defs"].as_object().unwrap();
-        assert_eq!(defs.len(), 13, "9 output events, 2 input events, 2 unions");
-        for (name, def) in defs {
-            if name == "output" || name == "input" {
-                continue;
+        for (version, events) in [(1, 13), (2, 19)] {
+            let doc = document(version).unwrap();
+            let defs = doc["$defs"].as_object().unwrap();
+            assert_eq!(defs.len(), events, "schema {version}: events and 2 unions");
+            for (name, def) in defs {
+                if name == "output" || name == "input" {
+                    continue;
+                }
+                assert_eq!(def["additionalProperties"], false, "{name}");
+                let kind = name.strip_prefix("input_").unwrap_or(name);
+                assert_eq!(def["properties"]["type"]["const"], kind);
+                assert_eq!(def["properties"]["schemaVersion"]["const"], version);
+                let output = !name.starts_with("input_");
+                assert_eq!(def["properties"]["seq"].is_object(), output && version == 2, "{name}");
             }
-            assert_eq!(def["additionalProperties"], false, "{name}");
-            let kind = name.strip_prefix("input_").unwrap_or(name);
-            assert_eq!(def["properties"]["type"]["const"], kind);
-            assert_eq!(def["properties"]["schemaVersion"]["const"], 1);
         }
-        assert!(document(2).is_none() && document(0).is_none());
+        let two = document(2).unwrap();
+        assert_eq!(
+            two["$defs"]["usage"]["properties"]["cumulative"]["additionalProperties"],
+            false
+        );
+        let image = &two["$defs"]["input_message"]["properties"]["images"]["items"];
+        assert_eq!(image["additionalProperties"], false);
+        assert!(document(3).is_none() && document(0).is_none());
     }
 }

@@ -173,7 +173,10 @@ fn reasoning_effort_is_validated_and_sent_where_taken() {
     assert_eq!((rt.effort, rt.send_effort), (Some(Effort::Low), None));
     assert_eq!(
         rt.warnings,
-        ["GPT-4.1 does not take a reasoning effort; --reasoning-effort low is ignored."]
+        [Warning::new(
+            warning_code::IGNORED_OPTION,
+            "GPT-4.1 does not take a reasoning effort; --reasoning-effort low is ignored."
+        )]
     );
     let rt = resolve_ok(&e, &with("gpt-5", "minimal"));
     assert_eq!(rt.send_effort, Some(Effort::Minimal));

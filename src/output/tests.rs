@@ -56,7 +56,7 @@ fn stream_json_lines_are_exact() {
     e.text("lo").unwrap();
     e.tool_call("call_1", "read_file", r#"{"path":"README.md"}"#, "read").unwrap();
     e.usage(&usage(), Some(0.000088)).unwrap();
-    e.tool_result("call_1", true, "ok", None).unwrap();
+    e.result("call_1", true, "ok", None).unwrap();
     e.success("Hello").unwrap();
     let expected = [
         r#"{"schemaVersion":1,"type":"run_start","runId":"run_1","sessionId":"zero_20261201000000_abcd1234","cwd":"/repo","provider":"openai","model":"gpt-4.1","apiModel":"gpt-4.1"}"#,
@@ -80,7 +80,7 @@ fn legacy_json_lines_follow_b_1_5() {
     e.run_start(&i).unwrap();
     e.text("Hi").unwrap();
     e.tool_call("c1", "grep", r#"{"pattern":"x"}"#, "read").unwrap();
-    e.tool_result("c1", false, "Error: bad", None).unwrap();
+    e.result("c1", false, "Error: bad", None).unwrap();
     e.usage(&usage(), None).unwrap();
     e.success("Hi").unwrap();
     let lines: Vec<serde_json::Value> =
@@ -107,16 +107,11 @@ fn text_mode_final_answer_on_stdout_narration_and_rows_on_stderr() {
     e.tool_call("c1", "read_file", r#"{"path":"a"}"#, "read").unwrap();
     e.tool_call("c2", "bash", r#"{"command":"make test\nmake lint"}"#, "shell").unwrap();
     e.end_turn().unwrap();
-    e.tool_result("c1", true, "File: a\n\n1 | x", None).unwrap();
-    e.tool_result(
-        "c2",
-        false,
-        "stdout:\nok\nstderr:\nmake: *** [test] Error 2\nExit code: 2",
-        Some(2),
-    )
-    .unwrap();
-    e.tool_result("c3", false, "Error reading file b: No such file\nmore", None).unwrap();
-    e.warning("careful").unwrap();
+    e.result("c1", true, "File: a\n\n1 | x", None).unwrap();
+    e.result("c2", false, "stdout:\nok\nstderr:\nmake: *** [test] Error 2\nExit code: 2", Some(2))
+        .unwrap();
+    e.result("c3", false, "Error reading file b: No such file\nmore", None).unwrap();
+    e.warn("careful").unwrap();
     e.text("Done").unwrap();
     e.end_turn().unwrap();
     e.success("Done").unwrap();
@@ -172,10 +167,10 @@ fn every_string_is_redacted_and_the_key_in_use_too() {
     let key = "sk-proj-abcdefghijklmnopqrstuvwxyz012345";
     let (mut e, out, err) =
         emitter(Format::StreamJson, Redactor::new(["my-configured-key-1".to_string()]));
-    e.warning(&format!("echo {key}")).unwrap();
+    e.warn(&format!("echo {key}")).unwrap();
     e.tool_call("c1", "bash", r#"{"command":"curl -H 'x-api-key: zzz'","token":"abc"}"#, "shell")
         .unwrap();
-    e.tool_result("c1", true, "key=my-configured-key-1", None).unwrap();
+    e.result("c1", true, "key=my-configured-key-1", None).unwrap();
     e.failure(&Failure::Provider(format!(
         "Provider authentication error (HTTP 401): bad key {key}"
     )))
@@ -233,7 +228,7 @@ fn a_secret_split_across_deltas_never_appears() {
 fn tool_output_is_capped_on_a_character_boundary() {
     let (mut e, out, _) = emitter(Format::StreamJson, Redactor::default());
     let big = "é".repeat(TOOL_OUTPUT_EVENT_CAP);
-    e.tool_result("c1", true, &big, None).unwrap();
+    e.result("c1", true, &big, None).unwrap();
     let line: serde_json::Value = serde_json::from_str(out.text().trim()).unwrap();
     let output = line["output"].as_str().unwrap();
     assert!(output.len() <= TOOL_OUTPUT_EVENT_CAP && output.len() >= TOOL_OUTPUT_EVENT_CAP - 1);
@@ -245,7 +240,7 @@ fn a_secret_across_the_output_cap_is_redacted_before_the_cut() {
     let key = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
     let output = format!("{} {key}", "x".repeat(TOOL_OUTPUT_EVENT_CAP - 10));
     let (mut e, out, _) = emitter(Format::StreamJson, Redactor::default());
-    e.tool_result("c1", true, &output, None).unwrap();
+    e.result("c1", true, &output, None).unwrap();
     assert!(!out.text().contains("ghp_"), "a prefix of the key survived the cut");
 }
 
@@ -267,7 +262,7 @@ fn a_closed_stdout_is_reported_once_as_output_closed() {
         Box::new(Closed),
         Redactor::default(),
     );
-    assert_eq!(t.warning("x"), Ok(()));
+    assert_eq!(t.warn("x"), Ok(()));
 }
 
 #[test]
@@ -296,7 +291,7 @@ fn list_tools_in_every_format() {
     let rows =
         vec![tool("read_file", "read", None), tool("bash", "shell", Some("needs --auto high"))];
     let (mut e, out, err) = emitter(Format::Text, Redactor::default());
-    e.tool_list("auto", &rows, &info(), &["heads up".to_string()]).unwrap();
+    e.tool_list("auto", &rows, &info(), &[Warning::new("test", "heads up")]).unwrap();
     assert_eq!(
         out.text(),
         "Tools visible to model (auto):\n  read_file      read             allow - Reads.\nNot offered at this autonomy level:\n  bash           shell            needs --auto high\n"
@@ -305,7 +300,7 @@ fn list_tools_in_every_format() {
     let (mut e, out, _) = emitter(Format::StreamJson, Redactor::default());
     let mut i = info();
     i.session_id = None;
-    e.tool_list("auto", &rows, &i, &["heads up".to_string()]).unwrap();
+    e.tool_list("auto", &rows, &i, &[Warning::new("test", "heads up")]).unwrap();
     let kinds: Vec<String> = out
         .text()
         .lines()

@@ -14,11 +14,13 @@ const TOOL_NAME_ROW_CHARS: usize = 100;
 const CALL_SUMMARY_CHARS: usize = 120;
 
 /// `{"schemaVersion":1,"type":...,"runId":...,<the event's fields>}` and a newline, into
-/// `line`; `event_json` is scratch space for the event serialised on its own.
+/// `line`; with a `seq`, schema 2's `{"schemaVersion":2,"type":...,"runId":...,"seq":N,...}`.
+/// `event_json` is scratch space for the event serialised on its own.
 pub(super) fn stream_json(
     line: &mut Vec<u8>,
     event_json: &mut Vec<u8>,
     run_id: &str,
+    seq: Option<u64>,
     event: &Event<'_>,
 ) {
     event_json.clear();
@@ -28,10 +30,18 @@ pub(super) fn stream_json(
     const TAG: usize = b"{\"type\":\"".len();
     let kind_end = event_json[TAG..].iter().position(|&b| b == b'"').map_or(TAG, |n| TAG + n + 1);
     line.clear();
-    line.extend_from_slice(b"{\"schemaVersion\":1,");
+    line.extend_from_slice(if seq.is_some() {
+        b"{\"schemaVersion\":2,"
+    } else {
+        b"{\"schemaVersion\":1,"
+    });
     line.extend_from_slice(&event_json[1..kind_end]);
     line.extend_from_slice(b",\"runId\":");
     let _ = serde_json::to_writer(&mut *line, run_id);
+    if let Some(seq) = seq {
+        line.extend_from_slice(b",\"seq\":");
+        line.extend_from_slice(seq.to_string().as_bytes());
+    }
     line.extend_from_slice(&event_json[kind_end..]);
     line.push(b'\n');
 }
@@ -78,7 +88,12 @@ pub(super) fn legacy<'a>(event: &'a Event<'a>) -> Option<Legacy<'a>> {
         Event::Final { text, .. } => Legacy::Final { text },
         Event::Error { code, message, .. } => Legacy::Error { code, message },
         Event::RunEnd { status: RunStatus::Success, exit_code, .. } => Legacy::Done { exit_code },
-        Event::RunEnd { status: RunStatus::Error, .. } => return None,
+        // Only schema-2 stream-json has these.
+        Event::RunEnd { .. }
+        | Event::Reasoning { .. }
+        | Event::PermissionRequest { .. }
+        | Event::PermissionDecision { .. }
+        | Event::Heartbeat { .. } => return None,
     })
 }
 
@@ -90,15 +105,15 @@ pub(super) fn text_row(event: &Event<'_>) -> Option<String> {
         Event::Warning { message, .. } => format!("[zero] WARNING: {message}"),
         Event::ToolCall { name, args, .. } => {
             let name = cut_chars(name, TOOL_NAME_ROW_CHARS);
-            match call_summary(&name, args) {
+            match args.and_then(|args| call_summary(&name, args)) {
                 Some(summary) => format!("[tool] {name}: {summary}"),
                 None => format!("[tool] {name}"),
             }
         }
         Event::ToolResult { status: Status::Ok, .. } => "[result] ok".to_string(),
-        Event::ToolResult { output, exit_code, .. } => {
-            let summary = error_summary(output, exit_code.is_some());
-            match exit_code {
+        Event::ToolResult { output, command_exit, .. } => {
+            let summary = error_summary(output, command_exit.is_some());
+            match command_exit {
                 Some(code) => format!("[result] error (exit {code}): {summary}"),
                 None => format!("[result] error: {summary}"),
             }
@@ -108,6 +123,10 @@ pub(super) fn text_row(event: &Event<'_>) -> Option<String> {
         | Event::Text { .. }
         | Event::Usage { .. }
         | Event::Final { .. }
+        | Event::Reasoning { .. }
+        | Event::PermissionRequest { .. }
+        | Event::PermissionDecision { .. }
+        | Event::Heartbeat { .. }
         | Event::RunEnd { .. } => return None,
     })
 }

@@ -78,6 +78,13 @@ pub fn request_body(
                 }
             }
             Role::User => {
+                // Images first, as Anthropic advises, then the text about them.
+                for image in &m.images {
+                    push_user(
+                        &mut messages,
+                        json!({"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}}),
+                    );
+                }
                 if !m.content.is_empty() {
                     push_user(&mut messages, json!({"type": "text", "text": m.content}));
                 }
@@ -309,10 +316,7 @@ impl Decoder for AnthropicDecoder {
                     self.usage.get_or_insert_with(TokenCounts::default).update(usage);
                 }
                 match event.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                    Some("max_tokens") => out.push(StreamEvent::Warning(
-                        "The model stopped at its output token limit; the answer may be cut short."
-                            .to_string(),
-                    )),
+                    Some("max_tokens") => out.push(StreamEvent::cut_short()),
                     Some("refusal") => {
                         return Err(CallError::fatal(
                             "Provider stopped the answer: refusal (stop_reason refusal)",

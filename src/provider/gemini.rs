@@ -107,6 +107,12 @@ pub fn request_body(
                 if !m.content.is_empty() {
                     push_user(&mut contents, json!({"text": m.content}));
                 }
+                for image in &m.images {
+                    push_user(
+                        &mut contents,
+                        json!({"inlineData": {"mimeType": image.media_type, "data": image.data}}),
+                    );
+                }
             }
             Role::Tool => {
                 let id = m.tool_call_id.as_deref().ok_or_else(|| {
@@ -333,9 +339,7 @@ impl Decoder for GeminiDecoder {
             self.finished = true;
             match reason {
                 "STOP" | "FINISH_REASON_UNSPECIFIED" => {}
-                "MAX_TOKENS" => out.push(StreamEvent::Warning(
-                    "The model stopped at its output token limit; the answer may be cut short.".to_string(),
-                )),
+                "MAX_TOKENS" => out.push(StreamEvent::cut_short()),
                 "MALFORMED_FUNCTION_CALL" => {
                     return Err(CallError::transient(
                         "Provider returned error during streaming: the model produced a malformed function call (finishReason MALFORMED_FUNCTION_CALL)",

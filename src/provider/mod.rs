@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use crate::conversation::{Message, ToolCall, ToolSpec};
 use crate::error::{Failure, Stop};
+use crate::events::{warning_code, Warning};
 use crate::http::{CallError, Http, Retry};
 use crate::models::Usage;
 use crate::sse::{Frame, SseReader};
@@ -42,12 +43,20 @@ pub enum StreamEvent {
     /// Token counts of this call.
     Usage(Usage),
     /// Something the user should know that does not end the call (a retry, a cut-off answer).
-    Warning(String),
+    Warning(Warning),
     /// Provider-native content to keep on the assistant message (see [`Message::native`]).
     Native(Value),
 }
 
 impl StreamEvent {
+    /// The warning of an answer cut off by the output token limit.
+    pub fn cut_short() -> StreamEvent {
+        StreamEvent::Warning(Warning::new(
+            warning_code::OUTPUT_LIMIT,
+            "The model stopped at its output token limit; the answer may be cut short.",
+        ))
+    }
+
     /// Whether this event is output of the call (after which a retry would repeat output).
     fn is_output(&self) -> bool {
         matches!(self, StreamEvent::Text(_) | StreamEvent::Reasoning(_) | StreamEvent::ToolCall(_))
@@ -219,7 +228,7 @@ pub(crate) fn stream_call<D: Decoder>(
             attempt,
             http.max_retries()
         );
-        sink(StreamEvent::Warning(note))?;
+        sink(StreamEvent::Warning(Warning::new(warning_code::RETRY, note)))?;
         std::thread::sleep(wait);
     }
 }

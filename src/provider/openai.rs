@@ -106,6 +106,16 @@ pub fn request_body(
 fn message(m: &Message) -> Value {
     match m.role {
         Role::System => json!({"role": "system", "content": m.content}),
+        Role::User if !m.images.is_empty() => {
+            let mut parts = Vec::new();
+            if !m.content.is_empty() {
+                parts.push(json!({"type": "text", "text": m.content}));
+            }
+            for image in &m.images {
+                parts.push(json!({"type": "image_url", "image_url": {"url": image.data_url()}}));
+            }
+            json!({"role": "user", "content": parts})
+        }
         Role::User => json!({"role": "user", "content": m.content}),
         Role::Tool => json!({
             "role": "tool",
@@ -238,10 +248,7 @@ impl OpenAiDecoder {
                             "Provider stopped the answer: content filter (finish_reason content_filter)",
                         ))
                     }
-                    "length" => out.push(StreamEvent::Warning(
-                        "The model stopped at its output token limit; the answer may be cut short."
-                            .to_string(),
-                    )),
+                    "length" => out.push(StreamEvent::cut_short()),
                     _ => {}
                 }
             }

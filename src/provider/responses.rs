@@ -107,6 +107,16 @@ pub fn request_body(settings: &Settings<'_>, request: &Request<'_>) -> Value {
 fn items(m: &Message, out: &mut Vec<Value>) {
     match m.role {
         Role::System => {}
+        Role::User if !m.images.is_empty() => {
+            let mut parts = Vec::new();
+            if !m.content.is_empty() {
+                parts.push(json!({"type": "input_text", "text": m.content}));
+            }
+            for image in &m.images {
+                parts.push(json!({"type": "input_image", "image_url": image.data_url()}));
+            }
+            out.push(json!({"role": "user", "content": parts}));
+        }
         Role::User => out.push(json!({"role": "user", "content": m.content})),
         Role::Tool => out.push(json!({
             "type": "function_call_output",
@@ -191,10 +201,7 @@ impl Decoder for ResponsesDecoder {
                 self.usage(&event, out);
                 let reason = event.pointer("/response/incomplete_details/reason");
                 match reason.and_then(Value::as_str) {
-                    Some("max_output_tokens") | None => out.push(StreamEvent::Warning(
-                        "The model stopped at its output token limit; the answer may be cut short."
-                            .to_string(),
-                    )),
+                    Some("max_output_tokens") | None => out.push(StreamEvent::cut_short()),
                     Some(other) => {
                         return Err(CallError::fatal(format!(
                             "Provider stopped the answer: {other} (response.incomplete)"

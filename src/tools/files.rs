@@ -239,7 +239,7 @@ pub(super) fn write_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, Arg
         return fail(err.to_string());
     }
     let verb = if existing.is_some() { "Overwrote" } else { "Created" };
-    Ok(Outcome::ok(format!("{verb} {path} ({} bytes).", content.len())))
+    Ok(Outcome::ok(format!("{verb} {path} ({} bytes).", content.len())).changing([place.shown()]))
 }
 
 pub(super) fn edit_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError> {
@@ -274,5 +274,6 @@ pub(super) fn edit_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgE
         return Ok(Outcome::error(format!("Error writing {path}: {err}")));
     }
     let noun = if count == 1 { "occurrence" } else { "occurrences" };
-    Ok(Outcome::ok(format!("Successfully edited {path} (replaced {count} {noun}).")))
+    Ok(Outcome::ok(format!("Successfully edited {path} (replaced {count} {noun})."))
+        .changing([place.shown()]))
 }

@@ -219,16 +219,43 @@ pub struct Outcome {
     pub output: String,
     /// A command's exit code (bash).
     pub exit_code: Option<i32>,
+    /// The files the call wrote, created or deleted, workspace-relative (the file tools; a
+    /// command's changes are not known).
+    pub changed_files: Vec<String>,
+    /// The call did not run: its permission was denied.
+    pub denied: bool,
 }
 
 impl Outcome {
     pub fn ok(output: impl Into<String>) -> Outcome {
-        Outcome { ok: true, output: output.into(), exit_code: None }
+        Outcome {
+            ok: true,
+            output: output.into(),
+            exit_code: None,
+            changed_files: Vec::new(),
+            denied: false,
+        }
     }
 
     pub fn error(output: impl Into<String>) -> Outcome {
-        Outcome { ok: false, output: output.into(), exit_code: None }
+        Outcome { ok: false, ..Outcome::ok(output) }
     }
+
+    /// The same outcome, naming the files it changed.
+    pub fn changing<S: Into<String>>(mut self, files: impl IntoIterator<Item = S>) -> Outcome {
+        self.changed_files = files.into_iter().map(Into::into).collect();
+        self
+    }
+}
+
+/// Why a call needs approval that this run's autonomy level does not give.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gated {
+    pub side_effect: &'static str,
+    /// Why approval is needed, for `permission_request.reason`.
+    pub reason: String,
+    /// What the model is told when the call is denied; it names how to allow it.
+    pub denial: String,
 }
 
 /// A plan step (update_plan).
@@ -351,6 +378,32 @@ impl Toolbox {
             .collect()
     }
 
+    /// Whether a call needs approval before it runs: a tool that passes the filters but that
+    /// the autonomy level does not allow outright.
+    pub fn gate(&self, call: &ToolCall) -> Option<Gated> {
+        let tool = find(&call.name)?;
+        let level = self.needs(tool).filter(|_| self.filtered_in(tool.name))?;
+        Some(Gated {
+            side_effect: tool.side_effect.name(),
+            reason: format!(
+                "{} The tool is marked \"{}\": this autonomy level does not run it without approval.",
+                tool.reason,
+                tool.permission.name()
+            ),
+            denial: format!(
+                "Error: Permission required for {}: {} The tool is marked \"{}\" and was not executed. The caller can allow it with {level} or --skip-permissions-unsafe.",
+                tool.name,
+                tool.reason,
+                tool.permission.name()
+            ),
+        })
+    }
+
+    /// The outcome of a call whose permission was denied.
+    pub fn denied(gated: &Gated) -> Outcome {
+        Outcome { denied: true, ..Outcome::error(gated.denial.clone()) }
+    }
+
     /// Runs one call through the envelope (B 5.4, A9).
     pub fn run(&mut self, call: &ToolCall) -> Outcome {
         let name = call.name.as_str();
@@ -363,20 +416,16 @@ impl Toolbox {
                 ))
             }
         };
-        let Some(tool) = find(name) else {
+        if find(name).is_none() {
             return Outcome::error(format!("Error: Unknown tool \"{name}\"."));
-        };
+        }
         if !self.filtered_in(name) {
             return Outcome::error(format!(
                 "Error: {name} is not enabled for this run (--enabled-tools/--disabled-tools). The tool was not executed."
             ));
         }
-        if let Some(level) = self.needs(tool) {
-            return Outcome::error(format!(
-                "Error: Permission required for {name}: {} The tool is marked \"{}\" and was not executed. The caller can allow it with {level} or --skip-permissions-unsafe.",
-                tool.reason,
-                tool.permission.name()
-            ));
+        if let Some(gated) = self.gate(call) {
+            return Toolbox::denied(&gated);
         }
         let Value::Object(map) = args else {
             return Outcome::error(format!(

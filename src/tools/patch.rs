@@ -462,7 +462,9 @@ pub(super) fn apply_patch(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, Ar
         return fail(format!("writing failed, nothing was changed: {e}"));
     }
     summary.dedup();
-    Ok(Outcome::ok(format!("Patch applied successfully.\n{}", summary.join("\n"))))
+    let changed = plan.targets.iter().map(|t| t.place.shown());
+    Ok(Outcome::ok(format!("Patch applied successfully.\n{}", summary.join("\n")))
+        .changing(changed))
 }
 
 /// What has been done so far, to undo it.

@@ -97,5 +97,5 @@ pub(super) fn bash(
         (None, None) => out.push_str("Exit status unknown"),
     }
     let ok = !timed_out && code == Some(0);
-    Ok(Outcome { ok, output: out, exit_code: code })
+    Ok(Outcome { ok, exit_code: code, ..Outcome::ok(out) })
 }

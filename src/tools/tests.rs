@@ -89,7 +89,10 @@ fn write_file_creates_refuses_and_overwrites() {
     let s = Scratch::new("write");
     let mut tb = s.toolbox(Mode::Unsafe);
     let out = run(&mut tb, "write_file", json!({"path": "nested/dir/new.txt", "content": "héllo"}));
-    assert_eq!(out, Outcome::ok("Created nested/dir/new.txt (6 bytes)."));
+    assert_eq!(
+        out,
+        Outcome::ok("Created nested/dir/new.txt (6 bytes).").changing(["nested/dir/new.txt"])
+    );
     assert_eq!(s.read("nested/dir/new.txt"), "héllo");
     s.write("empty.txt", "");
     let out = run(&mut tb, "write_file", json!({"path": "empty.txt", "content": "x"}));
@@ -100,7 +103,7 @@ fn write_file_creates_refuses_and_overwrites() {
     assert_eq!(s.read("empty.txt"), "");
     let out =
         run(&mut tb, "write_file", json!({"path": "empty.txt", "content": "x", "overwrite": true}));
-    assert_eq!(out, Outcome::ok("Overwrote empty.txt (1 bytes)."));
+    assert_eq!(out, Outcome::ok("Overwrote empty.txt (1 bytes).").changing(["empty.txt"]));
 }
 
 #[test]
@@ -113,7 +116,10 @@ fn edit_file_replaces_literally() {
         "edit_file",
         json!({"path": "f.rs", "old_string": "let b = 2;", "new_string": "let b = \"$&\";"}),
     );
-    assert_eq!(out, Outcome::ok("Successfully edited f.rs (replaced 1 occurrence)."));
+    assert_eq!(
+        out,
+        Outcome::ok("Successfully edited f.rs (replaced 1 occurrence).").changing(["f.rs"])
+    );
     assert_eq!(s.read("f.rs"), "let a = 1;\nlet a = 1;\nlet b = \"$&\";\n");
     let out = run(
         &mut tb,
@@ -454,7 +460,14 @@ fn apply_patch_is_all_or_nothing() {
     assert_eq!(s.read("a.txt"), "one\ntwo\nthree\n", "nothing was written");
     let good = "--- a/a.txt\n+++ b/a.txt\n@@ -2,2 +2,2 @@\n-two\n+TWO\n three\n--- /dev/null\n+++ b/new/c.txt\n@@ -0,0 +1,2 @@\n+created\n+file\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n";
     let out = run(&mut tb, "apply_patch", json!({"patch": good}));
-    assert_eq!(out, Outcome::ok("Patch applied successfully.\nM a.txt\nA new/c.txt\nD gone.txt"));
+    assert_eq!(
+        out,
+        Outcome::ok("Patch applied successfully.\nM a.txt\nA new/c.txt\nD gone.txt").changing([
+            "a.txt",
+            "new/c.txt",
+            "gone.txt"
+        ])
+    );
     assert_eq!(s.read("a.txt"), "one\nTWO\nthree\n");
     assert_eq!(s.read("new/c.txt"), "created\nfile\n");
     assert!(!s.ws().join("gone.txt").exists());
@@ -517,7 +530,7 @@ fn apply_patch_refuses_a_cwd_outside_the_workspace() {
         "apply_patch",
         json!({"patch": "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+x\n", "cwd": "sub"}),
     );
-    assert_eq!(out, Outcome::ok("Patch applied successfully.\nA n.txt"));
+    assert_eq!(out, Outcome::ok("Patch applied successfully.\nA n.txt").changing(["sub/n.txt"]));
     assert_eq!(s.read("sub/n.txt"), "x\n");
 }
 

@@ -134,7 +134,9 @@ fn errors_inside_the_stream_end_the_call() {
         &[chunk(json!({"content": "x"}), Some("length")), "data: [DONE]\n\n".into()].concat(),
     );
     assert_eq!(error, None);
-    assert!(matches!(events.last(), Some(StreamEvent::Warning(w)) if w.contains("token limit")));
+    assert!(
+        matches!(events.last(), Some(StreamEvent::Warning(w)) if w.message.contains("token limit"))
+    );
 }
 
 #[test]

@@ -122,7 +122,9 @@ fn limits_failures_and_early_ends() {
     );
     let (events, error) = decode(&incomplete);
     assert_eq!(error, None);
-    assert!(matches!(&events[1], StreamEvent::Warning(w) if w.contains("output token limit")));
+    assert!(
+        matches!(&events[1], StreamEvent::Warning(w) if w.message.contains("output token limit"))
+    );
     let filtered = ev(
         json!({"type": "response.incomplete", "response": {"incomplete_details": {"reason": "content_filter"}}}),
     );
