@@ -291,6 +291,11 @@ pub mod openai {
         "data: [DONE]\n\n".to_string()
     }
 
+    /// Any chunk.
+    pub fn chunk(value: serde_json::Value) -> String {
+        format!("data: {value}\n\n")
+    }
+
     /// The first fragment of a tool call (id and name).
     pub fn call_start(index: u64, id: &str, name: &str) -> String {
         format!(

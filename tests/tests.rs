@@ -14,6 +14,7 @@ mod faults;
 mod field;
 mod inputs;
 mod promises;
+mod protocol2;
 mod providers;
 mod recorded;
 mod redaction;

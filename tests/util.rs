@@ -459,6 +459,25 @@ pub fn assert_no_piece_of(text: &str, secret: &str, what: &str) {
     }
 }
 
+/// Every session file of a test directory, one after the other.
+pub fn read_sessions(dir: &TestDir) -> String {
+    fn walk(path: &Path, out: &mut String) {
+        let Ok(entries) = std::fs::read_dir(path) else { return };
+        let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for entry in entries {
+            if entry.is_dir() {
+                walk(&entry, out);
+            } else {
+                out.push_str(&std::fs::read_to_string(&entry).unwrap_or_default());
+            }
+        }
+    }
+    let mut out = String::new();
+    walk(&dir.sessions(), &mut out);
+    out
+}
+
 pub fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
