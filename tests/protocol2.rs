@@ -3,6 +3,8 @@
 //! each provider's request format. Every run here is also checked line by line against
 //! `zero schema 2` and the strict mirror in schema2.rs (util.rs does that for every run).
 
+use std::io::{BufRead, BufReader, Read};
+
 use serde_json::{json, Value};
 
 use crate::mock::{anthropic, gemini, openai, Mock, Reply};
@@ -207,6 +209,56 @@ fn heartbeats_fill_a_silent_tool_and_never_follow_run_end() {
     assert_eq!(
         of_type(&events, "warning").last().unwrap()["message"],
         "--heartbeat-ms is ignored: heartbeats are written only in stream-json schema 2 (--schema-version 2)."
+    );
+}
+
+#[test]
+fn heartbeats_cover_a_silent_provider_and_an_interrupt_ends_the_stream_in_schema_2() {
+    let dir = TestDir::new("heartbeat-model");
+    let mock = Mock::start(vec![Reply::Hang]);
+    let mut child = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&[
+            "exec",
+            "-o",
+            "stream-json",
+            "--schema-version",
+            "2",
+            "--heartbeat-ms",
+            "200",
+            "hi",
+        ])
+        .spawn();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut lines = Vec::new();
+    // Two heartbeats while the provider says nothing; the reads end at the run's end at worst.
+    while lines.iter().filter(|l: &&String| l.contains("\"heartbeat\"")).count() < 2 {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the run ended first: {lines:?}");
+        lines.push(line);
+    }
+    let kill = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    assert!(kill.unwrap().success());
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    lines.extend(rest.lines().map(|l| format!("{l}\n")));
+    let events: Vec<Value> = lines.iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+    for line in &lines {
+        crate::schema::check_line(line.trim_end()).unwrap_or_else(|e| panic!("{e}: {line}"));
+    }
+    crate::schema::check_sequence(&events).unwrap();
+    let beats = of_type(&events, "heartbeat");
+    assert!(beats.iter().all(|b| b["phase"] == "model" && b.get("toolCallId").is_none()));
+    let n = events.len();
+    assert_eq!(
+        (&events[n - 2]["code"], &events[n - 2]["recoverable"]),
+        (&json!("interrupted"), &json!(true))
+    );
+    assert_eq!(
+        (&events[n - 1]["status"], &events[n - 1]["exitCode"]),
+        (&json!("interrupted"), &json!(130))
     );
 }
 

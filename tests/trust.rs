@@ -559,7 +559,24 @@ fn a_panic_inside_the_emitter_still_ends_the_stream() {
             _ => assert!(out.stderr.contains("[zero] Internal error (a bug in zero)"), "{out:?}"),
         }
         assert!(!out.stderr.contains("panicked"), "{out:?}");
-    }
+    } // Schema 2's fallback ending continues the line count (util.rs checks seq and eventCount).
+    let dir = TestDir::new("emitter-panic-2");
+    let path = dir.script(&json!({"turns": [{"text": "x"}]}));
+    let args = [
+        "exec",
+        "-o",
+        "stream-json",
+        "--schema-version",
+        "2",
+        "--script",
+        path.to_str().unwrap(),
+        "hi",
+    ];
+    let out = dir.zero().env("ZERO_DEBUG_PANIC", "emitter").args(&args).run();
+    out.assert_code(1);
+    let events = out.stream();
+    assert_eq!(out.types(), ["run_start", "error", "run_end"], "{out:?}");
+    assert_eq!((&events[2]["seq"], &events[2]["eventCount"]), (&json!(3), &json!(3)));
 }
 
 // --- The terminal and the shell --------------------------------------------------------------

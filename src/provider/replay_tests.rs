@@ -86,6 +86,13 @@ fn run<D: Decoder + Default>(body: &[u8], trickle: bool) -> (Vec<StreamEvent>, O
     }
 }
 
+fn reasoning_of(events: &[StreamEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| if let StreamEvent::Reasoning(t) = e { Some(t.as_str()) } else { None })
+        .collect()
+}
+
 fn text_of(events: &[StreamEvent]) -> String {
     events
         .iter()
@@ -122,6 +129,8 @@ fn payloads(body: &str) -> Vec<Value> {
 /// Expected result of a recording, extracted without any streaming logic.
 struct Expected {
     text: String,
+    /// Reasoning or thinking text: schema 2's `reasoning` deltas, never part of `text`.
+    reasoning: String,
     calls: Vec<(String, String)>,
     error: Option<String>,
 }
@@ -144,6 +153,7 @@ fn check<D: Decoder + Default>(path: &Path, expected: Expected) {
             None => {
                 assert_eq!(error, None, "{name}");
                 assert_eq!(text_of(&events), expected.text, "{name}: text");
+                assert_eq!(reasoning_of(&events), expected.reasoning, "{name}: reasoning");
                 assert_eq!(calls_of(&events), expected.calls, "{name}: tool calls");
                 let recorded_usage = String::from_utf8_lossy(&body).contains("sage");
                 let decoded_usage = events.iter().any(|e| matches!(e, StreamEvent::Usage(_)));
@@ -155,6 +165,7 @@ fn check<D: Decoder + Default>(path: &Path, expected: Expected) {
 
 fn openai_expected(body: &str) -> Expected {
     let mut text = String::new();
+    let mut reasoning = String::new();
     let mut calls: std::collections::BTreeMap<u64, (String, String)> = Default::default();
     let mut error = None;
     for chunk in payloads(body) {
@@ -173,6 +184,11 @@ fn openai_expected(body: &str) -> Expected {
                 text.push_str(t);
             }
         }
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(t) = choice["delta"][key].as_str() {
+                reasoning.push_str(t);
+            }
+        }
         for (i, call) in choice["delta"]["tool_calls"].as_array().into_iter().flatten().enumerate()
         {
             let index = call["index"].as_u64().unwrap_or(i as u64);
@@ -187,11 +203,12 @@ fn openai_expected(body: &str) -> Expected {
         .into_values()
         .map(|(n, a)| (n, if a.is_empty() { "{}".to_string() } else { a }))
         .collect();
-    Expected { text, calls, error }
+    Expected { text, reasoning, calls, error }
 }
 
 fn anthropic_expected(body: &str) -> Expected {
     let mut text = String::new();
+    let mut reasoning = String::new();
     let mut blocks: std::collections::BTreeMap<u64, (String, String, String)> = Default::default();
     let mut error = None;
     for event in payloads(body) {
@@ -216,6 +233,9 @@ fn anthropic_expected(body: &str) -> Expected {
             "content_block_delta" => match event["delta"]["type"].as_str() {
                 Some("text_delta") => {
                     text.push_str(event["delta"]["text"].as_str().unwrap_or_default())
+                }
+                Some("thinking_delta") => {
+                    reasoning.push_str(event["delta"]["thinking"].as_str().unwrap_or_default())
                 }
                 Some("input_json_delta") => {
                     if let Some(block) = blocks.get_mut(&index) {
@@ -243,11 +263,12 @@ fn anthropic_expected(body: &str) -> Expected {
             (name, args)
         })
         .collect();
-    Expected { text, calls, error }
+    Expected { text, reasoning, calls, error }
 }
 
 fn gemini_expected(body: &str) -> Expected {
     let mut text = String::new();
+    let mut reasoning = String::new();
     let mut calls = Vec::new();
     let mut error = None;
     // Text after the last SSE event that is a bare JSON error object (Vertex AI).
@@ -269,6 +290,8 @@ fn gemini_expected(body: &str) -> Expected {
                 ));
             } else if part["thought"] != true {
                 text.push_str(part["text"].as_str().unwrap_or_default());
+            } else {
+                reasoning.push_str(part["text"].as_str().unwrap_or_default());
             }
         }
         if let Some(reason) =
@@ -282,7 +305,7 @@ fn gemini_expected(body: &str) -> Expected {
         let value: Value = serde_json::from_str(trailing).expect("trailing text is JSON");
         error = value["error"]["message"].as_str().map(str::to_string);
     }
-    Expected { text, calls, error }
+    Expected { text, reasoning, calls, error }
 }
 
 #[test]
@@ -301,21 +324,29 @@ fn recorded_chat_completions_streams_replay() {
     ] {
         targets.extend(files(&dir, sub, |n| n.ends_with(".sse")));
     }
+    let mut reasoning = 0;
     for path in targets {
         let body = std::fs::read_to_string(&path).unwrap();
-        check::<OpenAiDecoder>(&path, openai_expected(&body));
+        let expected = openai_expected(&body);
+        reasoning += usize::from(!expected.reasoning.is_empty());
+        check::<OpenAiDecoder>(&path, expected);
         count += 1;
     }
     assert!(count >= 14, "only {count} chat recordings found");
+    assert!(reasoning >= 1, "no chat recording streams reasoning (DeepSeek's does)");
 }
 
 /// Responses events: the text deltas, the finished function-call items, the first error.
 fn responses_expected(body: &str) -> Expected {
-    let mut expected = Expected { text: String::new(), calls: Vec::new(), error: None };
+    let mut expected =
+        Expected { text: String::new(), reasoning: String::new(), calls: Vec::new(), error: None };
     for event in payloads(body) {
         match event["type"].as_str().unwrap_or_default() {
             "response.output_text.delta" => {
                 expected.text.push_str(event["delta"].as_str().unwrap_or_default())
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                expected.reasoning.push_str(event["delta"].as_str().unwrap_or_default())
             }
             "response.output_item.done" if event["item"]["type"] == "function_call" => {
                 let item = &event["item"];
@@ -352,10 +383,14 @@ fn recorded_anthropic_streams_replay() {
     let Some(dir) = fixtures() else { return };
     let targets = files(&dir, "anthropic", |n| n.ends_with(".sse"));
     assert!(!targets.is_empty());
+    let mut thinking = 0;
     for path in targets {
         let body = std::fs::read_to_string(&path).unwrap();
-        check::<AnthropicDecoder>(&path, anthropic_expected(&body));
+        let expected = anthropic_expected(&body);
+        thinking += usize::from(!expected.reasoning.is_empty());
+        check::<AnthropicDecoder>(&path, expected);
     }
+    assert!(thinking >= 1, "no Anthropic recording streams thinking");
 }
 
 #[test]
