@@ -459,6 +459,38 @@ mod tests {
     }
 
     #[test]
+    fn schema_2_lines_carry_images_and_may_be_longer() {
+        let png = crate::images::encode(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
+        let line = |content: &str, images: &str| {
+            format!("{{\"schemaVersion\":2,\"type\":\"message\",\"role\":\"user\",\"content\":\"{content}\",\"images\":{images}}}\n")
+        };
+        let two = format!("[{{\"mediaType\":\"image/png\",\"data\":\"{png}\"}}]");
+        let input = line("", &two) + &line("and this", &two);
+        let prompt = read_events(input.as_bytes(), &mut None).unwrap();
+        assert_eq!((prompt.text.as_str(), prompt.images.len()), ("and this", 2));
+        // An empty message without images is still refused.
+        assert!(events(&line("", "[]"))
+            .unwrap_err()
+            .ends_with("line 1: content: must not be empty"));
+        // Past 8 MiB is fine in schema 2, up to 16 MiB.
+        let big = format!(
+            "{{\"schemaVersion\":2,\"type\":\"prompt\",\"content\":\"{}\"}}\n",
+            "x".repeat(9 << 20)
+        );
+        let mut version = None;
+        assert_eq!(read_events(big.as_bytes(), &mut version).unwrap().text.len(), 9 << 20);
+        assert_eq!(version, Some(2));
+        // Seventeen images are one too many.
+        let many = format!(
+            "[{}]",
+            vec![format!("{{\"mediaType\":\"image/png\",\"data\":\"{png}\"}}"); 17].join(",")
+        );
+        assert!(events(&line("x", &many))
+            .unwrap_err()
+            .ends_with("images: more than 16 images in one prompt"));
+    }
+
+    #[test]
     fn text_prompt_joins_inline_and_file() {
         let scratch = crate::testkit::TempDir::new("input");
         let dir = scratch.path.clone();

@@ -298,24 +298,17 @@ impl Emitter {
         if silent < interval {
             return Some(interval - silent);
         }
-        if let Some((phase, since, id)) = self.phase.clone() {
-            let elapsed = now.saturating_duration_since(since).as_millis() as u64;
-            let id = id.map(|id| self.redactor.redact_str(&id));
-            let event = Event::Heartbeat {
-                phase: phase.name(),
-                elapsed_ms: elapsed,
-                tool_call_id: id.as_deref(),
-            };
-            if self.emit(&event).is_err() {
-                return None;
-            }
-        }
-        // Without a phase the silence is the run's own (it writes next); check again later.
-        Some(
-            interval
-                .saturating_sub(now.saturating_duration_since(self.last_line))
-                .max(MIN_BEAT_WAIT),
-        )
+        // Without a phase the silence is the run's own (it writes next); look again later.
+        let Some((phase, since, id)) = self.phase.clone() else { return Some(interval) };
+        let elapsed = now.saturating_duration_since(since).as_millis() as u64;
+        let id = id.map(|id| self.redactor.redact_str(&id));
+        let event = Event::Heartbeat {
+            phase: phase.name(),
+            elapsed_ms: elapsed,
+            tool_call_id: id.as_deref(),
+        };
+        self.emit(&event).ok()?;
+        Some(interval)
     }
 
     /// The emitter failpoint (see `exec`).

@@ -619,6 +619,27 @@ fn images_reach_each_provider_in_its_own_format() {
             {"inlineData": {"mimeType": "image/png", "data": PNG_BASE64}}
         ]}])
     );
+    // Text output sends images too; more than 16 is a usage error before any call.
+    let mock = Mock::start(vec![Reply::sse(&openai::answer(&["A chart."], 10, 2))]);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "gpt-4o-mini")
+        .args(&["exec", "--image", &shot, "what?"])
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stdout, "A chart.\n");
+    assert_eq!(
+        mock.requests()[0].json()["messages"][1]["content"][1]["image_url"]["url"],
+        data_url
+    );
+    let mut many = vec!["exec"];
+    for _ in 0..17 {
+        many.extend(["--image", shot.as_str()]);
+    }
+    many.push("what?");
+    let out = dir.zero().openai(&mock.v1(), "gpt-4o-mini").args(&many).run();
+    out.assert_code(2);
+    assert_eq!(out.stderr, "[zero] At most 16 images can be attached to one prompt.\n");
     // The session records that an image was there, not its bytes.
     let sessions = crate::util::read_sessions(&dir);
     assert!(

@@ -1,6 +1,7 @@
 use super::*;
 use crate::events::{ListedTool, RunDetails};
 use crate::testkit::SharedBuf as Buffer;
+use serde_json::json;
 
 /// A writer that is closed.
 struct Closed;
@@ -70,6 +71,97 @@ fn stream_json_lines_are_exact() {
     ];
     assert_eq!(out.text().lines().collect::<Vec<_>>(), expected);
     assert_eq!(err.text(), "");
+}
+
+#[test]
+fn schema_2_lines_are_exact() {
+    let (mut e, out, _) = emitter(Format::StreamJson, Redactor::default());
+    e.set_schema(2);
+    e.set_heartbeat(Duration::from_millis(500));
+    e.run_start(&info()).unwrap();
+    e.reasoning("Weigh").unwrap();
+    e.reasoning(" it").unwrap();
+    e.text("Hi").unwrap();
+    e.tool_call("c1", "write_file", "not json", "write").unwrap();
+    e.usage(&usage(), Some(0.5)).unwrap();
+    e.usage(&usage(), None).unwrap();
+    e.tool_result(&Finished {
+        id: "c1",
+        name: "write_file",
+        ok: true,
+        output: "Created a.txt",
+        exit_code: Some(0),
+        changed_files: &["a.txt".to_string()],
+        denied: false,
+        duration: Duration::from_millis(12),
+    })
+    .unwrap();
+    e.failure(&Failure::MaxTurns("Reached the limit.".into())).unwrap();
+    // The stream redactor holds the tail of a word until the next delta shows it is no secret.
+    let expected = [
+        r#"{"schemaVersion":2,"type":"run_start","runId":"run_1","seq":1,"sessionId":"zero_20261201000000_abcd1234","cwd":"/repo","provider":"openai","model":"gpt-4.1","apiModel":"gpt-4.1","permissionMode":"auto","autonomy":"low","heartbeatMs":500}"#,
+        r#"{"schemaVersion":2,"type":"reasoning","runId":"run_1","seq":2,"delta":"Wei"}"#,
+        r#"{"schemaVersion":2,"type":"reasoning","runId":"run_1","seq":3,"delta":"gh it"}"#,
+        r#"{"schemaVersion":2,"type":"text","runId":"run_1","seq":4,"delta":"Hi"}"#,
+        r#"{"schemaVersion":2,"type":"tool_call","runId":"run_1","seq":5,"id":"c1","name":"write_file","sideEffect":"write"}"#,
+        r#"{"schemaVersion":2,"type":"usage","runId":"run_1","seq":6,"promptTokens":12,"completionTokens":8,"totalTokens":20,"costUsd":0.5,"call":1,"cumulative":{"promptTokens":12,"completionTokens":8,"totalTokens":20,"costUsd":0.5}}"#,
+        // A call without a price: the sum would understate, so the cumulative cost goes.
+        r#"{"schemaVersion":2,"type":"usage","runId":"run_1","seq":7,"promptTokens":12,"completionTokens":8,"totalTokens":20,"call":2,"cumulative":{"promptTokens":24,"completionTokens":16,"totalTokens":40}}"#,
+        r#"{"schemaVersion":2,"type":"tool_result","runId":"run_1","seq":8,"id":"c1","name":"write_file","status":"ok","output":"Created a.txt","truncated":false,"changedFiles":["a.txt"],"exitCode":0,"durationMs":12}"#,
+        r#"{"schemaVersion":2,"type":"error","runId":"run_1","seq":9,"code":"incomplete","message":"Reached the limit.","recoverable":false}"#,
+        r#"{"schemaVersion":2,"type":"run_end","runId":"run_1","seq":10,"status":"incomplete","exitCode":4,"eventCount":10}"#,
+    ];
+    assert_eq!(out.text().lines().collect::<Vec<_>>(), expected);
+}
+
+#[test]
+fn reasoning_is_redacted_as_a_stream_and_left_out_of_schema_1() {
+    let (mut e, out, _) = emitter(Format::StreamJson, Redactor::default());
+    e.set_schema(2);
+    for piece in ["the key is sk-ant-", "api03-ZZZZ0123", "456789abcdefghij, done"] {
+        e.reasoning(piece).unwrap();
+    }
+    e.success("ok").unwrap();
+    let text = out.text();
+    assert!(!text.contains("ZZZZ0123"), "{text}");
+    let reasoning: String = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["type"] == "reasoning")
+        .map(|v| v["delta"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(reasoning, "the key is [REDACTED], done");
+    for format in [Format::StreamJson, Format::Json, Format::Text] {
+        let (mut e, out, err) = emitter(format, Redactor::default());
+        e.reasoning("private thoughts").unwrap();
+        e.success("ok").unwrap();
+        assert!(!out.text().contains("private") && !err.text().contains("private"));
+    }
+}
+
+#[test]
+fn heartbeats_need_schema_2_a_phase_and_silence() {
+    let (mut e, out, _) = emitter(Format::StreamJson, Redactor::default());
+    e.set_heartbeat(Duration::from_millis(100));
+    assert_eq!(e.beat(Instant::now() + Duration::from_secs(1)), None, "schema 1 has none");
+    e.set_schema(2);
+    let start = Instant::now();
+    e.run_start(&info()).unwrap();
+    // Silent, but waiting for nothing: no heartbeat.
+    assert!(e.beat(start + Duration::from_secs(1)).is_some());
+    assert_eq!(out.text().lines().count(), 1);
+    e.set_phase(Some(Phase::Tool), Some("call 1"));
+    let later = Instant::now() + Duration::from_millis(250);
+    assert_eq!(e.beat(later), Some(Duration::from_millis(100)));
+    let lines: Vec<Value> = out.text().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!((&lines[1]["phase"], &lines[1]["toolCallId"]), (&json!("tool"), &json!("call_1")));
+    assert!(lines[1]["elapsedMs"].as_u64().unwrap() >= 250);
+    // A heartbeat is itself output: the next is one interval later, and none after the end.
+    assert!(e.beat(Instant::now()).unwrap() > Duration::from_millis(50));
+    e.success("ok").unwrap();
+    assert_eq!(e.beat(Instant::now() + Duration::from_secs(5)), None);
+    assert_eq!(out.text().lines().last().map(|l| l.contains("run_end")), Some(true));
 }
 
 #[test]
