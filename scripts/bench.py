@@ -82,6 +82,12 @@ def main():
     mock_dir = os.environ["ZERO_BENCH_MOCK"]
     port = open(os.path.join(mock_dir, "port")).read().strip()
     base = f"http://127.0.0.1:{port}/v1"
+    if sys.argv[1:] == ["schema"]:
+        rows = []
+        schema_section(lambda name, value, unit, target, note="":
+                       rows.append((name, value, unit, target, note)), base)
+        print_table(rows)
+        return 0
     rows = []
     results = {}
 
@@ -221,6 +227,9 @@ def main():
     # 8. The search tools beside ripgrep and fd (issue 15).
     tools_section(row)
 
+    # 9. Stream-json schema 1 beside schema 2 (issue 16).
+    schema_section(row, base)
+
     # 7. Size of the static binary.
     if os.path.exists(STATIC):
         row("static binary size", round(os.path.getsize(STATIC) / 1048576, 2), "MiB", "<= 4 MiB",
@@ -234,6 +243,71 @@ def main():
         json.dump({"date": time.strftime("%Y-%m-%d"), "runs": RUNS, "results": results}, f,
                   indent=2)
     print(f"\nsaved {out}")
+
+
+def schema_section(row, base):
+    """The streaming figures in schema 1 and schema 2, the variants run in turns. With
+    ZERO_BENCH_BASELINE naming an older zero binary, its schema-1 figures are measured in the
+    same turns (the issue's check: schema 1 must not move by more than 10 %). Instructions
+    counted by callgrind, when valgrind is installed, do not depend on the machine's speed."""
+    variants = [("schema 1", ZERO, []), ("schema 2", ZERO, ["--schema-version", "2"])]
+    baseline = os.environ.get("ZERO_BENCH_BASELINE")
+    if baseline:
+        variants.insert(0, ("before", baseline, []))
+
+    def env(model):
+        return clean_env({"OPENAI_BASE_URL": base, "OPENAI_API_KEY": "bench-key-0123456789",
+                          "OPENAI_MODEL": model})
+
+    def cmd(binary, extra):
+        return [binary, "exec", "-o", "stream-json"] + extra + ["hi"]
+
+    first = {name: [] for name, _, _ in variants}
+    small = {name: [] for name, _, _ in variants}
+    large = {name: [] for name, _, _ in variants}
+    for _ in range(RUNS):
+        for name, binary, extra in variants:
+            t, _, _ = until_line(cmd(binary, extra), b'"type":"text"', env=env("bench-20"))
+            first[name].append(t * 1000)
+            small[name].append(spawn_wait(cmd(binary, extra), env=env("bench-1")))
+            large[name].append(spawn_wait(cmd(binary, extra), env=env("bench-10000")))
+    rss = {name: median([peak_rss_kib(cmd(b, x), env=env("bench-10000")) for _ in range(5)])
+           for name, b, x in variants}
+    for name, _, _ in variants:
+        cpu = (median([r[1] for r in large[name]]) - median([r[1] for r in small[name]])) / 9999
+        wall = median([r[0] for r in large[name]]) * 1000
+        row(f"{name}: first text, 20-chunk answer", round(median(first[name]), 2), "ms", "-")
+        row(f"{name}: CPU per text delta", round(cpu * 1e6, 2), "us", "-",
+            f"10,000-delta run {wall:.1f} ms wall")
+        row(f"{name}: peak RSS, 10,000-delta run", round(rss[name] / 1024, 2), "MiB", "-")
+    # Input validation: 100 MB of prompt lines of each version (no provider: the run stops
+    # after reading them).
+    for name, binary, extra in variants:
+        version = 2 if extra else 1
+        line = json.dumps({"schemaVersion": version, "type": "prompt", "content": "x" * 90}) + "\n"
+        data = (line * (100_000_000 // len(line) + 1))[:100_000_000]
+        data = data[: data.rfind("\n") + 1]
+        with tempfile.NamedTemporaryFile("w", delete=False, suffix=".jsonl") as f:
+            f.write(data)
+        walls = []
+        for _ in range(5):
+            with open(f.name, "rb") as stdin:
+                walls.append(spawn_wait([binary, "exec", "-i", "stream-json", "-o", "stream-json"],
+                                        env=clean_env(), stdin=stdin)[0])
+        os.unlink(f.name)
+        row(f"{name}: stdin stream-json validation", round(len(data) / median(walls) / 1e6, 1),
+            "MB/s", "-", f"{len(data) / 1e6:.0f} MB of version-{version} lines")
+    if shutil.which("valgrind"):
+        for name, binary, extra in variants:
+            with tempfile.TemporaryDirectory() as out:
+                subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}/cg"]
+                               + cmd(binary, extra), env=env("bench-10000"), cwd=ROOT,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+                summary = open(f"{out}/cg").read()
+                total = int(re.search(r"^summary: (\d+)", summary, re.M).group(1))
+            row(f"{name}: instructions, 10,000-delta run", round(total / 1e6, 2), "M", "-",
+                "callgrind")
 
 
 def resume_latency(base):

@@ -2,6 +2,8 @@
 # Benchmarks zero: builds the release binary (and the static one when the musl toolchain is
 # there), starts the test suite's loopback mock provider, and prints one table of medians,
 # also saved as target/bench.json. No arguments needed; ZERO_BENCH_RUNS sets the repetitions.
+# `scripts/bench.sh schema` runs only the schema 1 / schema 2 section (ZERO_BENCH_BASELINE=<an
+# older zero binary> adds its schema-1 figures, measured in the same turns).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,4 +21,4 @@ trap 'kill "$mock_pid" 2>/dev/null; rm -rf "$mock_dir"' EXIT
 for _ in $(seq 1 200); do [ -s "$mock_dir/port" ] && break; sleep 0.05; done
 [ -s "$mock_dir/port" ] || { echo "the mock provider did not start" >&2; exit 1; }
 
-ZERO_BENCH_MOCK="$mock_dir" python3 scripts/bench.py
+ZERO_BENCH_MOCK="$mock_dir" python3 scripts/bench.py "$@"

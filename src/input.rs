@@ -250,20 +250,25 @@ pub fn read_events(
 /// The line's `schemaVersion`: the `expected` one, or (when none is expected yet) one zero
 /// speaks.
 fn check_version(event: &Map<String, Value>, expected: Option<u8>) -> Result<u8, String> {
+    let found = match event.get("schemaVersion") {
+        Some(Value::Number(n)) if !n.is_f64() => n.as_u64(),
+        _ => None,
+    };
+    // The common case first, without building any message.
+    if let (Some(v), Some(e)) = (found, expected) {
+        if v == u64::from(e) {
+            return Ok(e);
+        }
+    }
     let supported = SCHEMA_VERSIONS.iter().map(u8::to_string).collect::<Vec<_>>();
     let wanted = match expected {
         Some(v) => v.to_string(),
         None => supported.join(" or "),
     };
-    let found = match event.get("schemaVersion") {
-        None => return Err(format!("schemaVersion: required (expected {wanted})")),
-        Some(Value::Number(n)) if !n.is_f64() => n.as_u64(),
-        Some(_) => None,
+    let Some(given) = event.get("schemaVersion") else {
+        return Err(format!("schemaVersion: required (expected {wanted})"));
     };
-    let got = || describe(event.get("schemaVersion").unwrap_or(&Value::Null));
     match (found, expected) {
-        (Some(v), Some(e)) if v == u64::from(e) => Ok(e),
-        (_, Some(_)) => Err(format!("schemaVersion: expected {wanted}, got {}", got())),
         (Some(v), None) => {
             SCHEMA_VERSIONS.iter().copied().find(|s| u64::from(*s) == v).ok_or_else(|| {
                 format!(
@@ -272,7 +277,7 @@ fn check_version(event: &Map<String, Value>, expected: Option<u8>) -> Result<u8,
                 )
             })
         }
-        (None, None) => Err(format!("schemaVersion: expected {wanted}, got {}", got())),
+        _ => Err(format!("schemaVersion: expected {wanted}, got {}", describe(given))),
     }
 }
 

@@ -591,6 +591,35 @@ pub fn usage_payload(usage: &Usage, cost: Option<f64>) -> Value {
 /// Rebuilds the conversation of a session as structured messages (A11): user prompts,
 /// assistant turns with their tool calls, and tool results. Calls that never got a result
 /// (the run was stopped) get one saying so, since providers require every call answered.
+/// A resumed user message that had images: the session kept what they were, not their bytes
+/// (see `images`), so the model is told they were there.
+fn with_image_note(content: String, images: Option<&Value>) -> String {
+    let list = images.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    if list.is_empty() {
+        return content;
+    }
+    let shown: Vec<String> = list
+        .iter()
+        .map(|i| {
+            let kind = i.get("mediaType").and_then(Value::as_str).unwrap_or("image");
+            match i.get("bytes").and_then(Value::as_u64) {
+                Some(n) => format!("{kind}, {n} bytes"),
+                None => kind.to_string(),
+            }
+        })
+        .collect();
+    let noun = if list.len() == 1 { "An image was" } else { "Images were" };
+    let note = format!(
+        "[{noun} attached here ({}); the session does not keep image data.]",
+        shown.join("; ")
+    );
+    if content.is_empty() {
+        note
+    } else {
+        format!("{content}\n\n{note}")
+    }
+}
+
 pub fn conversation(events: &[Event]) -> Vec<Message> {
     let mut messages: Vec<Message> = Vec::new();
     let mut open: Vec<ToolCall> = Vec::new();
@@ -607,7 +636,10 @@ pub fn conversation(events: &[Event]) -> Vec<Message> {
             "message" => {
                 close_open(&mut messages, &mut open);
                 match text("role").as_str() {
-                    "user" => messages.push(Message::user(text("content"))),
+                    "user" => messages.push(Message::user(with_image_note(
+                        text("content"),
+                        payload.get("images"),
+                    ))),
                     "assistant" => {
                         let calls: Vec<ToolCall> = payload
                             .get("toolCalls")

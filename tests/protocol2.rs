@@ -647,6 +647,15 @@ fn images_reach_each_provider_in_its_own_format() {
         "{sessions}"
     );
     assert!(!sessions.contains(PNG_BASE64));
+    // Resumed, the model is told an image was there.
+    let mock = Mock::start(vec![Reply::sse(&openai::answer(&["ok"], 1, 1))]);
+    let out =
+        dir.zero().openai(&mock.v1(), "gpt-4o-mini").args(&["exec", "--resume", "and now?"]).run();
+    out.assert_code(0);
+    assert_eq!(
+        mock.requests()[0].json()["messages"][1],
+        json!({"role": "user", "content": "what?\n\n[An image was attached here (image/png, 16 bytes); the session does not keep image data.]"})
+    );
 }
 
 #[test]
