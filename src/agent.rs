@@ -6,6 +6,8 @@
 //! must never mistake a non-answer for an answer (A12).
 #![forbid(unsafe_code)]
 
+use std::time::{Duration, Instant};
+
 use crate::conversation::{Message, ToolCall};
 use crate::error::{Failure, Stop};
 use crate::models::{self, Model, Usage};
@@ -52,6 +54,32 @@ pub trait Journal {
     fn assistant(&mut self, text: &str, calls: &[ToolCall], native: &[serde_json::Value]);
     fn tool_result(&mut self, call: &ToolCall, outcome: &Outcome);
     fn usage(&mut self, usage: &Usage);
+    /// Anything else the session keeps: permission requests and decisions, turn ends.
+    fn note(&mut self, kind: &str, payload: serde_json::Value);
+}
+
+/// How a client answered a permission request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub allowed: bool,
+    /// `client`, `timeout` or `eof`.
+    pub decided_by: &'static str,
+    pub reason: String,
+    /// `allow_session`: later calls of the same tool and side effect are allowed too.
+    pub for_session: bool,
+}
+
+/// Who answers for a call the autonomy level does not allow outright (live mode's client,
+/// `--approvals stdin`). Without one, the policy denies such calls.
+pub trait Approvals {
+    /// An earlier `allow_session` covers calls of this tool with this side effect.
+    fn granted(&self, name: &str, side_effect: &str) -> bool;
+    /// Remembers an `allow_session` answer.
+    fn grant(&mut self, name: &str, side_effect: &str);
+    /// A new request id, and how long the client has to answer it.
+    fn request(&mut self) -> (String, u64);
+    /// Waits for the answer to request `id`.
+    fn wait(&mut self, id: &str) -> Result<Verdict, Stop>;
 }
 
 /// A journal that keeps nothing.
@@ -64,6 +92,7 @@ impl Journal for NoJournal {
     fn assistant(&mut self, _: &str, _: &[ToolCall], _: &[serde_json::Value]) {}
     fn tool_result(&mut self, _: &ToolCall, _: &Outcome) {}
     fn usage(&mut self, _: &Usage) {}
+    fn note(&mut self, _: &str, _: serde_json::Value) {}
 }
 
 /// One run of the loop.
@@ -78,6 +107,16 @@ pub struct Agent<'a> {
     /// `run_start`'s permission mode and autonomy level, for the permission events.
     pub permission_mode: &'a str,
     pub autonomy: &'a str,
+    /// Who answers for gated calls; `None`: the policy denies them.
+    pub approvals: Option<&'a mut dyn Approvals>,
+}
+
+/// A live turn stopped by SIGINT (see `ending`): outside live mode it is never set.
+fn interrupted() -> Result<(), Stop> {
+    if crate::ending::turn_interrupted() {
+        return Err(Failure::Interrupted.into());
+    }
+    Ok(())
 }
 
 impl Agent<'_> {
@@ -93,6 +132,7 @@ impl Agent<'_> {
                 let journal = &mut *self.journal;
                 let model = self.model;
                 let mut sink = |event: StreamEvent| -> Result<(), Stop> {
+                    interrupted()?;
                     match event {
                         StreamEvent::Text(delta) => {
                             text.push_str(&delta);
@@ -139,16 +179,17 @@ impl Agent<'_> {
                 }
                 return Ok(text);
             }
-            for call in &calls {
-                let started = std::time::Instant::now();
-                let outcome = match self.tools.gate(call) {
-                    Some(gated) => self.decide(call, &gated)?,
-                    None => {
-                        lock(self.out).set_phase(Some(Phase::Tool), Some(&call.id));
-                        let outcome = self.tools.run(call);
-                        lock(self.out).set_phase(None, None);
-                        outcome
+            for (done, call) in calls.iter().enumerate() {
+                if crate::ending::turn_interrupted() {
+                    // Every call of the turn gets a result, or the next request is refused.
+                    for call in &calls[done..] {
+                        messages.push(Message::tool_result(call, "The call was interrupted."));
                     }
+                    return Err(Failure::Interrupted.into());
+                }
+                let (outcome, duration) = match self.tools.gate(call) {
+                    Some(gated) => self.decide(call, &gated)?,
+                    None => self.run_tool(call, false),
                 };
                 lock(self.out).tool_result(&Finished {
                     id: &call.id,
@@ -158,7 +199,7 @@ impl Agent<'_> {
                     exit_code: outcome.exit_code,
                     changed_files: &outcome.changed_files,
                     denied: outcome.denied,
-                    duration: started.elapsed(),
+                    duration,
                 })?;
                 self.journal.tool_result(call, &outcome);
                 messages.push(Message::tool_result(call, for_model(&outcome.output)));
@@ -171,9 +212,10 @@ impl Agent<'_> {
         .into())
     }
 
-    /// A call the autonomy level does not allow outright: with no one to ask, the policy
-    /// denies it, and the permission events say so before its result.
-    fn decide(&mut self, call: &ToolCall, gated: &Gated) -> Result<Outcome, Stop> {
+    /// A call the autonomy level does not allow outright: the client decides when there is
+    /// one (an earlier `allow_session` without asking again), else the policy denies it. The
+    /// permission events say which before the call's result.
+    fn decide(&mut self, call: &ToolCall, gated: &Gated) -> Result<(Outcome, Duration), Stop> {
         let gate = Gate {
             id: &call.id,
             name: &call.name,
@@ -182,14 +224,75 @@ impl Agent<'_> {
             side_effect: gated.side_effect,
             reason: &gated.reason,
         };
-        let reason = gated.denial.trim_start_matches("Error: ");
-        let mut out = lock(self.out);
-        out.permission_request(&gate, None)?;
-        out.permission_decision(
-            &gate,
-            &Decision { action: "deny", granted: false, reason, decided_by: "policy" },
-        )?;
-        Ok(Toolbox::denied(gated))
+        let Some(approvals) = self.approvals.as_deref_mut() else {
+            let reason = gated.denial.trim_start_matches("Error: ");
+            let mut out = lock(self.out);
+            out.permission_request(&gate, None)?;
+            let decision =
+                Decision { action: "deny", granted: false, reason, decided_by: "policy" };
+            out.permission_decision(&gate, &decision)?;
+            drop(out);
+            self.note_decision(&gate, &decision, None);
+            return Ok((Toolbox::denied(gated), Duration::ZERO));
+        };
+        let verdict = if approvals.granted(&call.name, gated.side_effect) {
+            Verdict {
+                allowed: true,
+                decided_by: "session",
+                reason: format!(
+                    "allowed for this session: {} ({}) was answered allow_session earlier",
+                    call.name, gated.side_effect
+                ),
+                for_session: false,
+            }
+        } else {
+            let (id, timeout) = approvals.request();
+            lock(self.out).permission_request(&gate, Some((&id, timeout)))?;
+            self.journal.note(
+                "permission_request",
+                serde_json::json!({"id": call.id, "name": call.name, "requestId": id, "sideEffect": gated.side_effect, "reason": gated.reason}),
+            );
+            lock(self.out).set_phase(Some(Phase::Approval), Some(&call.id));
+            let verdict = approvals.wait(&id);
+            lock(self.out).set_phase(None, None);
+            let verdict = verdict?;
+            if verdict.for_session {
+                approvals.grant(&call.name, gated.side_effect);
+            }
+            verdict
+        };
+        let decision = Decision {
+            action: if verdict.allowed { "allow" } else { "deny" },
+            granted: verdict.allowed,
+            reason: &verdict.reason,
+            decided_by: verdict.decided_by,
+        };
+        lock(self.out).permission_decision(&gate, &decision)?;
+        self.note_decision(&gate, &decision, Some(verdict.for_session));
+        if !verdict.allowed {
+            let denial = format!("Error: Permission denied for {}: {}", call.name, verdict.reason);
+            return Ok((Outcome { denied: true, ..Outcome::error(denial) }, Duration::ZERO));
+        }
+        Ok(self.run_tool(call, true))
+    }
+
+    /// Runs one call (`approved`: the client allowed it), timed, with heartbeats.
+    fn run_tool(&mut self, call: &ToolCall, approved: bool) -> (Outcome, Duration) {
+        lock(self.out).set_phase(Some(Phase::Tool), Some(&call.id));
+        let started = Instant::now();
+        let outcome = if approved { self.tools.run_approved(call) } else { self.tools.run(call) };
+        let duration = started.elapsed();
+        lock(self.out).set_phase(None, None);
+        (outcome, duration)
+    }
+
+    /// The session keeps every decision.
+    fn note_decision(&mut self, gate: &Gate<'_>, decision: &Decision<'_>, session: Option<bool>) {
+        let mut payload = serde_json::json!({"id": gate.id, "name": gate.name, "action": decision.action, "sideEffect": gate.side_effect, "decidedBy": decision.decided_by, "reason": decision.reason});
+        if session == Some(true) {
+            payload["forSession"] = serde_json::Value::Bool(true);
+        }
+        self.journal.note("permission_decision", payload);
     }
 }
 
@@ -233,6 +336,7 @@ mod tests {
             model: models::find("gpt-4.1"),
             permission_mode: mode.name(),
             autonomy: "low",
+            approvals: None,
         };
         let result = agent.run(&mut messages);
         let text = sink.text();

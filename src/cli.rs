@@ -52,6 +52,11 @@ Output:
                                silence (default: 10000; 0 turns them off)
       --image <PATH>           attach a PNG, JPEG, GIF or WebP image to the
                                prompt (repeatable)
+      --live                   many turns over one stdin stream, one per
+                               prompt line (-i and -o stream-json, schema 2)
+      --approvals stdin        live mode: calls that need approval wait for a
+                               permission_response line
+      --approval-timeout-ms <N>  how long an approval waits (default: 60000)
 
 Model:
   -m, --model <MODEL>          model id, alias or profile name
@@ -217,6 +222,9 @@ pub struct ExecArgs {
     pub schema_version: Option<String>,
     pub heartbeat_ms: Option<String>,
     pub images: Vec<PathBuf>,
+    pub live: bool,
+    pub approvals: Option<String>,
+    pub approval_timeout_ms: Option<String>,
     /// The first command-line error, reported once the output format is known.
     pub error: Option<String>,
 }
@@ -350,6 +358,9 @@ const EXEC_OPTIONS: &[&str] = &[
     "--schema-version",
     "--heartbeat-ms",
     "--image",
+    "--live",
+    "--approvals",
+    "--approval-timeout-ms",
     "--help",
     "--version",
     "--prompt",
@@ -431,6 +442,9 @@ fn exec_option(
         "schema-version" => out.schema_version = Some(parser.value()?.string()?),
         "heartbeat-ms" => out.heartbeat_ms = Some(parser.value()?.string()?),
         "image" => out.images.push(parser.value()?.into()),
+        "live" => out.live = true,
+        "approvals" => out.approvals = Some(parser.value()?.string()?),
+        "approval-timeout-ms" => out.approval_timeout_ms = Some(parser.value()?.string()?),
         other => return Err(lexopt::Error::UnexpectedOption(format!("--{other}"))),
     }
     Ok(())

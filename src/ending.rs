@@ -9,13 +9,57 @@
 #![forbid(unsafe_code)]
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
 use crate::error::Failure;
 use crate::output::{self, Format, Shared};
 use crate::session::Session;
+
+/// Live mode's state, for the signal watcher: not live, waiting for input, or in a turn.
+static LIVE_STATE: AtomicU8 = AtomicU8::new(NOT_LIVE);
+const NOT_LIVE: u8 = 0;
+const LIVE_WAITING: u8 = 1;
+const LIVE_IN_TURN: u8 = 2;
+/// A SIGINT asked the current live turn to stop.
+static TURN_INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// When the last live turn was interrupted: a second SIGINT within 2 s ends the process.
+static LAST_TURN_INTERRUPT: Mutex<Option<Instant>> = Mutex::new(None);
+/// How close a second SIGINT must follow the first to end a live process.
+const SECOND_INTERRUPT: Duration = Duration::from_secs(2);
+
+/// Live mode: whether a turn is running (SIGINT interrupts it) or zero waits for input
+/// (SIGINT ends the process). Entering a turn clears an interrupt left from before it.
+pub fn set_live_turn(in_turn: bool) {
+    if in_turn {
+        TURN_INTERRUPTED.store(false, Ordering::SeqCst);
+    }
+    LIVE_STATE.store(if in_turn { LIVE_IN_TURN } else { LIVE_WAITING }, Ordering::SeqCst);
+    crate::signals::set_live(true);
+}
+
+/// Whether a SIGINT interrupted the current live turn.
+pub fn turn_interrupted() -> bool {
+    TURN_INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// What a signal does: in a live turn, a first SIGINT stops that turn (its command's process
+/// group is killed at once); anything else ends the process.
+fn on_signal(shared: &Shared, signum: i32) {
+    let in_turn = LIVE_STATE.load(Ordering::SeqCst) == LIVE_IN_TURN;
+    if signum == crate::signals::SIGINT && in_turn {
+        let mut last = LAST_TURN_INTERRUPT.lock().unwrap_or_else(|p| p.into_inner());
+        let recent = last.is_some_and(|at| at.elapsed() < SECOND_INTERRUPT);
+        if !recent {
+            *last = Some(Instant::now());
+            TURN_INTERRUPTED.store(true, Ordering::SeqCst);
+            crate::signals::kill_running_group();
+            return;
+        }
+    }
+    end_from_outside(shared, Failure::Interrupted);
+}
 
 /// The session of the running exec.
 static ACTIVE_SESSION: Mutex<Option<Arc<Mutex<Session>>>> = Mutex::new(None);
@@ -79,7 +123,7 @@ pub fn install(shared: &Shared) {
     let for_signals = shared.clone();
     // Without the handler the default action (terminate) still applies; that is the best
     // that can be done if the socket pair cannot be created.
-    let _ = crate::signals::install(move || end_from_outside(&for_signals, Failure::Interrupted));
+    let _ = crate::signals::install(move |signum| on_signal(&for_signals, signum));
     let for_panics = shared.clone();
     std::panic::set_hook(Box::new(move |info| {
         let what = info

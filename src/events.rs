@@ -142,6 +142,11 @@ pub enum Event<'a> {
         message: &'a str,
         recoverable: bool,
     },
+    /// Live mode: the end of one user turn.
+    TurnEnd {
+        turn: u64,
+        status: RunStatus,
+    },
     RunEnd {
         status: RunStatus,
         exit_code: u8,

@@ -79,9 +79,12 @@ fn finish(shared: &Shared, result: Result<(), Stop>) -> u8 {
 }
 
 fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
-    // The schema version the flag asks for: every later error is written in it.
-    if let Some(version) = run_plan::schema_version(args)? {
-        lock(shared).set_schema(version);
+    // The schema version the flag asks for (live mode speaks 2): every later error is written
+    // in it.
+    match run_plan::schema_version(args)? {
+        Some(version) => lock(shared).set_schema(version),
+        None if args.live => lock(shared).set_schema(2),
+        None => {}
     }
     // 2-4, 7. Everything the command line alone decides, before anything is read or changed.
     let plan = run_plan::resolve(args, env)?;
@@ -109,6 +112,9 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
     // decide the schema version when the flag did not, also for the error of a bad line.
     let prompt = if plan.list_tools {
         None
+    } else if plan.live {
+        // Live mode reads its turns after run_start.
+        Some(Prompt::default())
     } else {
         let mut version = plan.schema_version;
         let read = read_prompt(plan, &prompt_words, prompt_file.as_deref(), &mut version);
@@ -187,7 +193,8 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
     let mut toolbox =
         Toolbox::new(workspace, mode, plan.enabled_tools.clone(), plan.disabled_tools.clone())
             .hiding_env(hidden)
-            .allowing_writes(plan.autonomy != "low");
+            .allowing_writes(plan.autonomy != "low")
+            .asking_for_approval(plan.approvals.is_some());
     for (name, level) in toolbox.enabled_but_withheld() {
         warnings.push(Warning::new(
             warning_code::IGNORED_OPTION,
@@ -263,26 +270,33 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
             None => {}
         }
     }
-    // 12. The user's prompt is the session's next event.
-    if let Some(s) = &session {
-        let mut payload = serde_json::json!({"role": "user", "content": prompt, "source": "exec"});
-        if !images.is_empty() {
-            // What was attached, not the bytes (see `images`).
-            let shown: Vec<_> = images
-                .iter()
-                .map(|i| serde_json::json!({"mediaType": i.media_type, "bytes": i.bytes}))
-                .collect();
-            payload["images"] = serde_json::Value::Array(shown);
-        }
-        session_lock(s).record("message", payload);
-    }
     // 13. The agent loop, with the earlier conversation trimmed to the model's context.
     let budget = runtime.model.map_or(128_000, |m| m.context_window.min(1_000_000)) / 2;
     let mut messages = vec![Message::system(SYSTEM_PROMPT)];
     messages.extend(session::trim_to_budget(history, budget));
-    messages.push(Message { images, ..Message::user(prompt) });
     let mut journal =
         SessionJournal { session: session.clone(), out: shared.clone(), model: runtime.model };
+    if plan.live {
+        return crate::live::run(crate::live::Live {
+            out: shared,
+            provider: &mut provider,
+            tools: &mut toolbox,
+            journal: &mut journal,
+            session: session.clone(),
+            new_session: matches!(plan.session, SessionPlan::New) && !plan.ephemeral,
+            max_turns,
+            model: runtime.model,
+            permission_mode: mode.name(),
+            autonomy: plan.autonomy,
+            approvals: plan.approvals,
+            messages,
+        });
+    }
+    // 12. The user's prompt is the session's next event.
+    if let Some(s) = &session {
+        session_lock(s).record("message", session::user_payload(&prompt, &images, "exec"));
+    }
+    messages.push(Message { images, ..Message::user(prompt) });
     let mut agent = Agent {
         provider: &mut provider,
         tools: &mut toolbox,
@@ -292,6 +306,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
         model: runtime.model,
         permission_mode: mode.name(),
         autonomy: plan.autonomy,
+        approvals: None,
     };
     let answer = agent.run(&mut messages)?;
     // 15. Completion: the session is on disk before the last line is written.
@@ -509,6 +524,10 @@ impl Journal for SessionJournal {
     fn usage(&mut self, usage: &Usage) {
         let cost = self.model.and_then(|m| models::cost(m, usage));
         self.record("provider_usage", session::usage_payload(usage, cost));
+    }
+
+    fn note(&mut self, kind: &str, payload: serde_json::Value) {
+        self.record(kind, payload);
     }
 }
 

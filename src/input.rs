@@ -247,6 +247,107 @@ pub fn read_events(
     Ok(StreamPrompt { text: parts.join("\n\n"), images })
 }
 
+/// One line of live mode's input (PROTOCOL-2.md, Live mode).
+#[derive(Debug, PartialEq, Eq)]
+pub enum LiveLine {
+    /// A `prompt` or `message`: one user turn.
+    Turn(StreamPrompt),
+    /// A client's answer to a `permission_request`.
+    Response(Response),
+    /// Only whitespace: skipped.
+    Blank,
+}
+
+/// A `permission_response` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    pub request_id: String,
+    pub decision: Answer,
+    pub reason: Option<String>,
+}
+
+/// `permission_response.decision`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Allow,
+    Deny,
+    AllowSession,
+}
+
+/// What is wrong with a live input line: a line that is not JSON ends the process; a JSON
+/// line that is wrong is reported and skipped. Both messages name the line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LiveLineError {
+    Fatal(String),
+    Skip(String),
+}
+
+/// Checks one live input line (`number` from 1; its newline already removed).
+pub fn live_line(bytes: &[u8], number: usize) -> Result<LiveLine, LiveLineError> {
+    let at = |detail: &str| format!("Invalid stream-json input at line {number}: {detail}");
+    let fatal = |detail: &str| LiveLineError::Fatal(at(detail));
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    let mut line = std::str::from_utf8(bytes).map_err(|_| fatal("not valid UTF-8"))?;
+    if number == 1 {
+        line = line.strip_prefix('\u{feff}').unwrap_or(line);
+    }
+    if line.contains('\0') {
+        return Err(fatal("contains a NUL byte"));
+    }
+    let line = line.trim();
+    if line.is_empty() {
+        return Ok(LiveLine::Blank);
+    }
+    let value: Value = serde_json::from_str(line).map_err(|_| fatal("expected a JSON object."))?;
+    let Value::Object(event) = value else { return Err(fatal("expected a JSON object.")) };
+    let skip = |detail: String| LiveLineError::Skip(at(&detail));
+    check_version(&event, Some(2)).map_err(skip)?;
+    if event.get("type").and_then(Value::as_str) == Some("permission_response") {
+        return validate_response(&event).map(LiveLine::Response).map_err(skip);
+    }
+    let mut images = Vec::new();
+    let content = validate_event(&event, 2, &mut images).map_err(skip)?;
+    Ok(LiveLine::Turn(StreamPrompt { text: content.trim().to_string(), images }))
+}
+
+/// A `permission_response`: `requestId`, `decision`, optional `reason`, nothing else.
+fn validate_response(event: &Map<String, Value>) -> Result<Response, String> {
+    let allowed = ["schemaVersion", "type", "requestId", "decision", "reason"];
+    if let Some(key) = event.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(format!(
+            "{}: unknown field for a \"permission_response\" event",
+            field_name(key)
+        ));
+    }
+    let request_id = match event.get("requestId") {
+        None => return Err("requestId: required".to_string()),
+        Some(Value::String(id)) if !id.is_empty() => id.clone(),
+        Some(other) => {
+            return Err(format!("requestId: expected a non-empty string, got {}", describe(other)))
+        }
+    };
+    let decision = match event.get("decision") {
+        None => {
+            return Err("decision: required (\"allow\", \"deny\" or \"allow_session\")".to_string())
+        }
+        Some(Value::String(d)) if d == "allow" => Answer::Allow,
+        Some(Value::String(d)) if d == "deny" => Answer::Deny,
+        Some(Value::String(d)) if d == "allow_session" => Answer::AllowSession,
+        Some(other) => {
+            return Err(format!(
+                "decision: expected \"allow\", \"deny\" or \"allow_session\", got {}",
+                describe(other)
+            ))
+        }
+    };
+    let reason = match event.get("reason") {
+        None => None,
+        Some(Value::String(r)) => Some(r.clone()),
+        Some(other) => return Err(format!("reason: expected a string, got {}", describe(other))),
+    };
+    Ok(Response { request_id, decision, reason })
+}
+
 /// The line's `schemaVersion`: the `expected` one, or (when none is expected yet) one zero
 /// speaks.
 fn check_version(event: &Map<String, Value>, expected: Option<u8>) -> Result<u8, String> {

@@ -30,6 +30,7 @@ mod http;
 mod ignore;
 mod images;
 mod input;
+mod live;
 mod models;
 mod output;
 mod process;

@@ -80,6 +80,7 @@ impl Wire {
 pub enum Phase {
     Model,
     Tool,
+    Approval,
 }
 
 impl Phase {
@@ -87,6 +88,7 @@ impl Phase {
         match self {
             Phase::Model => "model",
             Phase::Tool => "tool",
+            Phase::Approval => "approval",
         }
     }
 }
@@ -698,6 +700,46 @@ impl Emitter {
         let answer = self.redactor.redact_str(answer);
         self.emit(&Event::Final { text: &answer })?;
         self.run_end(RunStatus::Success, 0)
+    }
+
+    /// Live mode: a turn's answer (`final`, without the run's end).
+    pub fn turn_answer(&mut self, answer: &str) -> Result<(), OutputClosed> {
+        self.end_text()?;
+        let answer = self.redactor.redact_str(answer);
+        self.emit(&Event::Final { text: &answer })
+    }
+
+    /// Live mode: a turn that failed (`error`, without the run's end).
+    pub fn turn_error(&mut self, failure: &Failure) -> Result<(), OutputClosed> {
+        self.end_text()?;
+        self.error_event(failure.code_v2(), &failure.message(), failure.recoverable())
+    }
+
+    /// Live mode: an input line that is wrong but does not end the process.
+    pub fn input_error(&mut self, message: &str) -> Result<(), OutputClosed> {
+        self.error_event("usage_error", message, false)
+    }
+
+    fn error_event(
+        &mut self,
+        code: &str,
+        message: &str,
+        recoverable: bool,
+    ) -> Result<(), OutputClosed> {
+        let message = self.redactor.redact_str(message);
+        self.emit(&Event::Error { code, message: &message, recoverable })
+    }
+
+    /// Live mode: the end of user turn `turn`.
+    pub fn turn_end(&mut self, turn: u64, status: RunStatus) -> Result<(), OutputClosed> {
+        self.end_text()?;
+        self.emit(&Event::TurnEnd { turn, status })
+    }
+
+    /// Live mode: the end of input ends the process with the last turn's status.
+    pub fn live_end(&mut self, status: RunStatus, exit_code: u8) -> Result<(), OutputClosed> {
+        self.end_text()?;
+        self.run_end(status, exit_code)
     }
 
     /// `run_end`, the last line; schema 2 counts the lines, this one included.

@@ -79,6 +79,85 @@ pub struct RunPlan {
     pub heartbeat_ms: Option<u64>,
     /// `--image` paths, as given.
     pub images: Vec<PathBuf>,
+    /// `--live`: many turns over one stdin stream.
+    pub live: bool,
+    /// `--approvals stdin`: gated calls wait for the client's answer, this long.
+    pub approvals: Option<std::time::Duration>,
+}
+
+/// `--approval-timeout-ms` when not given.
+pub const DEFAULT_APPROVAL_TIMEOUT_MS: u64 = 60_000;
+/// The longest `--approval-timeout-ms`: a day.
+const MAX_APPROVAL_TIMEOUT_MS: u64 = 86_400_000;
+
+/// `--live`, `--approvals` and `--approval-timeout-ms`, checked together: live mode reads
+/// stream-json from stdin and writes stream-json, in schema 2.
+fn live_options(
+    args: &ExecArgs,
+    input: InputFormat,
+    schema: Option<u8>,
+    warnings: &mut Vec<Warning>,
+) -> Result<Option<std::time::Duration>, Failure> {
+    let usage = |m: &str| Err(Failure::Usage(m.to_string()));
+    if args.live {
+        let output = args.output_format.as_deref().map(|f| f.trim().to_ascii_lowercase());
+        if input != InputFormat::StreamJson || output.as_deref() != Some("stream-json") {
+            return usage("--live needs -i stream-json and -o stream-json: turns arrive as input lines and each is answered with events.");
+        }
+        // `--resume ID` parses the id as a possible prompt word; live mode has none.
+        let resume_word = usize::from(matches!(args.resume, Some(Resume::Candidate { .. })));
+        if args.file.is_some() || args.prompt_words.len() > resume_word {
+            return usage(
+                "--live reads its turns from stdin: it takes no prompt words and no --file.",
+            );
+        }
+        if schema == Some(1) {
+            return usage(
+                "--live speaks stream-json schema 2; --schema-version 1 cannot be used with it.",
+            );
+        }
+        if args.list_tools {
+            return usage("--list-tools cannot be combined with --live.");
+        }
+    }
+    let approvals = match args.approvals.as_deref().map(|v| v.trim().to_ascii_lowercase()) {
+        None => false,
+        Some(v) if v == "stdin" => true,
+        Some(_) => {
+            return Err(Failure::Usage(format!(
+                "Invalid --approvals value \"{}\". Expected \"stdin\".",
+                args.approvals.as_deref().unwrap_or_default().trim()
+            )))
+        }
+    };
+    if approvals && !args.live {
+        return usage(
+            "--approvals stdin needs --live: the answers are read from the live input stream.",
+        );
+    }
+    let timeout = match args.approval_timeout_ms.as_deref() {
+        None => DEFAULT_APPROVAL_TIMEOUT_MS,
+        Some(value) => {
+            let t = value.trim();
+            let n = (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| t.parse::<u64>().ok())
+                .flatten()
+                .filter(|n| (1..=MAX_APPROVAL_TIMEOUT_MS).contains(n));
+            let n = n.ok_or_else(|| {
+                Failure::Usage(format!(
+                    "Invalid --approval-timeout-ms value \"{t}\". Expected milliseconds from 1 to {MAX_APPROVAL_TIMEOUT_MS}."
+                ))
+            })?;
+            if !approvals {
+                warnings.push(Warning::new(
+                    IGNORED_OPTION,
+                    "--approval-timeout-ms is ignored: no approvals are asked without --approvals stdin.",
+                ));
+            }
+            n
+        }
+    };
+    Ok(approvals.then(|| std::time::Duration::from_millis(timeout)))
 }
 
 /// The longest `--heartbeat-ms`: an hour.
@@ -188,6 +267,7 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
         ));
     }
     let prompt_words = if dash_word { Vec::new() } else { args.prompt_words.clone() };
+    let approvals = live_options(args, input_format, schema_version, &mut warnings)?;
     let prompt_file = if dash_file { None } else { args.file.clone() };
     Ok(RunPlan {
         input_format,
@@ -217,6 +297,8 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
         schema_version,
         heartbeat_ms,
         images: args.images.clone(),
+        live: args.live,
+        approvals,
     })
 }
 
@@ -263,6 +345,8 @@ fn session_plan(args: &ExecArgs) -> Result<SessionPlan, Failure> {
         (None, Some(fork)) => SessionPlan::Fork(id(fork)?),
         (Some(Resume::Latest), None) => SessionPlan::Latest,
         (Some(Resume::Id(resume)), None) => SessionPlan::Resume(id(resume)?),
+        // Live mode takes no prompt words: the word is the session to resume.
+        (Some(Resume::Candidate { word, .. }), None) if args.live => SessionPlan::Resume(id(word)?),
         (Some(Resume::Candidate { word, index }), None) => {
             SessionPlan::Candidate { word: word.clone(), index: *index }
         }

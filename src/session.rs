@@ -473,6 +473,12 @@ impl Session {
         write_metadata(&self.dir, &self.meta)
     }
 
+    /// Names the session (written with the next event): a live session's title comes from
+    /// its first turn, which arrives after the session exists.
+    pub fn retitle(&mut self, title: String) {
+        self.meta.title = Some(title);
+    }
+
     /// Appends, keeping the first failure for one warning instead of failing the run.
     pub fn record(&mut self, kind: &str, payload: Value) {
         if self.failed.is_some() {
@@ -531,6 +537,19 @@ pub fn parse_events(id: &str, bytes: &[u8]) -> Result<(Vec<Event>, Vec<String>),
 
 /// Payload of a `tool_call` event. Arguments are stored decoded (and so redacted decoded):
 /// an escaped secret in the model's JSON text cannot reach the file.
+/// A user message: its text, and what was attached (not the image bytes, see `images`).
+pub fn user_payload(content: &str, images: &[crate::images::Image], source: &str) -> Value {
+    let mut payload = serde_json::json!({"role": "user", "content": content, "source": source});
+    if !images.is_empty() {
+        let shown: Vec<Value> = images
+            .iter()
+            .map(|i| serde_json::json!({"mediaType": i.media_type, "bytes": i.bytes}))
+            .collect();
+        payload["images"] = Value::Array(shown);
+    }
+    payload
+}
+
 pub fn tool_call_payload(call: &ToolCall, side_effect: &str, redactor: &Redactor) -> Value {
     let args = if call.arguments.trim().is_empty() {
         json!({})

@@ -3,9 +3,12 @@
 //!
 //! SIGINT, SIGTERM and SIGHUP (a closed terminal or editor) are caught by a handler installed
 //! with `sigaction` that does only async-signal-safe work, keeping `errno` as it found it: it
-//! bumps a counter and writes one byte to a socket. A watcher thread blocked on the other end
-//! then ends the run (see `ending`), wherever the main thread is blocked. A second signal
-//! exits at once with 130 from inside the handler (`_exit` is async-signal-safe).
+//! bumps a counter and writes one byte (the signal's number) to a socket. A watcher thread
+//! blocked on the other end then decides (see `ending`), wherever the main thread is blocked:
+//! a run ends; in live mode a first SIGINT during a turn interrupts only that turn. Outside
+//! live mode a second signal exits at once with 130 from inside the handler (`_exit` is
+//! async-signal-safe); in live mode every signal goes to the watcher, which ends the process
+//! itself when it should.
 //!
 //! The child processes of tool calls run in their own process group, registered here so an
 //! interrupt kills the group; zero is also a child subreaper, so a process that leaves the
@@ -16,10 +19,10 @@
 use std::io::Read;
 use std::os::unix::io::IntoRawFd;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 
 const SIGHUP: i32 = 1;
-const SIGINT: i32 = 2;
+pub const SIGINT: i32 = 2;
 pub const SIGKILL: i32 = 9;
 const SIGTERM: i32 = 15;
 /// `sa_flags`: restart interrupted system calls instead of failing them with EINTR.
@@ -53,11 +56,13 @@ static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
 static RECEIVED: AtomicU32 = AtomicU32::new(0);
 /// Process group of the running tool command (0 when none).
 static RUNNING_GROUP: AtomicI32 = AtomicI32::new(0);
+/// Live mode: a signal does not end the process from the handler.
+static LIVE: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(signum: i32) {
     // SAFETY: __errno_location returns this thread's errno slot; it is restored before return.
     let saved = unsafe { *__errno_location() };
-    if RECEIVED.fetch_add(1, Ordering::SeqCst) > 0 {
+    if RECEIVED.fetch_add(1, Ordering::SeqCst) > 0 && !LIVE.load(Ordering::SeqCst) {
         let group = RUNNING_GROUP.load(Ordering::SeqCst);
         // SAFETY: kill and _exit are async-signal-safe; the arguments are plain integers.
         unsafe {
@@ -79,15 +84,16 @@ extern "C" fn on_signal(signum: i32) {
     unsafe { *__errno_location() = saved };
 }
 
-/// Catches SIGINT, SIGTERM and SIGHUP; `on_interrupt` runs on a watcher thread at the first.
-pub fn install(on_interrupt: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+/// Catches SIGINT, SIGTERM and SIGHUP; `decide` runs on a watcher thread for each, with
+/// the signal's number (outside live mode the handler itself ends the process at the second).
+pub fn install(mut decide: impl FnMut(i32) + Send + 'static) -> std::io::Result<()> {
     let (mut reader, writer) = UnixStream::pair()?;
     // The write end lives for the whole process: the handler may use it at any time.
     WAKE_FD.store(writer.into_raw_fd(), Ordering::SeqCst);
     std::thread::Builder::new().name("zero-signals".into()).spawn(move || {
         let mut byte = [0u8; 1];
-        if matches!(reader.read(&mut byte), Ok(1)) {
-            on_interrupt();
+        while matches!(reader.read(&mut byte), Ok(1)) {
+            decide(i32::from(byte[0]));
         }
     })?;
     let action = SigAction {
@@ -104,6 +110,11 @@ pub fn install(on_interrupt: impl FnOnce() + Send + 'static) -> std::io::Result<
         }
     }
     Ok(())
+}
+
+/// Live mode: every signal reaches the watcher, which decides whether the process ends.
+pub fn set_live(live: bool) {
+    LIVE.store(live, Ordering::SeqCst);
 }
 
 /// Records the process group of the command now running (its leader's pid).

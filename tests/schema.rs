@@ -194,11 +194,20 @@ fn check_line_1(line: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The ordering rules of a `--live` process (schema 2 only).
+pub fn check_live_sequence(events: &[Value]) -> Result<(), String> {
+    match events.first() {
+        // `--schema-version 1 --live` is refused in schema 1.
+        Some(first) if first["schemaVersion"] == 2 => crate::schema2::check_sequence(events, true),
+        _ => check_sequence(events),
+    }
+}
+
 /// The ordering rules (A3): `run_start` first when present; one terminal `run_end`, last;
 /// `error` right before a failing `run_end`, `final` right before a successful one; one run id.
 pub fn check_sequence(events: &[Value]) -> Result<(), String> {
     if events.first().is_some_and(|e| e["schemaVersion"] == 2) {
-        return crate::schema2::check_sequence(events);
+        return crate::schema2::check_sequence(events, false);
     }
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap_or("")).collect();
     let Some(last) = events.last() else { return Err("no output".into()) };

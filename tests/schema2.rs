@@ -412,8 +412,8 @@ fn codes_of(status: &str) -> &'static [u64] {
     }
 }
 
-/// The ordering rules of schema 2, on top of schema 1's.
-pub fn check_sequence(events: &[Value]) -> Result<(), String> {
+/// The ordering rules of schema 2, on top of schema 1's; `live` for a `--live` process.
+pub fn check_sequence(events: &[Value], live: bool) -> Result<(), String> {
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap_or("")).collect();
     let Some(last) = events.last() else { return Err("no output".into()) };
     for (i, e) in events.iter().enumerate() {
@@ -437,7 +437,9 @@ pub fn check_sequence(events: &[Value]) -> Result<(), String> {
     }
     // What comes right before the end, leaving heartbeats aside.
     let before = kinds[..kinds.len() - 1].iter().rev().find(|k| **k != "heartbeat").copied();
-    let live = kinds.contains(&"turn_end");
+    if live {
+        check_turns(events, &kinds)?;
+    }
     match status {
         "success" if !live && before != Some("final") => return Err("success without final".into()),
         "error" | "incomplete" | "interrupted" if !live && before != Some("error") => {
@@ -462,6 +464,53 @@ pub fn check_sequence(events: &[Value]) -> Result<(), String> {
         return Err("runId changes between lines".into());
     }
     check_permissions(events, &kinds)
+}
+
+/// Live mode: turns numbered from 1, each ended by `turn_end` right after its `final` (success)
+/// or its `error` (with the matching code); the process ends with the last turn's status, or
+/// right after an `error` that ended it (a line that is not JSON, an interrupt).
+fn check_turns(events: &[Value], kinds: &[&str]) -> Result<(), String> {
+    let previous = |i: usize| (0..i).rev().find(|&j| kinds[j] != "heartbeat");
+    let mut turn = 0;
+    for (i, e) in events.iter().enumerate().filter(|(_, e)| e["type"] == "turn_end") {
+        turn += 1;
+        if e["turn"] != turn {
+            return Err(format!("turn_end {} where turn {turn} was due", e["turn"]));
+        }
+        let before = previous(i).map(|j| &events[j]);
+        let ok = match (e["status"].as_str(), before) {
+            (Some("success"), Some(b)) => b["type"] == "final",
+            (Some("incomplete"), Some(b)) => b["type"] == "error" && b["code"] == "incomplete",
+            (Some("interrupted"), Some(b)) => b["type"] == "error" && b["code"] == "interrupted",
+            (Some("error"), Some(b)) => b["type"] == "error",
+            _ => false,
+        };
+        if !ok {
+            return Err(format!(
+                "turn_end {turn} ({}) does not follow its final or error",
+                e["status"]
+            ));
+        }
+    }
+    let n = events.len();
+    let end = &events[n - 1];
+    let before = previous(n - 1).map(|j| &events[j]);
+    match before {
+        Some(b)
+            if b["type"] == "turn_end"
+                && end["status"] != "error"
+                && end["status"] != b["status"] =>
+        {
+            return Err("run_end must carry the last turn's status".into())
+        }
+        Some(b)
+            if b["type"] == "run_start" && (end["status"] != "success" || end["exitCode"] != 0) =>
+        {
+            return Err("a live process without turns ends with success and 0".into())
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// A gated call is `tool_call`, `permission_request`, `permission_decision`, `tool_result` (no
@@ -551,16 +600,19 @@ fn the_schema_2_check_rejects_drift() {
     };
     let fin = |seq| line(seq, r#""type":"final","text":"a""#);
     assert_eq!(
-        check_sequence(&[fin(1), end(2, 2)]).map_err(|e| e.contains("run_start")),
+        check_sequence(&[fin(1), end(2, 2)], false).map_err(|e| e.contains("run_start")),
         Err(true)
     );
     let start = line(
         1,
         r#""type":"run_start","cwd":"/","provider":"p","model":"m","apiModel":"m","permissionMode":"auto","autonomy":"low","heartbeatMs":0"#,
     );
-    assert_eq!(check_sequence(&[start.clone(), fin(2), end(3, 3)]), Ok(()));
-    assert!(check_sequence(&[start.clone(), fin(3), end(4, 3)]).is_err(), "a gap in seq");
-    assert!(check_sequence(&[start.clone(), fin(2), end(3, 2)]).is_err(), "a wrong eventCount");
+    assert_eq!(check_sequence(&[start.clone(), fin(2), end(3, 3)], false), Ok(()));
+    assert!(check_sequence(&[start.clone(), fin(3), end(4, 3)], false).is_err(), "a gap in seq");
+    assert!(
+        check_sequence(&[start.clone(), fin(2), end(3, 2)], false).is_err(),
+        "a wrong eventCount"
+    );
     let call = line(2, r#""type":"tool_call","id":"c","name":"bash","sideEffect":"shell""#);
     let result = line(
         4,
@@ -571,7 +623,7 @@ fn the_schema_2_check_rejects_drift() {
         r#""type":"permission_decision","id":"c","name":"bash","action":"deny","permission":"prompt","permissionGranted":false,"permissionMode":"auto","autonomy":"low","sideEffect":"shell","decisionReason":"no","decidedBy":"policy""#,
     );
     assert!(
-        check_sequence(&[start.clone(), call, decision, result, fin(5), end(6, 6)]).is_err(),
+        check_sequence(&[start.clone(), call, decision, result, fin(5), end(6, 6)], false).is_err(),
         "a decision without its request"
     );
 }

@@ -13,6 +13,7 @@ mod cli;
 mod faults;
 mod field;
 mod inputs;
+mod live;
 mod promises;
 mod protocol2;
 mod providers;

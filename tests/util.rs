@@ -261,7 +261,12 @@ fn conforms(output: &Output) {
         }
         events.push(event);
     }
-    if let Err(err) = crate::schema::check_sequence(&events) {
+    let checked = if args.iter().any(|a| a == "--live") {
+        crate::schema::check_live_sequence(&events)
+    } else {
+        crate::schema::check_sequence(&events)
+    };
+    if let Err(err) = checked {
         panic!("the stream breaks the ordering rules: {err}\n{output:?}");
     }
 }
@@ -394,7 +399,12 @@ impl Output {
                 panic!("schema violation: {err}\nline: {line}\n{self:?}");
             }
         }
-        crate::schema::check_sequence(&events).unwrap_or_else(|e| panic!("{e}\n{self:?}"));
+        let checked = if self.args.iter().any(|a| a == "--live") {
+            crate::schema::check_live_sequence(&events)
+        } else {
+            crate::schema::check_sequence(&events)
+        };
+        checked.unwrap_or_else(|e| panic!("{e}\n{self:?}"));
         events
     }
 

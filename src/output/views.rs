@@ -93,6 +93,7 @@ pub(super) fn legacy<'a>(event: &'a Event<'a>) -> Option<Legacy<'a>> {
         | Event::Reasoning { .. }
         | Event::PermissionRequest { .. }
         | Event::PermissionDecision { .. }
+        | Event::TurnEnd { .. }
         | Event::Heartbeat { .. } => return None,
     })
 }
@@ -127,6 +128,7 @@ pub(super) fn text_row(event: &Event<'_>) -> Option<String> {
         | Event::PermissionRequest { .. }
         | Event::PermissionDecision { .. }
         | Event::Heartbeat { .. }
+        | Event::TurnEnd { .. }
         | Event::RunEnd { .. } => return None,
     })
 }

@@ -278,6 +278,8 @@ pub struct Toolbox {
     hidden_env: Vec<OsString>,
     /// `--auto medium`: the tools that edit files in the workspace run too.
     writes: bool,
+    /// A client answers for the tools that need approval, so they are offered.
+    asking: bool,
 }
 
 impl Toolbox {
@@ -295,6 +297,7 @@ impl Toolbox {
             plan: Vec::new(),
             hidden_env: Vec::new(),
             writes: false,
+            asking: false,
         }
     }
 
@@ -361,9 +364,19 @@ impl Toolbox {
         (tool.schema)()
     }
 
-    /// Tools the model sees: filters, then permission mode (B 1.7).
+    /// Tools the model sees: filters, then permission mode (B 1.7); with a client to ask
+    /// (`--approvals stdin`), the tools that need approval too.
     pub fn visible(&self) -> Vec<&'static ToolDef> {
-        TOOLS.iter().filter(|t| self.filtered_in(t.name) && self.permitted(t)).collect()
+        TOOLS
+            .iter()
+            .filter(|t| self.filtered_in(t.name) && (self.asking || self.permitted(t)))
+            .collect()
+    }
+
+    /// Offers the tools that need approval: a client answers for them (`--approvals stdin`).
+    pub fn asking_for_approval(mut self, asking: bool) -> Toolbox {
+        self.asking = asking;
+        self
     }
 
     /// The visible tools as sent to the provider.
@@ -406,6 +419,15 @@ impl Toolbox {
 
     /// Runs one call through the envelope (B 5.4, A9).
     pub fn run(&mut self, call: &ToolCall) -> Outcome {
+        self.run_checked(call, false)
+    }
+
+    /// Runs a call the client approved (its autonomy level alone would not run it).
+    pub fn run_approved(&mut self, call: &ToolCall) -> Outcome {
+        self.run_checked(call, true)
+    }
+
+    fn run_checked(&mut self, call: &ToolCall, approved: bool) -> Outcome {
         let name = call.name.as_str();
         let raw = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
         let args: Value = match serde_json::from_str(raw) {
@@ -424,7 +446,7 @@ impl Toolbox {
                 "Error: {name} is not enabled for this run (--enabled-tools/--disabled-tools). The tool was not executed."
             ));
         }
-        if let Some(gated) = self.gate(call) {
+        if let Some(gated) = self.gate(call).filter(|_| !approved) {
             return Toolbox::denied(&gated);
         }
         let Value::Object(map) = args else {

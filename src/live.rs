@@ -1,0 +1,310 @@
+//! Live mode (`--live`, PROTOCOL-2.md "Live mode"): one process, many user turns over one
+//! stdin stream, one session. `run_start` is written before any input is read; each
+//! `prompt`/`message` line is a turn that ends with `turn_end`; the end of input ends the
+//! process with the last turn's status.
+//!
+//! Stdin is read only where zero waits for the client: between turns, and at an approval
+//! (`--approvals stdin`). A small pump thread reads one line at a time and hands it over a
+//! rendezvous channel, so at most one line is read ahead and an approval's wait can keep its
+//! deadline even while a client is half-way through writing a line. Every line is validated
+//! by hand (`input::live_line`): a line that is not JSON ends the process; a JSON line that is
+//! wrong gets an `error` event naming it and is skipped.
+#![forbid(unsafe_code)]
+
+use std::collections::VecDeque;
+use std::io::{BufRead, Read};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::agent::{Agent, Approvals, Journal, Verdict};
+use crate::conversation::Message;
+use crate::error::{Failure, Stop};
+use crate::events::RunStatus;
+use crate::input::{self, Answer, LiveLine, LiveLineError, StreamPrompt, MAX_LINE_BYTES_V2};
+use crate::models::Model;
+use crate::output::{lock, Shared};
+use crate::provider::Provider;
+use crate::session::{self, Session};
+use crate::tools::Toolbox;
+
+/// How often a wait for an approval looks at the interrupt flag.
+const INTERRUPT_POLL: Duration = Duration::from_millis(50);
+
+/// What the pump hands over.
+enum Incoming {
+    /// A line (its number from 1, without its newline).
+    Line(usize, Vec<u8>),
+    Eof,
+    /// A line that cannot be read (an I/O error, past 16 MiB): the end of input.
+    Failed(String),
+}
+
+/// The stdin pump: reads a line only when the last one was taken.
+fn start_pump() -> Receiver<Incoming> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(0);
+    let spawned = std::thread::Builder::new().name("zero-live-input".into()).spawn(move || {
+        pump(std::io::stdin().lock(), &tx);
+    });
+    if spawned.is_err() {
+        // Without the thread there is no input: the run ends as at end of input.
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let _ = tx.send(Incoming::Failed("Cannot read stdin: no thread for it".to_string()));
+        return rx;
+    }
+    rx
+}
+
+fn pump(mut reader: impl BufRead, tx: &SyncSender<Incoming>) {
+    let mut number = 0;
+    loop {
+        number += 1;
+        let mut line = Vec::new();
+        let read = (&mut reader).take(MAX_LINE_BYTES_V2 as u64 + 1).read_until(b'\n', &mut line);
+        let incoming = match read {
+            Ok(0) => Incoming::Eof,
+            Ok(_) if line.last() == Some(&b'\n') => {
+                line.pop();
+                Incoming::Line(number, line)
+            }
+            Ok(_) if line.len() > MAX_LINE_BYTES_V2 => Incoming::Failed(format!(
+                "Invalid stream-json input at line {number}: line is longer than {} MiB",
+                MAX_LINE_BYTES_V2 >> 20
+            )),
+            // The last line, without a newline.
+            Ok(_) => Incoming::Line(number, line),
+            Err(err) => {
+                Incoming::Failed(format!("Cannot read stream-json input at line {number}: {err}"))
+            }
+        };
+        let last = !matches!(incoming, Incoming::Line(..));
+        if tx.send(incoming).is_err() || last {
+            return;
+        }
+    }
+}
+
+/// What the live loop needs of the run `exec` set up.
+pub struct Live<'a> {
+    pub out: &'a Shared,
+    pub provider: &'a mut Provider,
+    pub tools: &'a mut Toolbox,
+    pub journal: &'a mut dyn Journal,
+    pub session: Option<Arc<Mutex<Session>>>,
+    /// The session was created by this process: its title comes from the first turn.
+    pub new_session: bool,
+    pub max_turns: u32,
+    pub model: Option<&'static Model>,
+    pub permission_mode: &'a str,
+    pub autonomy: &'a str,
+    /// `--approvals stdin`: how long a request waits for its answer.
+    pub approvals: Option<Duration>,
+    /// The system prompt and the earlier conversation (of a resumed session).
+    pub messages: Vec<Message>,
+}
+
+/// Runs turns until the end of input; the last line is `run_end`.
+pub fn run(live: Live<'_>) -> Result<(), Stop> {
+    let Live { out, provider, tools, journal, session, new_session, .. } = live;
+    let mut messages = live.messages;
+    let mut inbox = Inbox {
+        rx: start_pump(),
+        queue: VecDeque::new(),
+        eof: false,
+        out: out.clone(),
+        grants: Vec::new(),
+        requests: 0,
+        timeout: live.approvals.unwrap_or_default(),
+    };
+    let mut turn = 0u64;
+    let mut last = (RunStatus::Success, 0u8);
+    crate::ending::set_live_turn(false);
+    while let Some(prompt) = inbox.next_turn()? {
+        turn += 1;
+        if let Some(s) = &session {
+            let mut s = s.lock().unwrap_or_else(|p| p.into_inner());
+            if turn == 1 && new_session {
+                let title = session::title_of(&s.redactor().redact_str(&prompt.text));
+                s.retitle(title);
+            }
+            s.record("message", session::user_payload(&prompt.text, &prompt.images, "live"));
+        }
+        messages.push(Message { images: prompt.images, ..Message::user(prompt.text) });
+        crate::ending::set_live_turn(true);
+        let result = Agent {
+            provider: &mut *provider,
+            tools: &mut *tools,
+            out,
+            journal: &mut *journal,
+            max_turns: live.max_turns,
+            model: live.model,
+            permission_mode: live.permission_mode,
+            autonomy: live.autonomy,
+            approvals: live.approvals.map(|_| &mut inbox as &mut dyn Approvals),
+        }
+        .run(&mut messages);
+        crate::ending::set_live_turn(false);
+        last = match result {
+            Ok(answer) => {
+                lock(out).turn_answer(&answer)?;
+                (RunStatus::Success, 0)
+            }
+            // A line that is not JSON, read during an approval: the process ends.
+            Err(Stop::Failed(failure @ Failure::Usage(_))) => return Err(failure.into()),
+            Err(Stop::Failed(failure)) => {
+                lock(out).turn_error(&failure)?;
+                (failure.status_v2(), failure.exit_code())
+            }
+            Err(stop) => return Err(stop),
+        };
+        journal.note("turn_end", serde_json::json!({"turn": turn, "status": last.0}));
+        if let Some(s) = &session {
+            s.lock().unwrap_or_else(|p| p.into_inner()).sync();
+        }
+        lock(out).turn_end(turn, last.0)?;
+    }
+    lock(out).live_end(last.0, last.1)?;
+    Ok(())
+}
+
+/// The input side of live mode: lines kept for later turns, the end of input, and the
+/// client's answers (with the `allow_session` grants they made).
+struct Inbox {
+    rx: Receiver<Incoming>,
+    /// Turns that arrived while an approval was pending, in order.
+    queue: VecDeque<StreamPrompt>,
+    eof: bool,
+    out: Shared,
+    /// `(tool, side effect)` pairs allowed for the rest of the process.
+    grants: Vec<(String, String)>,
+    requests: u64,
+    timeout: Duration,
+}
+
+/// One line, as the loop and the approval wait see it.
+enum Got {
+    Turn(StreamPrompt),
+    Response(input::Response),
+    /// Nothing to act on (a blank line, or a wrong one already reported).
+    Nothing,
+}
+
+impl Inbox {
+    /// The next turn: a kept one, else the next prompt line; `None` at the end of input.
+    fn next_turn(&mut self) -> Result<Option<StreamPrompt>, Stop> {
+        loop {
+            if let Some(prompt) = self.queue.pop_front() {
+                return Ok(Some(prompt));
+            }
+            if self.eof {
+                return Ok(None);
+            }
+            // Waiting for the client has no deadline: the end of input ends the process.
+            let incoming = self.rx.recv().unwrap_or(Incoming::Eof);
+            match self.take(incoming)? {
+                Got::Turn(prompt) => return Ok(Some(prompt)),
+                Got::Response(response) => self.stray(&response, None)?,
+                Got::Nothing => {}
+            }
+        }
+    }
+
+    /// Checks one incoming line; a wrong one is reported here.
+    fn take(&mut self, incoming: Incoming) -> Result<Got, Stop> {
+        match incoming {
+            Incoming::Eof => {
+                self.eof = true;
+                Ok(Got::Nothing)
+            }
+            Incoming::Failed(message) => Err(Failure::Usage(message).into()),
+            Incoming::Line(number, bytes) => match input::live_line(&bytes, number) {
+                Ok(LiveLine::Blank) => Ok(Got::Nothing),
+                Ok(LiveLine::Turn(prompt)) => Ok(Got::Turn(prompt)),
+                Ok(LiveLine::Response(response)) => Ok(Got::Response(response)),
+                Err(LiveLineError::Skip(message)) => {
+                    lock(&self.out).input_error(&message)?;
+                    Ok(Got::Nothing)
+                }
+                Err(LiveLineError::Fatal(message)) => Err(Failure::Usage(message).into()),
+            },
+        }
+    }
+
+    /// A `permission_response` that answers nothing pending.
+    fn stray(&mut self, response: &input::Response, pending: Option<&str>) -> Result<(), Stop> {
+        let id = serde_json::Value::String(crate::text::summarize(&response.request_id));
+        let message = match pending {
+            Some(p) => format!(
+                "Unexpected permission_response: requestId {id} is not the pending request (\"{p}\"); the line is ignored."
+            ),
+            None => format!(
+                "Unexpected permission_response: requestId {id} answers nothing, no approval is pending; the line is ignored."
+            ),
+        };
+        lock(&self.out).input_error(&message)?;
+        Ok(())
+    }
+}
+
+impl Approvals for Inbox {
+    fn granted(&self, name: &str, side_effect: &str) -> bool {
+        self.grants.iter().any(|(n, s)| n == name && s == side_effect)
+    }
+
+    fn grant(&mut self, name: &str, side_effect: &str) {
+        if !self.granted(name, side_effect) {
+            self.grants.push((name.to_string(), side_effect.to_string()));
+        }
+    }
+
+    fn request(&mut self) -> (String, u64) {
+        self.requests += 1;
+        (format!("perm_{}", self.requests), self.timeout.as_millis() as u64)
+    }
+
+    fn wait(&mut self, id: &str) -> Result<Verdict, Stop> {
+        let deadline = Instant::now() + self.timeout;
+        let deny = |decided_by, reason: String| Verdict {
+            allowed: false,
+            decided_by,
+            reason,
+            for_session: false,
+        };
+        loop {
+            if crate::ending::turn_interrupted() {
+                return Err(Failure::Interrupted.into());
+            }
+            if self.eof {
+                return Ok(deny("eof", "The input ended before an answer came.".to_string()));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                let ms = self.timeout.as_millis();
+                return Ok(deny("timeout", format!("No answer came within {ms} ms.")));
+            }
+            let incoming = match self.rx.recv_timeout(left.min(INTERRUPT_POLL)) {
+                Ok(incoming) => incoming,
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => Incoming::Eof,
+            };
+            match self.take(incoming)? {
+                Got::Turn(prompt) => self.queue.push_back(prompt),
+                Got::Response(r) if r.request_id == id => {
+                    let allowed = r.decision != Answer::Deny;
+                    let reason = r.reason.filter(|r| !r.trim().is_empty()).unwrap_or_else(|| {
+                        if allowed { "Allowed by the client." } else { "Denied by the client." }
+                            .to_string()
+                    });
+                    return Ok(Verdict {
+                        allowed,
+                        decided_by: "client",
+                        reason,
+                        for_session: r.decision == Answer::AllowSession,
+                    });
+                }
+                Got::Response(r) => self.stray(&r, Some(id))?,
+                Got::Nothing => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,409 @@
+//! Live mode end to end (PROTOCOL-2.md, "Live mode"): many turns over one stdin stream, tool
+//! approvals answered by the client, input lines that are wrong, interrupts, and a live session
+//! resumed by a later process. Each test drives the real binary line by line: it writes an
+//! input line when the output shows zero is waiting for it.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::mock::{openai, Mock, Reply};
+use crate::util::{alive, TestDir};
+
+/// How long a test waits for one line before it fails.
+const LINE_WAIT: Duration = Duration::from_secs(20);
+
+/// A running live process.
+struct LiveRun {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    seen: Vec<Value>,
+    args: Vec<String>,
+}
+
+impl LiveRun {
+    fn start(zero: crate::util::Zero) -> LiveRun {
+        let args = zero.args.clone();
+        let zero = zero.stdin(Vec::new());
+        let mut child = zero.spawn();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        LiveRun { child, stdin, lines, seen: Vec::new(), args }
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin is still open");
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn prompt(&mut self, content: &str) {
+        self.send(&json!({"schemaVersion": 2, "type": "prompt", "content": content}).to_string());
+    }
+
+    fn answer(&mut self, request_id: &str, decision: &str) {
+        self.send(
+            &json!({"schemaVersion": 2, "type": "permission_response", "requestId": request_id, "decision": decision})
+                .to_string(),
+        );
+    }
+
+    /// Reads lines until one of type `kind`, which is returned.
+    fn until(&mut self, kind: &str) -> Value {
+        loop {
+            let line = self.lines.recv_timeout(LINE_WAIT).unwrap_or_else(|_| {
+                panic!("no {kind} line within {LINE_WAIT:?}; seen {:#?}", self.seen)
+            });
+            let event: Value = serde_json::from_str(&line).unwrap();
+            self.seen.push(event.clone());
+            if event["type"] == kind {
+                return event;
+            }
+        }
+    }
+
+    /// Closes stdin and reads to the end; returns the exit code.
+    fn finish(mut self) -> (i32, Vec<Value>) {
+        self.stdin = None;
+        while let Ok(line) = self.lines.recv_timeout(LINE_WAIT) {
+            self.seen.push(serde_json::from_str(&line).unwrap());
+        }
+        let code = self.child.wait().unwrap().code().unwrap_or(-1);
+        check(&self.seen, &self.args);
+        (code, self.seen)
+    }
+}
+
+/// The whole stream against `zero schema 2` and the strict live mirror.
+fn check(events: &[Value], args: &[String]) {
+    let schema = crate::util::printed_schema(2);
+    for event in events {
+        crate::jsonschema::validate(schema, &schema["$defs"]["output"], event)
+            .unwrap_or_else(|e| panic!("{e}: {event}"));
+        crate::schema::check_line(&event.to_string()).unwrap_or_else(|e| panic!("{e}: {event}"));
+    }
+    crate::schema::check_live_sequence(events)
+        .unwrap_or_else(|e| panic!("{e} ({args:?}):\n{events:#?}"));
+}
+
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+/// A live run of the scripted provider.
+fn scripted(dir: &TestDir, script: Value, extra: &[&str]) -> crate::util::Zero {
+    let path = dir.script(&script).display().to_string();
+    let mut args = vec!["exec", "--provider", "scripted", "--script", &path, "-i", "stream-json"];
+    args.extend(["-o", "stream-json", "--live"]);
+    args.extend_from_slice(extra);
+    dir.zero().args(&args)
+}
+
+fn bash(id: &str, command: &str) -> Value {
+    json!({"toolCalls": [{"id": id, "name": "bash", "arguments": {"command": command}}]})
+}
+
+#[test]
+fn two_turns_share_one_conversation_and_one_session() {
+    let dir = TestDir::new("live-turns");
+    let mock = Mock::start(vec![
+        Reply::sse(&openai::answer(&["Paris."], 10, 2)),
+        Reply::sse(&openai::answer(&["About 2 million."], 20, 3)),
+    ]);
+    let zero = dir.zero().openai(&mock.v1(), "gpt-4o-mini").args(&[
+        "exec",
+        "-i",
+        "stream-json",
+        "-o",
+        "stream-json",
+        "--live",
+    ]);
+    let mut live = LiveRun::start(zero);
+    // run_start comes before any input.
+    let start = live.until("run_start");
+    live.prompt("Capital of France?");
+    assert_eq!(
+        live.until("turn_end"),
+        json!({"schemaVersion": 2, "type": "turn_end", "runId": start["runId"], "seq": live.seen.last().unwrap()["seq"], "turn": 1, "status": "success"})
+    );
+    live.prompt("Its population?");
+    live.until("turn_end");
+    let (code, events) = live.finish();
+    assert_eq!(code, 0);
+    let finals: Vec<&str> =
+        of_type(&events, "final").iter().map(|e| e["text"].as_str().unwrap()).collect();
+    assert_eq!(finals, ["Paris.", "About 2 million."]);
+    let end = events.last().unwrap();
+    assert_eq!((&end["status"], &end["exitCode"]), (&json!("success"), &json!(0)));
+    // The second request carries the first exchange.
+    let second = mock.requests()[1].json();
+    let said: Vec<(&str, &str)> = second["messages"].as_array().unwrap()[1..]
+        .iter()
+        .map(|m| (m["role"].as_str().unwrap(), m["content"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        said,
+        [("user", "Capital of France?"), ("assistant", "Paris."), ("user", "Its population?")]
+    );
+    // One session holds both turns, named by the first.
+    let id = start["sessionId"].as_str().unwrap();
+    let meta = crate::util::read(&dir.sessions().join(id).join("metadata.json"));
+    let meta: Value = serde_json::from_str(&meta).unwrap();
+    assert_eq!(meta["title"], "Capital of France?");
+    let events = crate::util::read(&dir.sessions().join(id).join("events.jsonl"));
+    assert_eq!(events.matches("\"type\":\"turn_end\"").count(), 2);
+    // A later live process resumes it.
+    let mock = Mock::start(vec![Reply::sse(&openai::answer(&["Yes."], 30, 1))]);
+    let zero = dir.zero().openai(&mock.v1(), "gpt-4o-mini").args(&[
+        "exec",
+        "-i",
+        "stream-json",
+        "-o",
+        "stream-json",
+        "--live",
+        "--resume",
+        id,
+    ]);
+    let mut live = LiveRun::start(zero);
+    live.prompt("Sure?");
+    assert_eq!(live.until("turn_end")["turn"], 1, "turns count from 1 in each process");
+    let (code, events) = live.finish();
+    assert_eq!((code, events[0]["sessionId"].as_str()), (0, Some(id)));
+    let body = mock.requests()[0].json();
+    let roles: Vec<&str> =
+        body["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user", "assistant", "user"]);
+}
+
+#[test]
+fn approvals_are_allowed_denied_timed_out_and_ended_by_end_of_input() {
+    let dir = TestDir::new("live-approvals");
+    let script = json!({"turns": [
+        bash("allowed", "touch allowed"), {"text": "one"},
+        bash("denied", "touch denied"), {"text": "two"},
+        bash("late", "touch late"), {"text": "three"},
+        bash("unanswered", "touch unanswered"), {"text": "four"},
+    ]});
+    let mut live = LiveRun::start(scripted(
+        &dir,
+        script,
+        &["--approvals", "stdin", "--approval-timeout-ms", "300"],
+    ));
+    live.prompt("go");
+    let request = live.until("permission_request");
+    assert_eq!(
+        (&request["requestId"], &request["timeoutMs"], &request["id"]),
+        (&json!("perm_1"), &json!(300), &json!("allowed"))
+    );
+    live.answer("perm_1", "allow");
+    let decision = live.until("permission_decision");
+    assert_eq!(
+        (&decision["action"], &decision["decidedBy"], &decision["permissionGranted"]),
+        (&json!("allow"), &json!("client"), &json!(true))
+    );
+    let result = live.until("tool_result");
+    assert_eq!(result["status"], "ok");
+    assert!(dir.path("work/allowed").exists());
+    live.until("turn_end");
+    // Denied, with the client's reason.
+    live.prompt("again");
+    let request = live.until("permission_request");
+    live.send(&json!({"schemaVersion": 2, "type": "permission_response", "requestId": request["requestId"], "decision": "deny", "reason": "not on my machine"}).to_string());
+    let decision = live.until("permission_decision");
+    assert_eq!(
+        (&decision["action"], &decision["decisionReason"], &decision["decidedBy"]),
+        (&json!("deny"), &json!("not on my machine"), &json!("client"))
+    );
+    let result = live.until("tool_result");
+    assert_eq!(
+        (&result["status"], &result["meta"]),
+        (&json!("error"), &json!({"permission": "denied"}))
+    );
+    assert_eq!(result["output"], "Error: Permission denied for bash: not on my machine");
+    assert!(!dir.path("work/denied").exists());
+    live.until("turn_end");
+    // No answer within 300 ms: denied by the timeout; the late answer is then unknown.
+    live.prompt("and again");
+    let request = live.until("permission_request");
+    let decision = live.until("permission_decision");
+    assert_eq!(
+        (&decision["action"], &decision["decidedBy"], &decision["decisionReason"]),
+        (&json!("deny"), &json!("timeout"), &json!("No answer came within 300 ms."))
+    );
+    live.until("turn_end");
+    live.answer(request["requestId"].as_str().unwrap(), "allow");
+    let stray = live.until("error");
+    assert_eq!(stray["message"], "Unexpected permission_response: requestId \"perm_3\" answers nothing, no approval is pending; the line is ignored.");
+    // The end of input while a request waits: denied by eof, then the process ends.
+    live.prompt("last");
+    live.until("permission_request");
+    let (code, events) = live.finish();
+    let decision = of_type(&events, "permission_decision").last().copied().cloned().unwrap();
+    assert_eq!((&decision["decidedBy"], &decision["action"]), (&json!("eof"), &json!("deny")));
+    assert_eq!(code, 0);
+    assert!(!dir.path("work/late").exists() && !dir.path("work/unanswered").exists());
+    assert_eq!(of_type(&events, "turn_end").len(), 4);
+    // The session keeps every request and decision.
+    let id = events[0]["sessionId"].as_str().unwrap();
+    let journal = crate::util::read(&dir.sessions().join(id).join("events.jsonl"));
+    assert_eq!(journal.matches("\"type\":\"permission_request\"").count(), 4);
+    let decided: Vec<&str> = ["client", "client", "timeout", "eof"].to_vec();
+    for by in decided {
+        assert!(journal.contains(&format!("\"decidedBy\":\"{by}\"")), "{journal}");
+    }
+}
+
+#[test]
+fn allow_session_covers_later_calls_and_queued_prompts_run_next() {
+    let dir = TestDir::new("live-session-grant");
+    let script = json!({"turns": [
+        bash("a", "echo one >> log"), bash("b", "echo two >> log"), {"text": "first"},
+        {"text": "second"},
+    ]});
+    let mut live = LiveRun::start(scripted(&dir, script, &["--approvals", "stdin"]));
+    live.prompt("go");
+    let request = live.until("permission_request");
+    // A prompt sent while the approval waits is kept for the next turn.
+    live.prompt("queued");
+    live.answer(request["requestId"].as_str().unwrap(), "allow_session");
+    live.until("turn_end");
+    let second = live.until("turn_end");
+    assert_eq!((&second["turn"], &second["status"]), (&json!(2), &json!("success")));
+    let (code, events) = live.finish();
+    assert_eq!(code, 0);
+    assert_eq!(crate::util::read(&dir.path("work/log")), "one\ntwo\n");
+    // The second call has no request: the session grant decided it.
+    assert_eq!(of_type(&events, "permission_request").len(), 1);
+    let decisions = of_type(&events, "permission_decision");
+    assert_eq!((&decisions[1]["id"], &decisions[1]["decidedBy"]), (&json!("b"), &json!("session")));
+    let finals: Vec<&Value> = of_type(&events, "final").iter().map(|e| &e["text"]).collect();
+    assert_eq!(finals, [&json!("first"), &json!("second")]);
+}
+
+#[test]
+fn wrong_lines_are_named_and_skipped_and_a_line_that_is_not_json_ends_the_process() {
+    let dir = TestDir::new("live-bad-lines");
+    let script = json!({"turns": [{"text": "ok"}, {"text": "ok again"}]});
+    let mut live = LiveRun::start(scripted(&dir, script, &[]));
+    live.send(r#"{"schemaVersion":2,"type":"prompt","content":"x","extra":1}"#);
+    let error = live.until("error");
+    assert_eq!(
+        (&error["code"], &error["message"]),
+        (
+            &json!("usage_error"),
+            &json!(
+                "Invalid stream-json input at line 1: extra: unknown field for a \"prompt\" event"
+            )
+        )
+    );
+    live.send(r#"{"schemaVersion":1,"type":"prompt","content":"x"}"#);
+    assert_eq!(
+        live.until("error")["message"],
+        "Invalid stream-json input at line 2: schemaVersion: expected 2, got 1"
+    );
+    live.answer("perm_9", "allow");
+    assert_eq!(live.until("error")["message"], "Unexpected permission_response: requestId \"perm_9\" answers nothing, no approval is pending; the line is ignored.");
+    live.prompt("still here?");
+    assert_eq!(live.until("turn_end")["status"], "success");
+    live.send("this is not json");
+    let (code, events) = live.finish();
+    assert_eq!(code, 2);
+    let n = events.len();
+    assert_eq!(
+        events[n - 2]["message"],
+        "Invalid stream-json input at line 5: expected a JSON object."
+    );
+    assert_eq!(
+        (&events[n - 1]["status"], &events[n - 1]["exitCode"]),
+        (&json!("error"), &json!(2))
+    );
+}
+
+#[test]
+fn sigint_interrupts_a_turn_and_a_second_one_ends_the_process() {
+    let dir = TestDir::new("live-sigint");
+    let script = json!({"turns": [
+        bash("slow", "sleep 30 & echo $! > pid; wait"), {"text": "after"}, {"text": "never"},
+    ]});
+    let mut live = LiveRun::start(scripted(&dir, script, &["--auto", "high"]));
+    live.prompt("sleep");
+    live.until("tool_call");
+    // The command has started once its pid file is there.
+    let pid_file = dir.path("work/pid");
+    let deadline = std::time::Instant::now() + LINE_WAIT;
+    while !pid_file.exists() || crate::util::read(&pid_file).trim().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the command did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let sleeper: u32 = crate::util::read(&pid_file).trim().parse().unwrap();
+    let interrupt = |pid: u32| {
+        let sent = std::process::Command::new("kill").args(["-INT", &pid.to_string()]).status();
+        assert!(sent.unwrap().success());
+    };
+    interrupt(live.child.id());
+    let end = live.until("turn_end");
+    assert_eq!(end["status"], "interrupted");
+    let error = live.seen.iter().rev().find(|e| e["type"] == "error").cloned().unwrap();
+    assert_eq!((&error["code"], &error["recoverable"]), (&json!("interrupted"), &json!(true)));
+    assert!(crate::util::gone_within(sleeper, Duration::from_secs(5)), "the tool group survived");
+    // The process goes on: the next turn runs.
+    live.prompt("next");
+    let next = live.until("turn_end");
+    assert_eq!((&next["turn"], &next["status"]), (&json!(2), &json!("success")));
+    // A SIGINT while waiting for input ends the process.
+    interrupt(live.child.id());
+    let (code, events) = live.finish();
+    assert_eq!(code, 130);
+    let n = events.len();
+    assert_eq!(
+        (&events[n - 2]["code"], &events[n - 1]["status"]),
+        (&json!("interrupted"), &json!("interrupted"))
+    );
+    assert!(!alive(sleeper));
+}
+
+#[test]
+fn live_mode_is_refused_where_it_cannot_work() {
+    let dir = TestDir::new("live-usage");
+    let script = dir.script(&json!({"turns": [{"text": "x"}]})).display().to_string();
+    let base = ["exec", "--provider", "scripted", "--script", &script];
+    let cases: Vec<(Vec<&str>, u64, &str)> = vec![
+        (vec!["-o", "stream-json", "--live"], 2, "--live needs -i stream-json and -o stream-json: turns arrive as input lines and each is answered with events."),
+        (vec!["-i", "stream-json", "-o", "stream-json", "--live", "--schema-version", "1"], 1, "--live speaks stream-json schema 2; --schema-version 1 cannot be used with it."),
+        (vec!["-i", "stream-json", "-o", "stream-json", "--approvals", "stdin"], 1, "--approvals stdin needs --live: the answers are read from the live input stream."),
+        (vec!["-i", "stream-json", "-o", "stream-json", "--live", "--approvals", "tty"], 2, "Invalid --approvals value \"tty\". Expected \"stdin\"."),
+    ];
+    for (extra, version, message) in cases {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        let out = dir.zero().args(&args).stdin("").run();
+        out.assert_code(2);
+        let events = out.events();
+        assert_eq!(out.types(), ["error", "run_end"], "{out:?}");
+        assert_eq!(
+            (events[0]["schemaVersion"].as_u64(), events[0]["message"].as_str()),
+            (Some(version), Some(message))
+        );
+    }
+    // No input at all: run_start, then the end with success.
+    let out = dir
+        .zero()
+        .args(&base)
+        .args(&["-i", "stream-json", "-o", "stream-json", "--live"])
+        .stdin("")
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.types(), ["run_start", "run_end"]);
+}
