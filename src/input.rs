@@ -597,6 +597,52 @@ mod tests {
     }
 
     #[test]
+    fn live_lines_end_the_process_only_when_they_are_not_json() {
+        let line = |text: &str, n| live_line(text.as_bytes(), n);
+        let skip = |text: &str| match line(text, 3) {
+            Err(LiveLineError::Skip(m)) => m,
+            other => panic!("{text}: {other:?}"),
+        };
+        let fatal = |bytes: &[u8]| match live_line(bytes, 3) {
+            Err(LiveLineError::Fatal(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(line("  \r", 3), Ok(LiveLine::Blank));
+        assert_eq!(
+            line("\u{feff}{\"schemaVersion\":2,\"type\":\"prompt\",\"content\":\" hi \"}\r", 1),
+            Ok(LiveLine::Turn(StreamPrompt { text: "hi".into(), images: vec![] }))
+        );
+        assert_eq!(
+            line(
+                r#"{"schemaVersion":2,"type":"permission_response","requestId":"perm_1","decision":"allow_session","reason":"ok"}"#,
+                3
+            ),
+            Ok(LiveLine::Response(Response {
+                request_id: "perm_1".into(),
+                decision: Answer::AllowSession,
+                reason: Some("ok".into())
+            }))
+        );
+        for (text, detail) in [
+            (r#"{"schemaVersion":2,"type":"permission_response","decision":"allow"}"#, "requestId: required"),
+            (r#"{"schemaVersion":2,"type":"permission_response","requestId":"","decision":"allow"}"#, "requestId: expected a non-empty string, got the string \"\""),
+            (r#"{"schemaVersion":2,"type":"permission_response","requestId":"p","decision":"yes"}"#, "decision: expected \"allow\", \"deny\" or \"allow_session\", got the string \"yes\""),
+            (r#"{"schemaVersion":2,"type":"permission_response","requestId":"p","decision":"deny","why":1}"#, "why: unknown field for a \"permission_response\" event"),
+            (r#"{"schemaVersion":2,"type":"permission_response","requestId":"p","decision":"deny","reason":3}"#, "reason: expected a string, got 3"),
+            (r#"{"schemaVersion":1,"type":"prompt","content":"x"}"#, "schemaVersion: expected 2, got 1"),
+            (r#"{"schemaVersion":2,"type":"prompt"}"#, "content: required (a non-empty string)"),
+        ] {
+            assert_eq!(skip(text), format!("Invalid stream-json input at line 3: {detail}"));
+        }
+        assert_eq!(
+            fatal(b"not json"),
+            "Invalid stream-json input at line 3: expected a JSON object."
+        );
+        assert_eq!(fatal(b"[1]"), "Invalid stream-json input at line 3: expected a JSON object.");
+        assert_eq!(fatal(b"{\"a\":\xff}"), "Invalid stream-json input at line 3: not valid UTF-8");
+    }
+
+    #[test]
     fn text_prompt_joins_inline_and_file() {
         let scratch = crate::testkit::TempDir::new("input");
         let dir = scratch.path.clone();

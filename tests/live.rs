@@ -272,9 +272,13 @@ fn allow_session_covers_later_calls_and_queued_prompts_run_next() {
         bash("a", "echo one >> log"), bash("b", "echo two >> log"), {"text": "first"},
         {"text": "second"},
     ]});
-    let mut live = LiveRun::start(scripted(&dir, script, &["--approvals", "stdin"]));
+    let args = ["--approvals", "stdin", "--heartbeat-ms", "100"];
+    let mut live = LiveRun::start(scripted(&dir, script, &args));
     live.prompt("go");
     let request = live.until("permission_request");
+    // While zero waits for the answer, heartbeats say so.
+    let beat = live.until("heartbeat");
+    assert_eq!((&beat["phase"], &beat["toolCallId"]), (&json!("approval"), &json!("a")));
     // A prompt sent while the approval waits is kept for the next turn.
     live.prompt("queued");
     live.answer(request["requestId"].as_str().unwrap(), "allow_session");
@@ -406,4 +410,58 @@ fn live_mode_is_refused_where_it_cannot_work() {
         .run();
     out.assert_code(0);
     assert_eq!(out.types(), ["run_start", "run_end"]);
+}
+
+#[test]
+fn the_readme_exchange_is_what_zero_writes() {
+    let readme =
+        crate::util::read(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"));
+    let block = readme.split("### An example exchange").nth(1).unwrap();
+    let block = block.split("```text\n").nth(1).unwrap().split("```").next().unwrap();
+    let dir = TestDir::new("live-readme");
+    let script = format!("{}/scripts/live_demo.json", env!("CARGO_MANIFEST_DIR"));
+    let zero = dir.zero().args(&[
+        "exec",
+        "--live",
+        "--approvals",
+        "stdin",
+        "-i",
+        "stream-json",
+        "-o",
+        "stream-json",
+        "--provider",
+        "scripted",
+        "--script",
+        &script,
+        "--ephemeral",
+    ]);
+    let mut live = LiveRun::start(zero);
+    // What differs from run to run.
+    let steady = |mut v: Value| {
+        for key in ["runId", "cwd", "durationMs"] {
+            if v.get(key).is_some() {
+                v[key] = json!("-");
+            }
+        }
+        v
+    };
+    let mut shown = 0;
+    for line in block.lines() {
+        if line.starts_with("→ (end of input") {
+            live.stdin = None;
+        } else if let Some(input) = line.strip_prefix("→ ") {
+            live.send(input);
+        } else if let Some(output) = line.strip_prefix("← ") {
+            let expected: Value = serde_json::from_str(output).unwrap();
+            let kind = expected["type"].as_str().unwrap();
+            let got = live.until(kind);
+            assert_eq!(steady(got), steady(expected), "line {} of the README exchange", shown + 1);
+            assert_eq!(live.seen.len(), shown + 1, "a line the README does not show came first");
+            shown += 1;
+        } else {
+            panic!("a README exchange line is neither input nor output: {line}");
+        }
+    }
+    let (code, events) = live.finish();
+    assert_eq!((code, events.len()), (0, shown));
 }

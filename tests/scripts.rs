@@ -1,5 +1,6 @@
-//! The install and release scripts: a tarball is installed only when its checksum matches,
-//! the installer says when its directory is not on PATH, and the release ships the licence.
+//! The scripts: a tarball is installed only when its checksum matches, the installer says when
+//! its directory is not on PATH, the release ships the licence, and the live-mode client runs
+//! its conversation.
 
 use std::process::Command;
 
@@ -48,4 +49,32 @@ fn the_release_tarball_carries_the_mit_licence_cargo_toml_declares() {
     assert!(licence.starts_with("MIT License\n"));
     let manifest = read(std::path::Path::new(&format!("{root}/Cargo.toml")));
     assert!(manifest.contains("license = \"MIT\""));
+}
+
+#[test]
+fn the_live_client_runs_two_turns_with_one_approval() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let run = Command::new("python3")
+        .arg(format!("{root}/scripts/live_client.py"))
+        .args(["--zero", env!("CARGO_BIN_EXE_zero")])
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .output();
+    let Ok(run) = run else {
+        println!("note: python3 is not installed; the live client was not run");
+        return;
+    };
+    assert!(run.status.success(), "{run:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        "> Write a note that says to remember the milk.\n\
+         [approval] write_file (write) -> allow\n\
+         [tool] write_file ok\n\
+         < I wrote notes.txt.\n\
+         > What does the note say?\n\
+         [tool] read_file ok\n\
+         < It says: remember the milk.\n\
+         [end] success, exit 0, 19 lines\n\
+         notes.txt: remember the milk\n"
+    );
 }
