@@ -184,7 +184,8 @@ struct Inbox {
 /// One line, as the loop and the approval wait see it.
 enum Got {
     Turn(StreamPrompt),
-    Response(input::Response),
+    /// A `permission_response`, with its line number.
+    Response(input::Response, usize),
     /// Nothing to act on (a blank line, or a wrong one already reported).
     Nothing,
 }
@@ -203,7 +204,7 @@ impl Inbox {
             let incoming = self.rx.recv().unwrap_or(Incoming::Eof);
             match self.take(incoming)? {
                 Got::Turn(prompt) => return Ok(Some(prompt)),
-                Got::Response(response) => self.stray(&response, None)?,
+                Got::Response(response, number) => self.stray(&response, number, None)?,
                 Got::Nothing => {}
             }
         }
@@ -220,7 +221,7 @@ impl Inbox {
             Incoming::Line(number, bytes) => match input::live_line(&bytes, number) {
                 Ok(LiveLine::Blank) => Ok(Got::Nothing),
                 Ok(LiveLine::Turn(prompt)) => Ok(Got::Turn(prompt)),
-                Ok(LiveLine::Response(response)) => Ok(Got::Response(response)),
+                Ok(LiveLine::Response(response)) => Ok(Got::Response(response, number)),
                 Err(LiveLineError::Skip(message)) => {
                     lock(&self.out).input_error(&message)?;
                     Ok(Got::Nothing)
@@ -231,14 +232,19 @@ impl Inbox {
     }
 
     /// A `permission_response` that answers nothing pending.
-    fn stray(&mut self, response: &input::Response, pending: Option<&str>) -> Result<(), Stop> {
+    fn stray(
+        &mut self,
+        response: &input::Response,
+        number: usize,
+        pending: Option<&str>,
+    ) -> Result<(), Stop> {
         let id = serde_json::Value::String(crate::text::summarize(&response.request_id));
         let message = match pending {
             Some(p) => format!(
-                "Unexpected permission_response: requestId {id} is not the pending request (\"{p}\"); the line is ignored."
+                "Unexpected permission_response at line {number}: requestId {id} is not the pending request (\"{p}\"); the line is ignored."
             ),
             None => format!(
-                "Unexpected permission_response: requestId {id} answers nothing, no approval is pending; the line is ignored."
+                "Unexpected permission_response at line {number}: requestId {id} answers nothing, no approval is pending; the line is ignored."
             ),
         };
         lock(&self.out).input_error(&message)?;
@@ -289,7 +295,7 @@ impl Approvals for Inbox {
             };
             match self.take(incoming)? {
                 Got::Turn(prompt) => self.queue.push_back(prompt),
-                Got::Response(r) if r.request_id == id => {
+                Got::Response(r, _) if r.request_id == id => {
                     let allowed = r.decision != Answer::Deny;
                     let reason = r.reason.filter(|r| !r.trim().is_empty()).unwrap_or_else(|| {
                         if allowed { "Allowed by the client." } else { "Denied by the client." }
@@ -302,7 +308,7 @@ impl Approvals for Inbox {
                         for_session: r.decision == Answer::AllowSession,
                     });
                 }
-                Got::Response(r) => self.stray(&r, Some(id))?,
+                Got::Response(r, number) => self.stray(&r, number, Some(id))?,
                 Got::Nothing => {}
             }
         }

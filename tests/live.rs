@@ -245,7 +245,7 @@ fn approvals_are_allowed_denied_timed_out_and_ended_by_end_of_input() {
     live.until("turn_end");
     live.answer(request["requestId"].as_str().unwrap(), "allow");
     let stray = live.until("error");
-    assert_eq!(stray["message"], "Unexpected permission_response: requestId \"perm_3\" answers nothing, no approval is pending; the line is ignored.");
+    assert_eq!(stray["message"], "Unexpected permission_response at line 6: requestId \"perm_3\" answers nothing, no approval is pending; the line is ignored.");
     // The end of input while a request waits: denied by eof, then the process ends.
     live.prompt("last");
     live.until("permission_request");
@@ -279,8 +279,14 @@ fn allow_session_covers_later_calls_and_queued_prompts_run_next() {
     // While zero waits for the answer, heartbeats say so.
     let beat = live.until("heartbeat");
     assert_eq!((&beat["phase"], &beat["toolCallId"]), (&json!("approval"), &json!("a")));
-    // A prompt sent while the approval waits is kept for the next turn.
+    // A prompt sent while the approval waits is kept for the next turn; an answer to another
+    // request is named and ignored.
     live.prompt("queued");
+    live.answer("perm_7", "allow");
+    assert_eq!(
+        live.until("error")["message"],
+        "Unexpected permission_response at line 3: requestId \"perm_7\" is not the pending request (\"perm_1\"); the line is ignored."
+    );
     live.answer(request["requestId"].as_str().unwrap(), "allow_session");
     live.until("turn_end");
     let second = live.until("turn_end");
@@ -318,7 +324,7 @@ fn wrong_lines_are_named_and_skipped_and_a_line_that_is_not_json_ends_the_proces
         "Invalid stream-json input at line 2: schemaVersion: expected 2, got 1"
     );
     live.answer("perm_9", "allow");
-    assert_eq!(live.until("error")["message"], "Unexpected permission_response: requestId \"perm_9\" answers nothing, no approval is pending; the line is ignored.");
+    assert_eq!(live.until("error")["message"], "Unexpected permission_response at line 3: requestId \"perm_9\" answers nothing, no approval is pending; the line is ignored.");
     live.prompt("still here?");
     assert_eq!(live.until("turn_end")["status"], "success");
     live.send("this is not json");
@@ -464,4 +470,26 @@ fn the_readme_exchange_is_what_zero_writes() {
     }
     let (code, events) = live.finish();
     assert_eq!((code, events.len()), (0, shown));
+}
+
+#[test]
+fn a_second_sigint_within_two_seconds_or_a_sigterm_ends_the_process() {
+    for signals in [&["-INT", "-INT"][..], &["-TERM"][..]] {
+        let dir = TestDir::new("live-second-signal");
+        let script = json!({"turns": [bash("slow", "echo started; sleep 30"), {"text": "never"}]});
+        let mut live = LiveRun::start(scripted(&dir, script, &["--auto", "high"]));
+        live.prompt("sleep");
+        live.until("tool_call");
+        for signal in signals {
+            let sent = std::process::Command::new("kill")
+                .args([*signal, &live.child.id().to_string()])
+                .status();
+            assert!(sent.unwrap().success());
+        }
+        let (code, events) = live.finish();
+        assert_eq!(code, 130, "{signals:?}");
+        let end = events.last().unwrap();
+        assert_eq!((&end["status"], &end["exitCode"]), (&json!("interrupted"), &json!(130)));
+        assert!(of_type(&events, "turn_end").len() <= 1, "{signals:?}: the process ended");
+    }
 }
