@@ -30,6 +30,9 @@ use crate::tools::Toolbox;
 
 /// How often a wait for an approval looks at the interrupt flag.
 const INTERRUPT_POLL: Duration = Duration::from_millis(50);
+/// Turns kept while an approval waits, at most: a client that floods prompts meanwhile gets
+/// an error for each one past this, instead of zero holding them all.
+const MAX_QUEUED_TURNS: usize = 32;
 
 /// What the pump hands over.
 enum Incoming {
@@ -183,7 +186,8 @@ struct Inbox {
 
 /// One line, as the loop and the approval wait see it.
 enum Got {
-    Turn(StreamPrompt),
+    /// A `prompt` or `message`, with its line number.
+    Turn(StreamPrompt, usize),
     /// A `permission_response`, with its line number.
     Response(input::Response, usize),
     /// Nothing to act on (a blank line, or a wrong one already reported).
@@ -203,7 +207,7 @@ impl Inbox {
             // Waiting for the client has no deadline: the end of input ends the process.
             let incoming = self.rx.recv().unwrap_or(Incoming::Eof);
             match self.take(incoming)? {
-                Got::Turn(prompt) => return Ok(Some(prompt)),
+                Got::Turn(prompt, _) => return Ok(Some(prompt)),
                 Got::Response(response, number) => self.stray(&response, number, None)?,
                 Got::Nothing => {}
             }
@@ -220,7 +224,7 @@ impl Inbox {
             Incoming::Failed(message) => Err(Failure::Usage(message).into()),
             Incoming::Line(number, bytes) => match input::live_line(&bytes, number) {
                 Ok(LiveLine::Blank) => Ok(Got::Nothing),
-                Ok(LiveLine::Turn(prompt)) => Ok(Got::Turn(prompt)),
+                Ok(LiveLine::Turn(prompt)) => Ok(Got::Turn(prompt, number)),
                 Ok(LiveLine::Response(response)) => Ok(Got::Response(response, number)),
                 Err(LiveLineError::Skip(message)) => {
                     lock(&self.out).input_error(&message)?;
@@ -294,7 +298,12 @@ impl Approvals for Inbox {
                 Err(RecvTimeoutError::Disconnected) => Incoming::Eof,
             };
             match self.take(incoming)? {
-                Got::Turn(prompt) => self.queue.push_back(prompt),
+                Got::Turn(prompt, _) if self.queue.len() < MAX_QUEUED_TURNS => {
+                    self.queue.push_back(prompt)
+                }
+                Got::Turn(_, number) => lock(&self.out).input_error(&format!(
+                    "The turn at line {number} is not kept: {MAX_QUEUED_TURNS} turns already wait for this approval; the line is ignored."
+                ))?,
                 Got::Response(r, _) if r.request_id == id => {
                     let allowed = r.decision != Answer::Deny;
                     let reason = r.reason.filter(|r| !r.trim().is_empty()).unwrap_or_else(|| {

@@ -287,11 +287,22 @@ fn allow_session_covers_later_calls_and_queued_prompts_run_next() {
         live.until("error")["message"],
         "Unexpected permission_response at line 3: requestId \"perm_7\" is not the pending request (\"perm_1\"); the line is ignored."
     );
+    // A flood of prompts meanwhile: 32 are kept (one is already), the rest refused by line.
+    for i in 0..32 {
+        live.prompt(&format!("flood {i}"));
+    }
+    let refused = live.until("error");
+    assert_eq!(
+        refused["message"],
+        "The turn at line 35 is not kept: 32 turns already wait for this approval; the line is ignored."
+    );
     live.answer(request["requestId"].as_str().unwrap(), "allow_session");
     live.until("turn_end");
     let second = live.until("turn_end");
     assert_eq!((&second["turn"], &second["status"]), (&json!(2), &json!("success")));
     let (code, events) = live.finish();
+    // The 31 flood turns that were kept ran after it, on a script with nothing left to play.
+    assert_eq!(of_type(&events, "turn_end").len(), 33);
     assert_eq!(code, 0);
     assert_eq!(crate::util::read(&dir.path("work/log")), "one\ntwo\n");
     // The second call has no request: the session grant decided it.
