@@ -184,6 +184,28 @@ fn summary(kind: &str, payload: &Value) -> String {
             line
         }
         "error" => format!("{}: {}", text("code"), text("message")),
+        "permission_request" => {
+            format!("{} ({}) asked as {}", text("name"), text("sideEffect"), text("requestId"))
+        }
+        "permission_decision" => {
+            let session = if payload.get("forSession") == Some(&Value::Bool(true)) {
+                ", for the session"
+            } else {
+                ""
+            };
+            one_line(&format!(
+                "{} {} by {}{session}: {}",
+                text("name"),
+                text("action"),
+                text("decidedBy"),
+                text("reason")
+            ))
+        }
+        "turn_end" => format!(
+            "turn {} {}",
+            payload.get("turn").and_then(Value::as_u64).unwrap_or(0),
+            text("status")
+        ),
         "session_fork" => format!(
             "forked from {} ({} events copied)",
             text("parentSessionId"),
@@ -326,6 +348,24 @@ mod tests {
         assert_eq!(
             s("error", json!({"code": "provider_error", "message": "down"})),
             "provider_error: down"
+        );
+        assert_eq!(
+            s(
+                "permission_request",
+                json!({"name": "bash", "sideEffect": "shell", "requestId": "perm_1"})
+            ),
+            "bash (shell) asked as perm_1"
+        );
+        assert_eq!(
+            s(
+                "permission_decision",
+                json!({"name": "bash", "action": "allow", "decidedBy": "client", "reason": "ok", "forSession": true})
+            ),
+            "bash allow by client, for the session: ok"
+        );
+        assert_eq!(
+            s("turn_end", json!({"turn": 2, "status": "interrupted"})),
+            "turn 2 interrupted"
         );
         assert_eq!(s("other", json!({"a": ["x", 1, true, null]})), "x 1 true");
     }
