@@ -130,6 +130,16 @@ pub struct Finished<'a> {
     pub duration: Duration,
 }
 
+/// A [`Gate`] with every string redacted.
+struct RedactedGate {
+    id: String,
+    name: String,
+    mode: String,
+    autonomy: String,
+    side_effect: String,
+    reason: String,
+}
+
 /// What `run_start` says about the run (not yet redacted).
 #[derive(Debug, Clone, Default)]
 pub struct RunInfo {
@@ -614,26 +624,18 @@ impl Emitter {
             return Ok(());
         }
         self.end_text()?;
-        let r = |s: &str| self.redactor.redact_str(s);
-        let (raw_id, name, mode, autonomy, effect, reason) = (
-            r(gate.id),
-            r(gate.name),
-            r(gate.permission_mode),
-            r(gate.autonomy),
-            r(gate.side_effect),
-            r(gate.reason),
-        );
-        let request_id = ask.map(|(id, _)| r(id));
+        let g = self.redacted_gate(gate, gate.reason);
+        let request_id = ask.map(|(id, _)| self.redactor.redact_str(id));
         self.emit(&Event::PermissionRequest {
-            id: &wire_id(&raw_id),
-            name: &name,
+            id: &wire_id(&g.id),
+            name: &g.name,
             action: "prompt",
             permission: "prompt",
             permission_granted: false,
-            permission_mode: &mode,
-            autonomy: &autonomy,
-            side_effect: &effect,
-            reason: &reason,
+            permission_mode: &g.mode,
+            autonomy: &g.autonomy,
+            side_effect: &g.side_effect,
+            reason: &g.reason,
             request_id: request_id.as_deref(),
             timeout_ms: ask.map(|(_, ms)| ms),
         })
@@ -649,27 +651,32 @@ impl Emitter {
             return Ok(());
         }
         self.end_text()?;
-        let r = |s: &str| self.redactor.redact_str(s);
-        let (raw_id, name, mode, autonomy, effect, reason) = (
-            r(gate.id),
-            r(gate.name),
-            r(gate.permission_mode),
-            r(gate.autonomy),
-            r(gate.side_effect),
-            r(decision.reason),
-        );
+        let g = self.redacted_gate(gate, decision.reason);
         self.emit(&Event::PermissionDecision {
-            id: &wire_id(&raw_id),
-            name: &name,
+            id: &wire_id(&g.id),
+            name: &g.name,
             action: decision.action,
             permission: "prompt",
             permission_granted: decision.granted,
-            permission_mode: &mode,
-            autonomy: &autonomy,
-            side_effect: &effect,
-            decision_reason: &reason,
+            permission_mode: &g.mode,
+            autonomy: &g.autonomy,
+            side_effect: &g.side_effect,
+            decision_reason: &g.reason,
             decided_by: decision.decided_by,
         })
+    }
+
+    /// A gate's strings, redacted, with the reason the event gives.
+    fn redacted_gate(&self, gate: &Gate<'_>, reason: &str) -> RedactedGate {
+        let r = |s: &str| self.redactor.redact_str(s);
+        RedactedGate {
+            id: r(gate.id),
+            name: r(gate.name),
+            mode: r(gate.permission_mode),
+            autonomy: r(gate.autonomy),
+            side_effect: r(gate.side_effect),
+            reason: r(reason),
+        }
     }
 
     /// Token counts (and cost, when the model's prices are known) of one provider call.

@@ -25,6 +25,24 @@ fn reasoning(events: &[Value]) -> String {
     of_type(events, "reasoning").iter().map(|e| e["delta"].as_str().unwrap()).collect()
 }
 
+/// The official OpenAI API (the Responses API for reasoning models) at a mock.
+fn official(dir: &TestDir, mock: &Mock) -> crate::util::Zero {
+    dir.zero()
+        .env("OPENAI_API_KEY", "sk-test-official-123456")
+        .env("ZERO_DEBUG_OPENAI_URL", &mock.v1())
+}
+
+fn anthropic_at(dir: &TestDir, mock: &Mock) -> crate::util::Zero {
+    dir.zero().env("ANTHROPIC_API_KEY", "ant-test-key-123").env("ANTHROPIC_BASE_URL", &mock.url())
+}
+
+fn gemini_at(dir: &TestDir, mock: &Mock) -> crate::util::Zero {
+    dir.zero().env("GEMINI_API_KEY", "gem-test-key-123").env("GEMINI_BASE_URL", &mock.url())
+}
+
+/// `zero exec` with stream-json schema 2 output.
+const EXEC_2: [&str; 5] = ["exec", "-o", "stream-json", "--schema-version", "2"];
+
 const ANSWER: &str = r#"{"turns": [{"text": "done"}]}"#;
 
 fn answer() -> Value {
@@ -428,12 +446,7 @@ fn reasoning_comes_from_every_provider_and_never_into_the_answer() {
             json!({"type": "response.completed", "response": {"status": "completed", "usage": {"input_tokens": 5, "output_tokens": 3}}}),
         ),
     ])]);
-    let out = dir
-        .zero()
-        .env("OPENAI_API_KEY", "sk-test-official-123456")
-        .env("ZERO_DEBUG_OPENAI_URL", &mock.v1())
-        .args(&["exec", "-o", "stream-json", "--schema-version", "2", "-m", "gpt-5", "think"])
-        .run();
+    let out = official(&dir, &mock).args(&EXEC_2).args(&["-m", "gpt-5", "think"]).run();
     check(&out, "Weigh it.");
     // Anthropic: thinking blocks.
     let a = anthropic::event;
@@ -466,22 +479,9 @@ fn reasoning_comes_from_every_provider_and_never_into_the_answer() {
         ),
         a(json!({"type": "message_stop"})),
     ])]);
-    let out = dir
-        .zero()
-        .env("ANTHROPIC_API_KEY", "ant-test-key-123")
-        .env("ANTHROPIC_BASE_URL", &mock.url())
-        .args(&[
-            "exec",
-            "-o",
-            "stream-json",
-            "--schema-version",
-            "2",
-            "-m",
-            "sonnet-4.5",
-            "-r",
-            "high",
-            "think",
-        ])
+    let out = anthropic_at(&dir, &mock)
+        .args(&EXEC_2)
+        .args(&["-m", "sonnet-4.5", "-r", "high", "think"])
         .run();
     check(&out, "Weigh it.");
     // Gemini: thought parts.
@@ -496,21 +496,7 @@ fn reasoning_comes_from_every_provider_and_never_into_the_answer() {
             json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Answer."}]}, "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 2}}),
         ),
     ])]);
-    let out = dir
-        .zero()
-        .env("GEMINI_API_KEY", "gem-test-key-123")
-        .env("GEMINI_BASE_URL", &mock.url())
-        .args(&[
-            "exec",
-            "-o",
-            "stream-json",
-            "--schema-version",
-            "2",
-            "-m",
-            "gemini-2.5-flash",
-            "think",
-        ])
-        .run();
+    let out = gemini_at(&dir, &mock).args(&EXEC_2).args(&["-m", "gemini-2.5-flash", "think"]).run();
     check(&out, "Weigh it.");
     // Schema 1 never shows reasoning.
     let mock = Mock::start(vec![Reply::sse(&[
@@ -574,11 +560,7 @@ fn images_reach_each_provider_in_its_own_format() {
             json!({"type": "response.completed", "response": {"status": "completed", "usage": {"input_tokens": 5, "output_tokens": 3}}})
         ),
     ])]);
-    let official = dir
-        .zero()
-        .env("OPENAI_API_KEY", "sk-test-official-123456")
-        .env("ZERO_DEBUG_OPENAI_URL", &mock.v1());
-    run(official, &["-m", "gpt-5"]);
+    run(official(&dir, &mock), &["-m", "gpt-5"]);
     assert_eq!(
         mock.requests()[0].json()["input"],
         json!([{"role": "user", "content": [
@@ -593,11 +575,7 @@ fn images_reach_each_provider_in_its_own_format() {
         2,
         "end_turn",
     ))]);
-    let zero = dir
-        .zero()
-        .env("ANTHROPIC_API_KEY", "ant-test-key-123")
-        .env("ANTHROPIC_BASE_URL", &mock.url());
-    run(zero, &["-m", "haiku-4.5"]);
+    run(anthropic_at(&dir, &mock), &["-m", "haiku-4.5"]);
     assert_eq!(
         mock.requests()[0].json()["messages"],
         json!([{"role": "user", "content": [
@@ -609,9 +587,7 @@ fn images_reach_each_provider_in_its_own_format() {
     let mock = Mock::start(vec![Reply::sse(&[gemini::chunk(
         json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "A chart."}]}, "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 2}}),
     )])]);
-    let zero =
-        dir.zero().env("GEMINI_API_KEY", "gem-test-key-123").env("GEMINI_BASE_URL", &mock.url());
-    run(zero, &["-m", "gemini-2.5-flash"]);
+    run(gemini_at(&dir, &mock), &["-m", "gemini-2.5-flash"]);
     assert_eq!(
         mock.requests()[0].json()["contents"],
         json!([{"role": "user", "parts": [
