@@ -89,6 +89,25 @@ fn exit_code() -> Value {
 
 type Events = Vec<(&'static str, Value)>;
 
+/// `error`: the same codes in both versions, but the turn limit is `max_turns` in schema 1
+/// and `incomplete` in schema 2.
+fn error_event(version: u8) -> Value {
+    let turn_limit = if version == 1 { "max_turns" } else { "incomplete" };
+    let codes =
+        ["usage_error", "config_error", "provider_error", turn_limit, "interrupted", "crash"];
+    event(
+        version,
+        "error",
+        true,
+        &[
+            ("code", json!({"enum": codes})),
+            ("message", name()),
+            ("recoverable", json!({"type": "boolean"})),
+        ],
+        &[],
+    )
+}
+
 fn outputs_1() -> Events {
     let e =
         |kind, fields: &[(&str, Value)], optional: &[&str]| event(1, kind, true, fields, optional);
@@ -155,21 +174,7 @@ fn outputs_1() -> Events {
             ),
         ),
         ("final", e("final", &[("text", text())], &[])),
-        (
-            "error",
-            e(
-                "error",
-                &[
-                    (
-                        "code",
-                        json!({"enum": ["usage_error", "config_error", "provider_error", "max_turns", "interrupted", "crash"]}),
-                    ),
-                    ("message", name()),
-                    ("recoverable", json!({"type": "boolean"})),
-                ],
-                &[],
-            ),
-        ),
+        ("error", error_event(1)),
         (
             "run_end",
             e(
@@ -366,21 +371,7 @@ fn outputs_2() -> Events {
             ),
         ),
         ("final", e("final", &[("text", text())], &[])),
-        (
-            "error",
-            e(
-                "error",
-                &[
-                    (
-                        "code",
-                        json!({"enum": ["usage_error", "config_error", "provider_error", "incomplete", "interrupted", "crash"]}),
-                    ),
-                    ("message", name()),
-                    ("recoverable", json!({"type": "boolean"})),
-                ],
-                &[],
-            ),
-        ),
+        ("error", error_event(2)),
         (
             "turn_end",
             e(
