@@ -124,6 +124,8 @@ impl Agent<'_> {
     pub fn run(&mut self, messages: &mut Vec<Message>) -> Result<String, Stop> {
         let specs = self.tools.specs();
         for _ in 0..self.max_turns {
+            // An interrupt during the last tool of a turn stops before the next model call.
+            interrupted()?;
             let mut text = String::new();
             let mut calls: Vec<ToolCall> = Vec::new();
             let mut native = Vec::new();
@@ -162,9 +164,11 @@ impl Agent<'_> {
                 };
                 let request = Request { messages, tools: &specs };
                 lock(out).set_phase(Some(Phase::Model), None);
-                self.provider.stream(&request, &mut sink)?;
+                let streamed = self.provider.stream(&request, &mut sink);
+                // No heartbeat claims the model is still answering once the call is over.
+                lock(out).set_phase(None, None);
+                streamed?;
             }
-            lock(self.out).set_phase(None, None);
             lock(self.out).end_turn()?;
             self.journal.assistant(&text, &calls, &native);
             let mut message = Message::assistant(text.clone(), calls.clone());
@@ -314,17 +318,38 @@ mod tests {
     }
 
     fn run(script: &str, mode: Mode, max_turns: u32, dir: &std::path::Path) -> Run {
+        run_with(script, mode, max_turns, dir, None, 1).0
+    }
+
+    /// What a run wrote to stdout so far, and the emitter it wrote with.
+    struct Written {
+        sink: SharedBuf,
+        out: Shared,
+    }
+
+    /// A run in schema `schema`, with an approver; also returns the emitter.
+    fn run_with(
+        script: &str,
+        mode: Mode,
+        max_turns: u32,
+        dir: &std::path::Path,
+        approvals: Option<&mut Ready>,
+        schema: u8,
+    ) -> (Run, Written) {
         let sink = SharedBuf::default();
-        let emitter = Emitter::new(
+        let mut emitter = Emitter::new(
             Format::StreamJson,
             "run_t".into(),
             Box::new(sink.clone()),
             Box::new(SharedBuf::default()),
             Redactor::default(),
         );
+        emitter.set_schema(schema);
+        emitter.set_heartbeat(std::time::Duration::from_millis(100));
         let out: Shared = Arc::new(Mutex::new(emitter));
         let mut provider = Provider::Scripted(Scripted::from_text(script));
-        let mut tools = Toolbox::new(Workspace::new(dir).unwrap(), mode, vec![], vec![]);
+        let mut tools = Toolbox::new(Workspace::new(dir).unwrap(), mode, vec![], vec![])
+            .asking_for_approval(approvals.is_some());
         let mut messages = vec![Message::system(SYSTEM_PROMPT), Message::user("go")];
         let mut journal = NoJournal;
         let mut agent = Agent {
@@ -336,12 +361,90 @@ mod tests {
             model: models::find("gpt-4.1"),
             permission_mode: mode.name(),
             autonomy: "low",
-            approvals: None,
+            approvals: approvals.map(|a| a as &mut dyn Approvals),
         };
         let result = agent.run(&mut messages);
         let text = sink.text();
         let events = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        Run { result, messages, events }
+        (Run { result, messages, events }, Written { sink, out })
+    }
+
+    /// An approver with answers ready.
+    #[derive(Default)]
+    struct Ready {
+        answers: Vec<Verdict>,
+        grants: Vec<(String, String)>,
+        asked: Vec<String>,
+    }
+
+    impl Approvals for Ready {
+        fn granted(&self, name: &str, side_effect: &str) -> bool {
+            self.grants.iter().any(|(n, s)| n == name && s == side_effect)
+        }
+        fn grant(&mut self, name: &str, side_effect: &str) {
+            self.grants.push((name.into(), side_effect.into()));
+        }
+        fn request(&mut self) -> (String, u64) {
+            self.asked.push(format!("r{}", self.asked.len() + 1));
+            (self.asked.last().cloned().unwrap_or_default(), 1000)
+        }
+        fn wait(&mut self, _: &str) -> Result<Verdict, Stop> {
+            Ok(self.answers.remove(0))
+        }
+    }
+
+    #[test]
+    fn approved_calls_run_a_session_grant_skips_the_question_and_denials_say_why() {
+        let dir = scratch("approvals");
+        let script = r#"{"turns": [
+            {"toolCalls": [
+                {"id": "a", "name": "bash", "arguments": {"command": "echo a >> log"}},
+                {"id": "b", "name": "bash", "arguments": {"command": "echo b >> log"}},
+                {"id": "c", "name": "write_file", "arguments": {"path": "w.txt", "content": "x"}}
+            ]},
+            {"text": "done"}
+        ]}"#;
+        let verdict = |allowed, for_session, reason: &str| Verdict {
+            allowed,
+            decided_by: "client",
+            reason: reason.into(),
+            for_session,
+        };
+        let mut ready = Ready {
+            answers: vec![verdict(true, true, "fine"), verdict(false, false, "no files")],
+            ..Ready::default()
+        };
+        let (run, _) = run_with(script, Mode::Auto, 12, &dir.path, Some(&mut ready), 2);
+        assert_eq!(run.result.unwrap(), "done");
+        assert_eq!(dir.read("log"), "a\nb\n");
+        assert!(!dir.join("w.txt").exists());
+        assert_eq!(ready.asked, ["r1", "r2"], "b was covered by the grant for bash");
+        let decisions: Vec<(&str, &str, &str)> = run
+            .events
+            .iter()
+            .filter(|e| e["type"] == "permission_decision")
+            .map(|e| {
+                let f = |k: &str| e[k].as_str().unwrap();
+                (f("id"), f("action"), f("decidedBy"))
+            })
+            .collect();
+        assert_eq!(
+            decisions,
+            [("a", "allow", "client"), ("b", "allow", "session"), ("c", "deny", "client")]
+        );
+        assert_eq!(run.messages[5].content, "Error: Permission denied for write_file: no files");
+    }
+
+    #[test]
+    fn a_failed_model_call_leaves_no_phase_for_heartbeats() {
+        let dir = scratch("phase");
+        let script = r#"{"turns": [{"error": "down"}]}"#;
+        let (run, written) = run_with(script, Mode::Auto, 12, &dir.path, None, 2);
+        assert!(run.result.is_err());
+        let later = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        assert!(lock(&written.out).beat(later).is_some(), "heartbeats are on");
+        // Nothing is written: the silence after the call is not the model's.
+        assert_eq!(written.sink.text(), "");
     }
 
     fn scratch(name: &str) -> TempDir {
