@@ -290,6 +290,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
             autonomy: plan.autonomy,
             approvals: plan.approvals,
             messages,
+            budget,
         });
     }
     // 12. The user's prompt is the session's next event.

@@ -104,6 +104,8 @@ pub struct Live<'a> {
     pub approvals: Option<Duration>,
     /// The system prompt and the earlier conversation (of a resumed session).
     pub messages: Vec<Message>,
+    /// About how many tokens of earlier conversation a turn sends (half the model's context).
+    pub budget: u64,
 }
 
 /// Runs turns until the end of input; the last line is `run_end`.
@@ -132,6 +134,9 @@ pub fn run(live: Live<'_>) -> Result<(), Stop> {
             }
             s.record("message", session::user_payload(&prompt.text, &prompt.images, "live"));
         }
+        // A long conversation keeps its newest exchanges within the model's context.
+        let history = messages.split_off(1.min(messages.len()));
+        messages.extend(session::trim_to_budget(history, live.budget));
         messages.push(Message { images: prompt.images, ..Message::user(prompt.text) });
         crate::ending::set_live_turn(true);
         let result = Agent {

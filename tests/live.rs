@@ -504,3 +504,40 @@ fn a_second_sigint_within_two_seconds_or_a_sigterm_ends_the_process() {
         assert!(of_type(&events, "turn_end").len() <= 1, "{signals:?}: the process ended");
     }
 }
+
+#[test]
+fn a_long_conversation_keeps_its_newest_exchanges_within_the_context() {
+    let dir = TestDir::new("live-budget");
+    let mock = Mock::start(vec![
+        Reply::sse(&openai::answer(&["one"], 10, 1)),
+        Reply::sse(&openai::answer(&["two"], 10, 1)),
+        Reply::sse(&openai::answer(&["three"], 10, 1)),
+    ]);
+    let zero = dir.zero().openai(&mock.v1(), "local-coder").args(&[
+        "exec",
+        "-i",
+        "stream-json",
+        "-o",
+        "stream-json",
+        "--live",
+    ]);
+    let mut live = LiveRun::start(zero);
+    // An unknown model gets 128,000 tokens of context: half of it, about 256 KB, is history.
+    for turn in ["a", "b"] {
+        live.prompt(&turn.repeat(150_000));
+        live.until("turn_end");
+    }
+    live.prompt("short");
+    live.until("turn_end");
+    let (code, _) = live.finish();
+    assert_eq!(code, 0);
+    let third = mock.requests()[2].json();
+    let users: Vec<usize> = third["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap().len())
+        .collect();
+    assert_eq!(users, [150_000, 5], "the oldest exchange is left out, the newest kept");
+}
