@@ -63,9 +63,9 @@ pub fn run(args: ExecArgs, mut process: Process, on_start: impl FnOnce(&Shared))
 }
 
 /// Ends the run: the failure is reported (unless the output is gone) and mapped to its code.
-fn finish(shared: &Shared, result: Result<(), Stop>) -> u8 {
+fn finish(shared: &Shared, result: Result<u8, Stop>) -> u8 {
     match result {
-        Ok(()) => 0,
+        Ok(code) => code,
         Err(Stop::OutputClosed) => 1,
         Err(Stop::Failed(failure)) => {
             let code = failure.exit_code();
@@ -78,7 +78,9 @@ fn finish(shared: &Shared, result: Result<(), Stop>) -> u8 {
     }
 }
 
-fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
+/// Runs `zero exec`; the exit code of a run that ended as it should (0, or a live process's
+/// last turn's).
+fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<u8, Stop> {
     // The schema version the flag asks for (live mode speaks 2): every later error is written
     // in it.
     match run_plan::schema_version(args)? {
@@ -93,7 +95,7 @@ fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<(), Stop> {
 
 /// Runs a plan, in the order of B 1.3: the workspace, the session selection, the prompt, the
 /// configuration and provider, then the session, `run_start` and the agent loop.
-fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
+fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
     // Paths on the command line mean what they say where zero was started, not below `-C`.
     let started_in = std::env::current_dir()
         .map_err(|err| Failure::Usage(format!("Cannot read the current directory: {err}")))?;
@@ -224,7 +226,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
             })
             .collect();
         lock(shared).tool_list(mode.name(), &rows, &info, &warnings)?;
-        return Ok(());
+        return Ok(0);
     };
     let Prompt { text: prompt, images } = prompt.unwrap_or_default();
     let mut provider = build_provider(&runtime)?;
@@ -315,7 +317,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<(), Stop> {
         session_lock(s).sync();
     }
     lock(shared).success(&answer)?;
-    Ok(())
+    Ok(0)
 }
 
 fn session_lock(session: &Arc<Mutex<Session>>) -> std::sync::MutexGuard<'_, Session> {

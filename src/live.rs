@@ -108,8 +108,9 @@ pub struct Live<'a> {
     pub budget: u64,
 }
 
-/// Runs turns until the end of input; the last line is `run_end`.
-pub fn run(live: Live<'_>) -> Result<(), Stop> {
+/// Runs turns until the end of input; the last line is `run_end`, and its exit code (the last
+/// turn's) is returned.
+pub fn run(live: Live<'_>) -> Result<u8, Stop> {
     let Live { out, provider, tools, journal, session, new_session, .. } = live;
     let mut messages = live.messages;
     let mut inbox = Inbox {
@@ -172,7 +173,7 @@ pub fn run(live: Live<'_>) -> Result<(), Stop> {
         lock(out).turn_end(turn, last.0)?;
     }
     lock(out).live_end(last.0, last.1)?;
-    Ok(())
+    Ok(last.1)
 }
 
 /// The input side of live mode: lines kept for later turns, the end of input, and the

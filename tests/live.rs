@@ -301,9 +301,11 @@ fn allow_session_covers_later_calls_and_queued_prompts_run_next() {
     let second = live.until("turn_end");
     assert_eq!((&second["turn"], &second["status"]), (&json!(2), &json!("success")));
     let (code, events) = live.finish();
-    // The 31 flood turns that were kept ran after it, on a script with nothing left to play.
-    assert_eq!(of_type(&events, "turn_end").len(), 33);
-    assert_eq!(code, 0);
+    // The 31 flood turns that were kept ran after it, on a script with nothing left to play:
+    // each is a provider error, and the last one's exit code is the process's.
+    let ends = of_type(&events, "turn_end");
+    assert_eq!((ends.len(), &ends[32]["status"]), (33, &json!("error")));
+    assert_eq!(code, 3);
     assert_eq!(crate::util::read(&dir.path("work/log")), "one\ntwo\n");
     // The second call has no request: the session grant decided it.
     assert_eq!(of_type(&events, "permission_request").len(), 1);
@@ -383,8 +385,10 @@ fn sigint_interrupts_a_turn_and_a_second_one_ends_the_process() {
     live.prompt("next");
     let next = live.until("turn_end");
     assert_eq!((&next["turn"], &next["status"]), (&json!(2), &json!("success")));
-    // A SIGINT while waiting for input ends the process.
+    // A SIGINT while waiting for input ends the process (stdin stays open until it has:
+    // an end of input at the same moment could end it first, with the last turn's status).
     interrupt(live.child.id());
+    live.until("run_end");
     let (code, events) = live.finish();
     assert_eq!(code, 130);
     let n = events.len();
@@ -485,24 +489,46 @@ fn the_readme_exchange_is_what_zero_writes() {
 
 #[test]
 fn a_second_sigint_within_two_seconds_or_a_sigterm_ends_the_process() {
-    for signals in [&["-INT", "-INT"][..], &["-TERM"][..]] {
+    let kill = |signal: &str, pid: u32| {
+        let sent = std::process::Command::new("kill").args([signal, &pid.to_string()]).status();
+        assert!(sent.unwrap().success());
+    };
+    for second in [true, false] {
         let dir = TestDir::new("live-second-signal");
-        let script = json!({"turns": [bash("slow", "echo started; sleep 30"), {"text": "never"}]});
+        let script = json!({"turns": [bash("slow", "sleep 30"), {"text": "never"}]});
         let mut live = LiveRun::start(scripted(&dir, script, &["--auto", "high"]));
         live.prompt("sleep");
         live.until("tool_call");
-        for signal in signals {
-            let sent = std::process::Command::new("kill")
-                .args([*signal, &live.child.id().to_string()])
-                .status();
-            assert!(sent.unwrap().success());
+        let pid = live.child.id();
+        if second {
+            // The first is seen to stop the turn (two signals sent at once can merge into one).
+            kill("-INT", pid);
+            assert_eq!(live.until("error")["code"], "interrupted");
+            kill("-INT", pid);
+        } else {
+            kill("-TERM", pid);
         }
+        live.until("run_end");
         let (code, events) = live.finish();
-        assert_eq!(code, 130, "{signals:?}");
+        assert_eq!(code, 130, "second SIGINT: {second}");
         let end = events.last().unwrap();
         assert_eq!((&end["status"], &end["exitCode"]), (&json!("interrupted"), &json!(130)));
-        assert!(of_type(&events, "turn_end").len() <= 1, "{signals:?}: the process ended");
+        assert!(of_type(&events, "turn_end").len() <= 1);
     }
+}
+
+#[test]
+fn the_exit_code_is_the_last_turns() {
+    let dir = TestDir::new("live-exit");
+    let looping = json!({"toolCalls": [{"name": "glob", "arguments": {"pattern": "*"}}]});
+    let script = json!({"turns": [{"text": "fine"}, looping]});
+    let mut live = LiveRun::start(scripted(&dir, script, &["--max-turns", "1"]));
+    live.prompt("one");
+    assert_eq!(live.until("turn_end")["status"], "success");
+    live.prompt("two");
+    assert_eq!(live.until("turn_end")["status"], "incomplete");
+    let (code, events) = live.finish();
+    assert_eq!((code, &events.last().unwrap()["exitCode"]), (4, &json!(4)));
 }
 
 #[test]
