@@ -81,13 +81,14 @@ impl LiveRun {
             self.seen.push(serde_json::from_str(&line).unwrap());
         }
         let code = self.child.wait().unwrap().code().unwrap_or(-1);
-        check(&self.seen, &self.args);
+        check(&self.seen, &self.args, code);
         (code, self.seen)
     }
 }
 
-/// The whole stream against `zero schema 2` and the strict live mirror.
-fn check(events: &[Value], args: &[String]) {
+/// The whole stream against `zero schema 2` and the strict live mirror, and the exit code
+/// against `run_end`.
+fn check(events: &[Value], args: &[String], code: i32) {
     let schema = crate::util::printed_schema(2);
     for event in events {
         crate::jsonschema::validate(schema, &schema["$defs"]["output"], event)
@@ -96,6 +97,9 @@ fn check(events: &[Value], args: &[String]) {
     }
     crate::schema::check_live_sequence(events)
         .unwrap_or_else(|e| panic!("{e} ({args:?}):\n{events:#?}"));
+    if let Some(end) = events.last() {
+        assert_eq!(end["exitCode"], code, "run_end and the exit code differ ({args:?})");
+    }
 }
 
 fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {

@@ -269,6 +269,10 @@ fn conforms(output: &Output) {
     if let Err(err) = checked {
         panic!("the stream breaks the ordering rules: {err}\n{output:?}");
     }
+    // The process exits with the code its last line says.
+    if let Some(end) = events.last().filter(|e| e["type"] == "run_end") {
+        assert_eq!(end["exitCode"], output.code, "run_end and the exit code differ{output:?}");
+    }
 }
 
 /// With `ZERO_E2E_CAPTURE=<dir>`, every run's exit code, stdout and stderr are appended to
