@@ -161,6 +161,9 @@ pub fn run(live: Live<'_>) -> Result<u8, Stop> {
             // A line that is not JSON, read during an approval: the process ends.
             Err(Stop::Failed(failure @ Failure::Usage(_))) => return Err(failure.into()),
             Err(Stop::Failed(failure)) => {
+                let payload =
+                    serde_json::json!({"code": failure.code_v2(), "message": failure.message()});
+                journal.note("error", payload);
                 lock(out).turn_error(&failure)?;
                 (failure.status_v2(), failure.exit_code())
             }

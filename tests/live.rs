@@ -533,6 +533,10 @@ fn the_exit_code_is_the_last_turns() {
     assert_eq!(live.until("turn_end")["status"], "incomplete");
     let (code, events) = live.finish();
     assert_eq!((code, &events.last().unwrap()["exitCode"]), (4, &json!(4)));
+    // The session keeps why the turn failed.
+    let id = events[0]["sessionId"].as_str().unwrap();
+    let journal = crate::util::read(&dir.sessions().join(id).join("events.jsonl"));
+    assert!(journal.contains("\"code\":\"incomplete\""), "{journal}");
 }
 
 #[test]
