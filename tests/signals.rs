@@ -34,6 +34,8 @@ fn wait(mut child: std::process::Child, since: Instant) -> (Option<i32>, Duratio
 }
 
 fn assert_interrupted_ending(out: &str) -> Value {
+    let args = ["exec".to_string(), "-o".to_string(), "stream-json".to_string()];
+    crate::util::check_stream(out, &args, 130).unwrap_or_else(|e| panic!("{e}\n{out}"));
     let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let n = lines.len();
     assert!(n >= 3, "{out}");

@@ -245,20 +245,27 @@ fn conforms(output: &Output) {
     if !stream_json || informational {
         return;
     }
+    if let Err(err) = check_stream(&output.stdout, args, output.code) {
+        panic!("{err}\n{output:?}");
+    }
+}
+
+/// The checks of [`conforms`] for a stream read some other way (a run that was signalled,
+/// driven line by line): each line against `zero schema N` and the mirror, the ordering rules,
+/// and the exit code against `run_end`.
+pub fn check_stream(stdout: &str, args: &[String], code: i32) -> Result<(), String> {
     let mut events = Vec::new();
-    for line in output.stdout.lines() {
+    for line in stdout.lines() {
         let event: Value = serde_json::from_str(line)
-            .unwrap_or_else(|e| panic!("a stream-json line is not JSON ({e}): {line}\n{output:?}"));
+            .map_err(|e| format!("a stream-json line is not JSON ({e}): {line}"))?;
         let version = event["schemaVersion"].as_u64().unwrap_or(0);
         let schema = printed_schema(version);
-        if let Err(err) = crate::jsonschema::validate(schema, &schema["$defs"]["output"], &event) {
-            panic!(
-                "a line does not match `zero schema {version}`: {err}\nline: {line}\n{output:?}"
-            );
-        }
-        if let Err(err) = crate::schema::check_line(line) {
-            panic!("a line breaks the strict mirror of schema {version}: {err}\nline: {line}\n{output:?}");
-        }
+        crate::jsonschema::validate(schema, &schema["$defs"]["output"], &event).map_err(|e| {
+            format!("a line does not match `zero schema {version}`: {e}\nline: {line}")
+        })?;
+        crate::schema::check_line(line).map_err(|e| {
+            format!("a line breaks the strict mirror of schema {version}: {e}\nline: {line}")
+        })?;
         events.push(event);
     }
     let checked = if args.iter().any(|a| a == "--live") {
@@ -266,12 +273,13 @@ fn conforms(output: &Output) {
     } else {
         crate::schema::check_sequence(&events)
     };
-    if let Err(err) = checked {
-        panic!("the stream breaks the ordering rules: {err}\n{output:?}");
-    }
+    checked.map_err(|e| format!("the stream breaks the ordering rules: {e}"))?;
     // The process exits with the code its last line says.
-    if let Some(end) = events.last().filter(|e| e["type"] == "run_end") {
-        assert_eq!(end["exitCode"], output.code, "run_end and the exit code differ{output:?}");
+    match events.last().filter(|e| e["type"] == "run_end") {
+        Some(end) if end["exitCode"] != code => {
+            Err(format!("run_end says exit {} but the process exited {code}", end["exitCode"]))
+        }
+        _ => Ok(()),
     }
 }
 
