@@ -13,6 +13,9 @@ use serde_json::{json, Value};
 use crate::mock::{openai, Mock, Reply};
 use crate::util::{alive, TestDir};
 
+/// `zero exec` in live mode.
+const LIVE: [&str; 6] = ["exec", "-i", "stream-json", "-o", "stream-json", "--live"];
+
 /// How long a test waits for one line before it fails.
 const LINE_WAIT: Duration = Duration::from_secs(20);
 
@@ -109,10 +112,7 @@ fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
 /// A live run of the scripted provider.
 fn scripted(dir: &TestDir, script: Value, extra: &[&str]) -> crate::util::Zero {
     let path = dir.script(&script).display().to_string();
-    let mut args = vec!["exec", "--provider", "scripted", "--script", &path, "-i", "stream-json"];
-    args.extend(["-o", "stream-json", "--live"]);
-    args.extend_from_slice(extra);
-    dir.zero().args(&args)
+    dir.zero().args(&LIVE).args(&["--provider", "scripted", "--script", &path]).args(extra)
 }
 
 fn bash(id: &str, command: &str) -> Value {
@@ -126,14 +126,7 @@ fn two_turns_share_one_conversation_and_one_session() {
         Reply::sse(&openai::answer(&["Paris."], 10, 2)),
         Reply::sse(&openai::answer(&["About 2 million."], 20, 3)),
     ]);
-    let zero = dir.zero().openai(&mock.v1(), "gpt-4o-mini").args(&[
-        "exec",
-        "-i",
-        "stream-json",
-        "-o",
-        "stream-json",
-        "--live",
-    ]);
+    let zero = dir.zero().openai(&mock.v1(), "gpt-4o-mini").args(&LIVE);
     let mut live = LiveRun::start(zero);
     // run_start comes before any input.
     let start = live.until("run_start");
@@ -170,16 +163,7 @@ fn two_turns_share_one_conversation_and_one_session() {
     assert_eq!(events.matches("\"type\":\"turn_end\"").count(), 2);
     // A later live process resumes it.
     let mock = Mock::start(vec![Reply::sse(&openai::answer(&["Yes."], 30, 1))]);
-    let zero = dir.zero().openai(&mock.v1(), "gpt-4o-mini").args(&[
-        "exec",
-        "-i",
-        "stream-json",
-        "-o",
-        "stream-json",
-        "--live",
-        "--resume",
-        id,
-    ]);
+    let zero = dir.zero().openai(&mock.v1(), "gpt-4o-mini").args(&LIVE).args(&["--resume", id]);
     let mut live = LiveRun::start(zero);
     live.prompt("Sure?");
     assert_eq!(live.until("turn_end")["turn"], 1, "turns count from 1 in each process");
@@ -547,14 +531,7 @@ fn a_long_conversation_keeps_its_newest_exchanges_within_the_context() {
         Reply::sse(&openai::answer(&["two"], 10, 1)),
         Reply::sse(&openai::answer(&["three"], 10, 1)),
     ]);
-    let zero = dir.zero().openai(&mock.v1(), "local-coder").args(&[
-        "exec",
-        "-i",
-        "stream-json",
-        "-o",
-        "stream-json",
-        "--live",
-    ]);
+    let zero = dir.zero().openai(&mock.v1(), "local-coder").args(&LIVE);
     let mut live = LiveRun::start(zero);
     // An unknown model gets 128,000 tokens of context: half of it, about 256 KB, is history.
     for turn in ["a", "b"] {
