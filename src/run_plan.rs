@@ -119,6 +119,11 @@ fn live_options(
         if args.list_tools {
             return usage("--list-tools cannot be combined with --live.");
         }
+        if !args.images.is_empty() {
+            return usage(
+                "--image cannot be used with --live: send images in the turns' message lines.",
+            );
+        }
     }
     let approvals = match args.approvals.as_deref().map(|v| v.trim().to_ascii_lowercase()) {
         None => false,

@@ -397,6 +397,7 @@ fn live_mode_is_refused_where_it_cannot_work() {
         (vec!["-i", "stream-json", "-o", "stream-json", "--live", "--schema-version", "1"], 1, "--live speaks stream-json schema 2; --schema-version 1 cannot be used with it."),
         (vec!["-i", "stream-json", "-o", "stream-json", "--approvals", "stdin"], 1, "--approvals stdin needs --live: the answers are read from the live input stream."),
         (vec!["-i", "stream-json", "-o", "stream-json", "--live", "--approvals", "tty"], 2, "Invalid --approvals value \"tty\". Expected \"stdin\"."),
+        (vec!["-i", "stream-json", "-o", "stream-json", "--live", "--image", "a.png"], 2, "--image cannot be used with --live: send images in the turns' message lines."),
     ];
     for (extra, version, message) in cases {
         let mut args = base.to_vec();
