@@ -332,3 +332,37 @@ impl Approvals for Inbox {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Everything the pump hands over for `input`, as text.
+    fn pumped(input: &[u8]) -> Vec<String> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(0);
+        let input = input.to_vec();
+        let reader = std::thread::spawn(move || pump(&input[..], &tx));
+        let got = rx
+            .iter()
+            .map(|incoming| match incoming {
+                Incoming::Line(n, bytes) => format!("{n}: {}", String::from_utf8_lossy(&bytes)),
+                Incoming::Eof => "eof".to_string(),
+                Incoming::Failed(message) => message,
+            })
+            .collect();
+        let _ = reader.join();
+        got
+    }
+
+    #[test]
+    fn the_pump_hands_over_numbered_lines_then_the_end() {
+        assert_eq!(pumped(b"a\n\nb\r\nlast"), ["1: a", "2: ", "3: b\r", "4: last", "eof"]);
+        assert_eq!(pumped(b""), ["eof"]);
+        let mut long = vec![b'x'; MAX_LINE_BYTES_V2 + 1];
+        long.extend_from_slice(b"\nnever read\n");
+        assert_eq!(
+            pumped(&long),
+            ["Invalid stream-json input at line 1: line is longer than 16 MiB"]
+        );
+    }
+}
