@@ -23,7 +23,7 @@ Usage: zero exec [OPTIONS] [PROMPT...]   run one task (see zero exec --help)
        zero config [--json]              the settings in use, and their source
        zero doctor [--json] [--offline]  check the setup, say how to fix it
        zero redact [--redact-env NAME]   redact stdin to stdout
-       zero schema [VERSION]             the JSON Schema of stream-json (1)
+       zero schema [VERSION]             the JSON Schema of stream-json (1, 2)
        zero --version | --help
 
 Start with: zero exec --help
@@ -474,7 +474,7 @@ Usage: zero schema [VERSION]
 
 Prints the JSON Schema (draft 2020-12) of stream-json schema VERSION (default
 1): every event zero writes and reads, with unknown fields forbidden. Versions
-this zero speaks: 1.
+this zero speaks: 1, 2.
 ";
 
 fn parse_schema(args: Vec<OsString>) -> Command {
@@ -796,6 +796,15 @@ mod tests {
         assert!(matches!(p(&["sessions"]), Command::Invalid(_)));
         assert_eq!(p(&["redact", "--redact-env", "A"]), Command::Redact(vec!["A".into()]));
         assert!(matches!(p(&["redact", "file.txt"]), Command::Invalid(_)));
+    }
+
+    #[test]
+    fn the_help_names_the_schema_versions_zero_speaks() {
+        let versions: Vec<String> =
+            crate::events::SCHEMA_VERSIONS.iter().map(u8::to_string).collect();
+        let list = versions.join(", ");
+        assert!(SCHEMA_HELP.contains(&format!("Versions\nthis zero speaks: {list}.")));
+        assert!(HELP.contains(&format!("the JSON Schema of stream-json ({list})")));
     }
 
     #[test]
