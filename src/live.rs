@@ -3,10 +3,10 @@
 //! `prompt`/`message` line is a turn that ends with `turn_end`; the end of input ends the
 //! process with the last turn's status.
 //!
-//! Stdin is read only where zero waits for the client: between turns, and at an approval
-//! (`--approvals stdin`). A small pump thread reads one line at a time and hands it over a
-//! rendezvous channel, so at most one line is read ahead and an approval's wait can keep its
-//! deadline even while a client is half-way through writing a line. Every line is validated
+//! Input lines are taken only where zero waits for the client: between turns, and at an
+//! approval (`--approvals stdin`). A small pump thread reads one line at a time and hands it
+//! over a rendezvous channel, so at most one line is read ahead and an approval's wait can keep
+//! its deadline even while a client is half-way through writing a line. Every line is validated
 //! by hand (`input::live_line`): a line that is not JSON ends the process; a JSON line that is
 //! wrong gets an `error` event naming it and is skipped.
 #![forbid(unsafe_code)]

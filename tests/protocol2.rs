@@ -708,3 +708,46 @@ fn message_lines_carry_images_and_bad_ones_are_named() {
     out.assert_code(2);
     assert!(out.stderr.contains("[zero] Image not found: "), "{out:?}");
 }
+
+#[test]
+fn warnings_carry_their_codes_and_a_retry_pause_has_heartbeats() {
+    let dir = TestDir::new("warning-codes");
+    let args = ["-o", "stream-json", "--schema-version", "2", "--skip-permissions-unsafe"];
+    let out =
+        scripted(&dir, answer(), &args).args(&["-r", "high", "--redact-env", "NOPE", "hi"]).run();
+    out.assert_code(0);
+    let codes: Vec<(String, String)> = of_type(&out.stream(), "warning")
+        .iter()
+        .map(|w| (w["code"].as_str().unwrap().into(), w["message"].as_str().unwrap().into()))
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            ("unsafe_mode".into(), "Unsafe permissions are active for this run.".into()),
+            ("ignored_option".into(), "The scripted provider takes no reasoning effort; --reasoning-effort high is ignored.".into()),
+            ("ignored_option".into(), "--redact-env NOPE: the variable is not set.".into()),
+        ]
+    );
+    // A 429 with retry-after: 1 is a retry warning, and the pause before the retry is the
+    // model's phase: heartbeats fill it.
+    let mock = Mock::start(vec![
+        Reply::status(429, "application/json", r#"{"error":{"message":"slow down"}}"#)
+            .with_header("retry-after", "1"),
+        Reply::sse(&openai::answer(&["recovered"], 5, 1)),
+    ]);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&EXEC_2)
+        .args(&["--heartbeat-ms", "200", "hi"])
+        .run();
+    out.assert_code(0);
+    let events = out.stream();
+    let warning = of_type(&events, "warning")[0];
+    assert_eq!(warning["code"], "retry");
+    let at = |kind: &str| events.iter().position(|e| e["type"] == kind).unwrap();
+    let beats: Vec<&Value> =
+        events[at("warning")..at("text")].iter().filter(|e| e["type"] == "heartbeat").collect();
+    assert!(beats.len() >= 2, "{out:?}");
+    assert!(beats.iter().all(|b| b["phase"] == "model"));
+}
