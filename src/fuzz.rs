@@ -483,22 +483,47 @@ fn fuzz_emitter_lines_are_always_json() {
             Box::new(SharedBuf::default()),
             Redactor::default(),
         );
-        for _ in 0..rng.below(6) {
+        // Both schema versions: schema 2 adds reasoning, permission events and seq.
+        let two = rng.chance(2);
+        if two {
+            e.set_schema(2);
+        }
+        for _ in 0..rng.below(8) {
             let piece = String::from_utf8_lossy(&text(rng, REDACT_DICT, 8)).into_owned();
             let id = String::from_utf8_lossy(&text(rng, &["c", "1", "_", " ", "-", "é", "/"], 5))
                 .into_owned();
-            let _ = match rng.below(4) {
+            let gate = crate::output::Gate {
+                id: &id,
+                name: "bash",
+                permission_mode: "auto",
+                autonomy: "low",
+                side_effect: "shell",
+                reason: &piece,
+            };
+            let decision = crate::output::Decision {
+                action: "deny",
+                granted: false,
+                reason: &piece,
+                decided_by: "policy",
+            };
+            let _ = match rng.below(7) {
                 0 => e.text(&piece),
                 1 => e.tool_call(&id, "bash", &piece, "shell"),
                 2 => e.result(&id, rng.chance(2), &piece, None),
+                3 => e.reasoning(&piece),
+                4 => e.permission_request(&gate, Some((&id, 5))),
+                5 => e.permission_decision(&gate, &decision),
                 _ => e.warn(&piece),
             };
         }
         let _ = e.success("done");
         let out = sink.text();
-        for line in out.lines() {
+        for (n, line) in out.lines().enumerate() {
             let event: serde_json::Value =
                 serde_json::from_str(line).unwrap_or_else(|err| panic!("not JSON ({err}): {line}"));
+            if two {
+                assert_eq!(event["seq"], n + 1, "a gap in seq: {out}");
+            }
             if let Some(id) = event.get("id").and_then(|v| v.as_str()) {
                 assert_eq!(
                     crate::output::wire_id(id),
