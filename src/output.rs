@@ -222,6 +222,10 @@ pub struct Emitter {
     wire: Arc<Wire>,
     /// Reasoning text, redacted as a stream like answer text (schema 2).
     reasoning: TextStream,
+    /// Reasoning went into `reasoning` since it was last released.
+    reasoning_held: bool,
+    /// The schema version (the copy in `wire` is for the fallback ending).
+    schema: u8,
     /// Model calls so far and their summed usage (schema 2's `usage.call`, `cumulative`).
     calls: u64,
     totals: Totals,
@@ -256,6 +260,8 @@ impl Emitter {
             panic_on_text: false,
             wire: Arc::new(Wire { schema: AtomicU8::new(1), seq: AtomicU64::new(0) }),
             reasoning: TextStream::default(),
+            reasoning_held: false,
+            schema: 1,
             calls: 0,
             totals: Totals { cost_usd: Some(0.0), ..Totals::default() },
             heartbeat: Duration::ZERO,
@@ -266,17 +272,18 @@ impl Emitter {
 
     /// The stream-json schema version of the output (1 until negotiated otherwise).
     pub fn schema(&self) -> u8 {
-        self.wire.schema()
+        self.schema
     }
 
     /// Selects the schema version (one of [`SCHEMA_VERSIONS`]) before the first line.
     pub fn set_schema(&mut self, version: u8) {
+        self.schema = version;
         self.wire.schema.store(version, Ordering::SeqCst);
     }
 
     /// Whether this output carries schema 2's events.
     fn schema2(&self) -> bool {
-        self.format == Format::StreamJson && self.schema() == 2
+        self.format == Format::StreamJson && self.schema == 2
     }
 
     /// Shared with the fallback ending.
@@ -371,9 +378,12 @@ impl Emitter {
         }
         match self.format {
             Format::StreamJson => {
-                let seq = (self.schema() == 2).then(|| self.wire.take_seq());
+                let seq = (self.schema == 2).then(|| self.wire.take_seq());
                 views::stream_json(&mut self.line, &mut self.event, &self.run_id, seq, event);
-                self.last_line = Instant::now();
+                if seq.is_some() && !self.heartbeat.is_zero() {
+                    // Only heartbeats need to know when stdout was last written.
+                    self.last_line = Instant::now();
+                }
                 write_all(&mut self.out, &self.line)
             }
             Format::Json => match views::legacy(event) {
@@ -486,12 +496,14 @@ impl Emitter {
         self.end_text()?;
         let mut released = String::new();
         self.reasoning.push(&self.redactor, delta, &mut released);
+        self.reasoning_held = true;
         self.write_reasoning(&released)
     }
 
-    /// Releases reasoning held back by the stream redactor.
+    /// Releases reasoning held back by the stream redactor (before every other event, so it
+    /// costs nothing when there was no reasoning).
     fn end_reasoning(&mut self) -> Result<(), OutputClosed> {
-        if !self.schema2() {
+        if !std::mem::take(&mut self.reasoning_held) {
             return Ok(());
         }
         let mut released = String::new();

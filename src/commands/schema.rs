@@ -89,6 +89,27 @@ fn exit_code() -> Value {
 
 type Events = Vec<(&'static str, Value)>;
 
+/// `run_start`'s fields in both versions.
+fn run_start() -> Vec<(&'static str, Value)> {
+    vec![
+        ("sessionId", name()),
+        ("cwd", name()),
+        ("provider", name()),
+        ("model", name()),
+        ("apiModel", name()),
+    ]
+}
+
+/// The token counts (and cost) of `usage`, and of schema 2's `usage.cumulative`.
+fn tokens() -> Vec<(&'static str, Value)> {
+    vec![
+        ("promptTokens", count()),
+        ("completionTokens", count()),
+        ("totalTokens", count()),
+        ("costUsd", cost()),
+    ]
+}
+
 /// `error`: the same codes in both versions, but the turn limit is `max_turns` in schema 1
 /// and `incomplete` in schema 2.
 fn error_event(version: u8) -> Value {
@@ -112,20 +133,7 @@ fn outputs_1() -> Events {
     let e =
         |kind, fields: &[(&str, Value)], optional: &[&str]| event(1, kind, true, fields, optional);
     vec![
-        (
-            "run_start",
-            e(
-                "run_start",
-                &[
-                    ("sessionId", name()),
-                    ("cwd", name()),
-                    ("provider", name()),
-                    ("model", name()),
-                    ("apiModel", name()),
-                ],
-                &["sessionId"],
-            ),
-        ),
+        ("run_start", e("run_start", &run_start(), &["sessionId"])),
         ("warning", e("warning", &[("message", name())], &[])),
         ("text", e("text", &[("delta", text())], &[])),
         (
@@ -160,19 +168,7 @@ fn outputs_1() -> Events {
                 &[],
             ),
         ),
-        (
-            "usage",
-            e(
-                "usage",
-                &[
-                    ("promptTokens", count()),
-                    ("completionTokens", count()),
-                    ("totalTokens", count()),
-                    ("costUsd", cost()),
-                ],
-                &["costUsd"],
-            ),
-        ),
+        ("usage", e("usage", &tokens(), &["costUsd"])),
         ("final", e("final", &[("text", text())], &[])),
         ("error", error_event(1)),
         (
@@ -209,19 +205,8 @@ fn outputs_2() -> Events {
     let status = || json!({"enum": ["success", "error", "incomplete", "interrupted"]});
     let permission_mode = || json!({"enum": ["auto", "unsafe"]});
     let autonomy = || json!({"enum": ["low", "medium", "high"]});
-    let tokens = |with_cost: bool| {
-        let mut fields = vec![
-            ("promptTokens", count()),
-            ("completionTokens", count()),
-            ("totalTokens", count()),
-        ];
-        if with_cost {
-            fields.push(("costUsd", cost()));
-        }
-        fields
-    };
-    let cumulative = strict(Map::new(), Vec::new(), &tokens(true), &["costUsd"]);
-    let mut usage = tokens(true);
+    let cumulative = strict(Map::new(), Vec::new(), &tokens(), &["costUsd"]);
+    let mut usage = tokens();
     usage.push((
         "call",
         json!({"description": "the model call's number within the process, from 1", "type": "integer", "minimum": 1}),
@@ -244,18 +229,17 @@ fn outputs_2() -> Events {
             e(
                 "run_start",
                 &[
-                    ("sessionId", name()),
-                    ("cwd", name()),
-                    ("provider", name()),
-                    ("model", name()),
-                    ("apiModel", name()),
-                    ("permissionMode", permission_mode()),
-                    ("autonomy", autonomy()),
-                    (
-                        "heartbeatMs",
-                        json!({"description": "0: no heartbeats", "type": "integer", "minimum": 0}),
-                    ),
-                ],
+                    run_start(),
+                    vec![
+                        ("permissionMode", permission_mode()),
+                        ("autonomy", autonomy()),
+                        (
+                            "heartbeatMs",
+                            json!({"description": "0: no heartbeats", "type": "integer", "minimum": 0}),
+                        ),
+                    ],
+                ]
+                .concat(),
                 &["sessionId"],
             ),
         ),

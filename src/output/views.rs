@@ -1,6 +1,8 @@
 //! The views of an [`Event`]: its stream-json line (the event inside the protocol's envelope),
 //! its legacy `json` line, and its text-mode stderr row.
 
+use std::io::Write;
+
 use serde_json::Value;
 
 use crate::events::{Event, Legacy, RunStatus, Status};
@@ -40,7 +42,8 @@ pub(super) fn stream_json(
     let _ = serde_json::to_writer(&mut *line, run_id);
     if let Some(seq) = seq {
         line.extend_from_slice(b",\"seq\":");
-        line.extend_from_slice(seq.to_string().as_bytes());
+        // Writing to a Vec cannot fail.
+        let _ = write!(line, "{seq}");
     }
     line.extend_from_slice(&event_json[kind_end..]);
     line.push(b'\n');
