@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 
 use crate::conversation::{Message, ToolCall};
 use crate::error::{Failure, Stop};
+use crate::events::{Action, DecidedBy};
 use crate::models::{self, Model, Usage};
 use crate::output::{lock, Decision, Finished, Gate, Phase, Shared};
 use crate::provider::{Provider, Request, StreamEvent};
-use crate::tools::{side_effect_of, Gated, Outcome, Toolbox};
+use crate::tools::{side_effect_of, Gated, Outcome, Refusal, Toolbox};
 
 /// The system prompt: who zero is and how it should work.
 pub const SYSTEM_PROMPT: &str = "\
@@ -62,8 +63,8 @@ pub trait Journal {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
     pub allowed: bool,
-    /// `client`, `timeout` or `eof`.
-    pub decided_by: &'static str,
+    /// `Client`, `Timeout` or `Eof`.
+    pub decided_by: DecidedBy,
     pub reason: String,
     /// `allow_session`: later calls of the same tool and side effect are allowed too.
     pub for_session: bool,
@@ -111,6 +112,11 @@ pub struct Agent<'a> {
     pub approvals: Option<&'a mut dyn Approvals>,
 }
 
+/// The result of a call that an interrupt stopped before it ran.
+fn interrupted_outcome() -> Outcome {
+    Outcome::error("The call was interrupted.")
+}
+
 /// A live turn stopped by SIGINT (see `ending`): outside live mode it is never set.
 fn interrupted() -> Result<(), Stop> {
     if crate::ending::turn_interrupted() {
@@ -139,6 +145,10 @@ impl Agent<'_> {
                         StreamEvent::Text(delta) => {
                             text.push_str(&delta);
                             lock(out).text(&delta)?;
+                        }
+                        StreamEvent::LastText(delta) => {
+                            text.push_str(&delta);
+                            lock(out).last_text(&delta)?;
                         }
                         // Reasoning is never part of the answer (A7); schema 2 shows it.
                         StreamEvent::Reasoning(delta) => lock(out).reasoning(&delta)?,
@@ -185,28 +195,23 @@ impl Agent<'_> {
             }
             for (done, call) in calls.iter().enumerate() {
                 if crate::ending::turn_interrupted() {
-                    // Every call of the turn gets a result, or the next request is refused.
+                    // Every call of the turn gets a result, in the stream and in the
+                    // conversation, or the next request is refused.
                     for call in &calls[done..] {
-                        messages.push(Message::tool_result(call, "The call was interrupted."));
+                        self.finish_call(call, &interrupted_outcome(), Duration::ZERO, messages)?;
                     }
                     return Err(Failure::Interrupted.into());
                 }
                 let (outcome, duration) = match self.tools.gate(call) {
                     Some(gated) => self.decide(call, &gated)?,
-                    None => self.run_tool(call, false),
+                    None => {
+                        if let Some(side_effect) = self.tools.allowed_by_level(call) {
+                            self.allow_by_policy(call, side_effect)?;
+                        }
+                        self.run_tool(call, false)
+                    }
                 };
-                lock(self.out).tool_result(&Finished {
-                    id: &call.id,
-                    name: &call.name,
-                    ok: outcome.ok,
-                    output: &outcome.output,
-                    exit_code: outcome.exit_code,
-                    changed_files: &outcome.changed_files,
-                    denied: outcome.denied,
-                    duration,
-                })?;
-                self.journal.tool_result(call, &outcome);
-                messages.push(Message::tool_result(call, for_model(&outcome.output)));
+                self.finish_call(call, &outcome, duration, messages)?;
             }
         }
         Err(Failure::MaxTurns(format!(
@@ -214,6 +219,53 @@ impl Agent<'_> {
             self.max_turns
         ))
         .into())
+    }
+
+    /// Writes a call's result, records it, and adds it to the conversation.
+    fn finish_call(
+        &mut self,
+        call: &ToolCall,
+        outcome: &Outcome,
+        duration: Duration,
+        messages: &mut Vec<Message>,
+    ) -> Result<(), Stop> {
+        lock(self.out).tool_result(&Finished {
+            id: &call.id,
+            name: &call.name,
+            ok: outcome.ok,
+            output: &outcome.output,
+            exit_code: outcome.exit_code,
+            changed_files: &outcome.changed_files,
+            refused: outcome.refused,
+            duration,
+        })?;
+        self.journal.tool_result(call, outcome);
+        messages.push(Message::tool_result(call, for_model(&outcome.output)));
+        Ok(())
+    }
+
+    /// A call of a tool that needs permission and that the level allows: the policy's
+    /// decision is written (schema 2) before the call runs, naming the flag that allows it.
+    fn allow_by_policy(&mut self, call: &ToolCall, side_effect: &str) -> Result<(), Stop> {
+        let flag = if self.autonomy != "high" && self.permission_mode == "unsafe" {
+            "--skip-permissions-unsafe".to_string()
+        } else {
+            format!("--auto {}", self.autonomy)
+        };
+        let reason = format!("allowed by {flag}");
+        let gate = Gate {
+            id: &call.id,
+            name: &call.name,
+            permission_mode: self.permission_mode,
+            autonomy: self.autonomy,
+            side_effect,
+            reason: &reason,
+        };
+        let decision =
+            Decision { action: Action::Allow, reason: &reason, decided_by: DecidedBy::Policy };
+        lock(self.out).permission_decision(&gate, &decision)?;
+        self.note_decision(&gate, &decision, None);
+        Ok(())
     }
 
     /// A call the autonomy level does not allow outright: the client decides when there is
@@ -232,8 +284,7 @@ impl Agent<'_> {
             let reason = gated.denial.trim_start_matches("Error: ");
             let mut out = lock(self.out);
             out.permission_request(&gate, None)?;
-            let decision =
-                Decision { action: "deny", granted: false, reason, decided_by: "policy" };
+            let decision = Decision { action: Action::Deny, reason, decided_by: DecidedBy::Policy };
             out.permission_decision(&gate, &decision)?;
             drop(out);
             self.note_decision(&gate, &decision, None);
@@ -242,7 +293,7 @@ impl Agent<'_> {
         let verdict = if approvals.granted(&call.name, gated.side_effect) {
             Verdict {
                 allowed: true,
-                decided_by: "session",
+                decided_by: DecidedBy::Session,
                 reason: format!(
                     "allowed for this session: {} ({}) was answered allow_session earlier",
                     call.name, gated.side_effect
@@ -259,15 +310,31 @@ impl Agent<'_> {
             lock(self.out).set_phase(Some(Phase::Approval), Some(&call.id));
             let verdict = approvals.wait(&id);
             lock(self.out).set_phase(None, None);
-            let verdict = verdict?;
-            if verdict.for_session {
+            match verdict {
+                // An interrupt cancels the wait: the call gets its decision and its result,
+                // and the turn's other calls get theirs (see `run`).
+                Err(Stop::Failed(Failure::Interrupted)) => {
+                    let decision = Decision {
+                        action: Action::Cancel,
+                        reason: "The approval was cancelled by an interrupt (SIGINT).",
+                        decided_by: DecidedBy::Interrupt,
+                    };
+                    lock(self.out).permission_decision(&gate, &decision)?;
+                    self.note_decision(&gate, &decision, None);
+                    let outcome =
+                        Outcome { refused: Some(Refusal::Cancelled), ..interrupted_outcome() };
+                    return Ok((outcome, Duration::ZERO));
+                }
+                verdict => verdict?,
+            }
+        };
+        if verdict.for_session {
+            if let Some(approvals) = self.approvals.as_deref_mut() {
                 approvals.grant(&call.name, gated.side_effect);
             }
-            verdict
-        };
+        }
         let decision = Decision {
-            action: if verdict.allowed { "allow" } else { "deny" },
-            granted: verdict.allowed,
+            action: if verdict.allowed { Action::Allow } else { Action::Deny },
             reason: &verdict.reason,
             decided_by: verdict.decided_by,
         };
@@ -275,7 +342,8 @@ impl Agent<'_> {
         self.note_decision(&gate, &decision, Some(verdict.for_session));
         if !verdict.allowed {
             let denial = format!("Error: Permission denied for {}: {}", call.name, verdict.reason);
-            return Ok((Outcome { denied: true, ..Outcome::error(denial) }, Duration::ZERO));
+            let outcome = Outcome { refused: Some(Refusal::Denied), ..Outcome::error(denial) };
+            return Ok((outcome, Duration::ZERO));
         }
         Ok(self.run_tool(call, true))
     }
@@ -406,7 +474,7 @@ mod tests {
         ]}"#;
         let verdict = |allowed, for_session, reason: &str| Verdict {
             allowed,
-            decided_by: "client",
+            decided_by: DecidedBy::Client,
             reason: reason.into(),
             for_session,
         };

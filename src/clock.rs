@@ -132,6 +132,28 @@ pub fn random_base36(n: usize) -> String {
         .collect()
 }
 
+/// `n` base-36 characters no other process can predict: drawn from the kernel's random
+/// source (`/dev/urandom`), for ids that grant something (approval requests). Where that
+/// cannot be read, the clock mix of [`random_base36`] is the fallback.
+pub fn unpredictable_base36(n: usize) -> String {
+    use std::io::Read;
+    const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let Ok(mut source) = std::fs::File::open("/dev/urandom") else { return random_base36(n) };
+    let mut out = String::with_capacity(n);
+    let mut bytes = [0u8; 32];
+    while out.len() < n {
+        if source.read_exact(&mut bytes).is_err() {
+            return random_base36(n);
+        }
+        // 252 is the largest multiple of 36 below 256: larger bytes are dropped, so every
+        // digit is equally likely.
+        for &b in bytes.iter().filter(|&&b| b < 252).take(n - out.len()) {
+            out.push(DIGITS[usize::from(b % 36)] as char);
+        }
+    }
+    out
+}
+
 fn splitmix64(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -194,5 +216,14 @@ mod tests {
         assert!(parts[1].bytes().all(|b| b.is_ascii_digit()));
         assert_eq!(parts[2].len(), 6);
         assert!(parts[2].bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase()));
+    }
+
+    #[test]
+    fn unpredictable_ids_are_base36_of_the_asked_length_and_differ() {
+        let a = unpredictable_base36(12);
+        assert_eq!(a.len(), 12);
+        assert!(a.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase()), "{a}");
+        assert_ne!(a, unpredictable_base36(12));
+        assert_eq!(unpredictable_base36(100).len(), 100);
     }
 }

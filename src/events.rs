@@ -73,6 +73,9 @@ pub enum Event<'a> {
         permission_mode: &'a str,
         autonomy: &'a str,
         side_effect: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        session_id: Option<&'a str>,
+        risk: Risk,
         reason: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
         request_id: Option<&'a str>,
@@ -82,14 +85,17 @@ pub enum Event<'a> {
     PermissionDecision {
         id: &'a str,
         name: &'a str,
-        action: &'a str,
+        action: Action,
         permission: &'a str,
         permission_granted: bool,
         permission_mode: &'a str,
         autonomy: &'a str,
         side_effect: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        session_id: Option<&'a str>,
+        risk: Risk,
         decision_reason: &'a str,
-        decided_by: &'a str,
+        decided_by: DecidedBy,
     },
     ToolResult {
         id: &'a str,
@@ -167,6 +173,60 @@ pub struct Totals {
     /// understate the cost.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+}
+
+/// `permission_decision.action`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Allow,
+    Deny,
+    /// The approval was cancelled (an interrupt): the call did not run.
+    Cancel,
+}
+
+/// `permission_decision.decidedBy`: who decided a call that needs permission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecidedBy {
+    /// No one was asked: the autonomy level (or `--skip-permissions-unsafe`) decided.
+    Policy,
+    /// The client answered the request.
+    Client,
+    /// An earlier `allow_session` answer covers the call.
+    Session,
+    /// No answer came in time.
+    Timeout,
+    /// The input ended before an answer came.
+    Eof,
+    /// An interrupt (SIGINT) cancelled the wait.
+    Interrupt,
+}
+
+/// `risk` of the permission events: how much a call can affect, from its side effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Risk {
+    pub level: RiskLevel,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RiskLevel {
+    Low,
+    Medium,
+    High,
+}
+
+impl Risk {
+    /// read: low; write and network: medium; shell and anything unknown: high.
+    pub fn of(side_effect: &str) -> Risk {
+        let level = match side_effect {
+            "read" | "none" => RiskLevel::Low,
+            "write" | "network" => RiskLevel::Medium,
+            _ => RiskLevel::High,
+        };
+        Risk { level }
+    }
 }
 
 /// `tool_result.status`.

@@ -501,10 +501,9 @@ fn fuzz_emitter_lines_are_always_json() {
                 reason: &piece,
             };
             let decision = crate::output::Decision {
-                action: "deny",
-                granted: false,
+                action: crate::events::Action::Deny,
                 reason: &piece,
-                decided_by: "policy",
+                decided_by: crate::events::DecidedBy::Policy,
             };
             let _ = match rng.below(7) {
                 0 => e.text(&piece),

@@ -378,6 +378,11 @@ fn check_version(event: &Map<String, Value>, expected: Option<u8>) -> Result<u8,
                 )
             })
         }
+        // A version zero does not speak is named as such, whatever was expected.
+        (Some(v), Some(_)) if !SCHEMA_VERSIONS.iter().any(|s| u64::from(*s) == v) => Err(format!(
+            "schemaVersion: expected {wanted}, got {v}, a version zero does not speak (supported: {})",
+            supported.join(", ")
+        )),
         _ => Err(format!("schemaVersion: expected {wanted}, got {}", describe(given))),
     }
 }
@@ -510,7 +515,8 @@ mod tests {
         let cases = [
             ("not json", "Invalid stream-json input at line 2: expected a JSON object."),
             ("[1,2]", "Invalid stream-json input at line 2: expected a JSON object."),
-            ("{\"schemaVersion\":0,\"type\":\"prompt\",\"content\":\"x\"}", "line 2: schemaVersion: expected 1, got 0"),
+            ("{\"schemaVersion\":0,\"type\":\"prompt\",\"content\":\"x\"}", "line 2: schemaVersion: expected 1, got 0, a version zero does not speak (supported: 1, 2)"),
+            ("{\"schemaVersion\":3,\"type\":\"prompt\",\"content\":\"x\"}", "line 2: schemaVersion: expected 1, got 3, a version zero does not speak (supported: 1, 2)"),
             ("{\"schemaVersion\":2,\"type\":\"prompt\",\"content\":\"x\"}", "line 2: schemaVersion: expected 1, got 2"),
             ("{\"schemaVersion\":\"1\",\"type\":\"prompt\",\"content\":\"x\"}", "line 2: schemaVersion: expected 1, got the string \"1\""),
             ("{\"schemaVersion\":1.0,\"type\":\"prompt\",\"content\":\"x\"}", "line 2: schemaVersion: expected 1, got 1.0"),

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use crate::agent::{Agent, Approvals, Journal, Verdict};
 use crate::conversation::Message;
 use crate::error::{Failure, Stop};
-use crate::events::RunStatus;
+use crate::events::{DecidedBy, RunStatus};
 use crate::input::{self, Answer, LiveLine, LiveLineError, StreamPrompt, MAX_LINE_BYTES_V2};
 use crate::models::Model;
 use crate::output::{lock, Shared};
@@ -36,8 +36,8 @@ const MAX_QUEUED_TURNS: usize = 32;
 
 /// What the pump hands over.
 enum Incoming {
-    /// A line (its number from 1, without its newline).
-    Line(usize, Vec<u8>),
+    /// A line (its number from 1, without its newline), and when its reading ended.
+    Line(usize, Vec<u8>, Instant),
     Eof,
     /// A line that cannot be read (an I/O error, past 16 MiB): the end of input.
     Failed(String),
@@ -68,14 +68,14 @@ fn pump(mut reader: impl BufRead, tx: &SyncSender<Incoming>) {
             Ok(0) => Incoming::Eof,
             Ok(_) if line.last() == Some(&b'\n') => {
                 line.pop();
-                Incoming::Line(number, line)
+                Incoming::Line(number, line, Instant::now())
             }
             Ok(_) if line.len() > MAX_LINE_BYTES_V2 => Incoming::Failed(format!(
                 "Invalid stream-json input at line {number}: line is longer than {} MiB",
                 MAX_LINE_BYTES_V2 >> 20
             )),
             // The last line, without a newline.
-            Ok(_) => Incoming::Line(number, line),
+            Ok(_) => Incoming::Line(number, line, Instant::now()),
             Err(err) => {
                 Incoming::Failed(format!("Cannot read stream-json input at line {number}: {err}"))
             }
@@ -119,7 +119,8 @@ pub fn run(live: Live<'_>) -> Result<u8, Stop> {
         eof: false,
         out: out.clone(),
         grants: Vec::new(),
-        requests: 0,
+        asked_at: None,
+        new_id: request_id,
         timeout: live.approvals.unwrap_or_default(),
     };
     let mut turn = 0u64;
@@ -189,16 +190,26 @@ struct Inbox {
     out: Shared,
     /// `(tool, side effect)` pairs allowed for the rest of the process.
     grants: Vec<(String, String)>,
-    requests: u64,
+    /// When the pending request was made (before its line was written): an answer read
+    /// before then cannot be the client's answer to it.
+    asked_at: Option<Instant>,
+    /// Makes request ids (unpredictable ones; the tests inject their own).
+    new_id: fn() -> String,
     timeout: Duration,
+}
+
+/// A request id: `perm_` and 12 characters no client can guess, so that no line written
+/// before the request (a replayed transcript, a hostile client) can answer it.
+fn request_id() -> String {
+    format!("perm_{}", crate::clock::unpredictable_base36(12))
 }
 
 /// One line, as the loop and the approval wait see it.
 enum Got {
     /// A `prompt` or `message`, with its line number.
     Turn(StreamPrompt, usize),
-    /// A `permission_response`, with its line number.
-    Response(input::Response, usize),
+    /// A `permission_response`, with its line number and when it was read.
+    Response(input::Response, usize, Instant),
     /// Nothing to act on (a blank line, or a wrong one already reported).
     Nothing,
 }
@@ -217,7 +228,9 @@ impl Inbox {
             let incoming = self.rx.recv().unwrap_or(Incoming::Eof);
             match self.take(incoming)? {
                 Got::Turn(prompt, _) => return Ok(Some(prompt)),
-                Got::Response(response, number) => self.stray(&response, number, None)?,
+                Got::Response(response, number, _) => {
+                    self.stray(&response, number, Stray::NothingPending)?
+                }
                 Got::Nothing => {}
             }
         }
@@ -231,10 +244,10 @@ impl Inbox {
                 Ok(Got::Nothing)
             }
             Incoming::Failed(message) => Err(Failure::Usage(message).into()),
-            Incoming::Line(number, bytes) => match input::live_line(&bytes, number) {
+            Incoming::Line(number, bytes, read_at) => match input::live_line(&bytes, number) {
                 Ok(LiveLine::Blank) => Ok(Got::Nothing),
                 Ok(LiveLine::Turn(prompt)) => Ok(Got::Turn(prompt, number)),
-                Ok(LiveLine::Response(response)) => Ok(Got::Response(response, number)),
+                Ok(LiveLine::Response(response)) => Ok(Got::Response(response, number, read_at)),
                 Err(LiveLineError::Skip(message)) => {
                     lock(&self.out).input_error(&message)?;
                     Ok(Got::Nothing)
@@ -249,20 +262,32 @@ impl Inbox {
         &mut self,
         response: &input::Response,
         number: usize,
-        pending: Option<&str>,
+        why: Stray<'_>,
     ) -> Result<(), Stop> {
         let id = serde_json::Value::String(crate::text::summarize(&response.request_id));
-        let message = match pending {
-            Some(p) => format!(
-                "Unexpected permission_response at line {number}: requestId {id} is not the pending request (\"{p}\"); the line is ignored."
+        let message = match why {
+            Stray::Other(p) => format!(
+                "Unexpected permission_response at line {number}: requestId {id} is not pending (the pending request is \"{p}\"); the line is ignored."
             ),
-            None => format!(
-                "Unexpected permission_response at line {number}: requestId {id} answers nothing, no approval is pending; the line is ignored."
+            Stray::NothingPending => format!(
+                "Unexpected permission_response at line {number}: requestId {id} is not pending, no approval is; the line is ignored."
+            ),
+            Stray::Early => format!(
+                "Unexpected permission_response at line {number}: requestId {id} is not pending: the line was read before that request was written; the line is ignored."
             ),
         };
         lock(&self.out).input_error(&message)?;
         Ok(())
     }
+}
+
+/// Why a `permission_response` answers nothing.
+enum Stray<'a> {
+    /// Another request is pending.
+    Other(&'a str),
+    NothingPending,
+    /// Its id is the pending request's, but it was read before the request was written.
+    Early,
 }
 
 impl Approvals for Inbox {
@@ -277,12 +302,13 @@ impl Approvals for Inbox {
     }
 
     fn request(&mut self) -> (String, u64) {
-        self.requests += 1;
-        (format!("perm_{}", self.requests), self.timeout.as_millis() as u64)
+        self.asked_at = Some(Instant::now());
+        ((self.new_id)(), self.timeout.as_millis() as u64)
     }
 
     fn wait(&mut self, id: &str) -> Result<Verdict, Stop> {
         let deadline = Instant::now() + self.timeout;
+        let asked_at = self.asked_at.take();
         let deny = |decided_by, reason: String| Verdict {
             allowed: false,
             decided_by,
@@ -294,12 +320,15 @@ impl Approvals for Inbox {
                 return Err(Failure::Interrupted.into());
             }
             if self.eof {
-                return Ok(deny("eof", "The input ended before an answer came.".to_string()));
+                return Ok(deny(
+                    DecidedBy::Eof,
+                    "The input ended before an answer came.".to_string(),
+                ));
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 let ms = self.timeout.as_millis();
-                return Ok(deny("timeout", format!("No answer came within {ms} ms.")));
+                return Ok(deny(DecidedBy::Timeout, format!("No answer came within {ms} ms.")));
             }
             let incoming = match self.rx.recv_timeout(left.min(INTERRUPT_POLL)) {
                 Ok(incoming) => incoming,
@@ -313,7 +342,12 @@ impl Approvals for Inbox {
                 Got::Turn(_, number) => lock(&self.out).input_error(&format!(
                     "The turn at line {number} is not kept: {MAX_QUEUED_TURNS} turns already wait for this approval; the line is ignored."
                 ))?,
-                Got::Response(r, _) if r.request_id == id => {
+                Got::Response(r, number, read_at)
+                    if r.request_id == id && asked_at.is_some_and(|at| read_at < at) =>
+                {
+                    self.stray(&r, number, Stray::Early)?
+                }
+                Got::Response(r, _, _) if r.request_id == id => {
                     let allowed = r.decision != Answer::Deny;
                     let reason = r.reason.filter(|r| !r.trim().is_empty()).unwrap_or_else(|| {
                         if allowed { "Allowed by the client." } else { "Denied by the client." }
@@ -321,12 +355,12 @@ impl Approvals for Inbox {
                     });
                     return Ok(Verdict {
                         allowed,
-                        decided_by: "client",
+                        decided_by: DecidedBy::Client,
                         reason,
                         for_session: r.decision == Answer::AllowSession,
                     });
                 }
-                Got::Response(r, number) => self.stray(&r, number, Some(id))?,
+                Got::Response(r, number, _) => self.stray(&r, number, Stray::Other(id))?,
                 Got::Nothing => {}
             }
         }
@@ -336,6 +370,9 @@ impl Approvals for Inbox {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::{Emitter, Format};
+    use crate::redact::Redactor;
+    use crate::testkit::SharedBuf;
 
     /// Everything the pump hands over for `input`, as text.
     fn pumped(input: &[u8]) -> Vec<String> {
@@ -345,13 +382,73 @@ mod tests {
         let got = rx
             .iter()
             .map(|incoming| match incoming {
-                Incoming::Line(n, bytes) => format!("{n}: {}", String::from_utf8_lossy(&bytes)),
+                Incoming::Line(n, bytes, _) => format!("{n}: {}", String::from_utf8_lossy(&bytes)),
                 Incoming::Eof => "eof".to_string(),
                 Incoming::Failed(message) => message,
             })
             .collect();
         let _ = reader.join();
         got
+    }
+
+    /// An inbox fed by the test, whose requests all get the id `perm_fixed`.
+    fn inbox(timeout_ms: u64) -> (Inbox, std::sync::mpsc::SyncSender<Incoming>, SharedBuf) {
+        let (tx, rx) = std::sync::mpsc::sync_channel(8);
+        let sink = SharedBuf::default();
+        let mut emitter = Emitter::new(
+            Format::StreamJson,
+            "run_t".into(),
+            Box::new(sink.clone()),
+            Box::new(SharedBuf::default()),
+            Redactor::default(),
+        );
+        emitter.set_schema(2);
+        let inbox = Inbox {
+            rx,
+            queue: VecDeque::new(),
+            eof: false,
+            out: Arc::new(Mutex::new(emitter)),
+            grants: Vec::new(),
+            asked_at: None,
+            new_id: || "perm_fixed".to_string(),
+            timeout: Duration::from_millis(timeout_ms),
+        };
+        (inbox, tx, sink)
+    }
+
+    fn allow(read_at: Instant) -> Incoming {
+        let line = br#"{"schemaVersion":2,"type":"permission_response","requestId":"perm_fixed","decision":"allow"}"#;
+        Incoming::Line(2, line.to_vec(), read_at)
+    }
+
+    #[test]
+    fn an_answer_read_before_its_request_was_written_answers_nothing() {
+        let (mut inbox, tx, sink) = inbox(200);
+        // The line was read (the client wrote it) before the request existed, and its id is
+        // the one the request is about to get.
+        let early = Instant::now();
+        tx.send(allow(early)).unwrap();
+        let (id, _) = inbox.request();
+        assert_eq!(id, "perm_fixed");
+        let verdict = inbox.wait(&id).unwrap();
+        assert_eq!((verdict.allowed, verdict.decided_by), (false, DecidedBy::Timeout));
+        let written = sink.text();
+        assert!(
+            written.contains("Unexpected permission_response at line 2: requestId \\\"perm_fixed\\\" is not pending: the line was read before that request was written; the line is ignored."),
+            "{written}"
+        );
+        // The same line read after the request was made is the answer.
+        let (id, _) = inbox.request();
+        tx.send(allow(Instant::now())).unwrap();
+        let verdict = inbox.wait(&id).unwrap();
+        assert_eq!((verdict.allowed, verdict.decided_by), (true, DecidedBy::Client));
+    }
+
+    #[test]
+    fn request_ids_are_unpredictable() {
+        let (a, b) = (request_id(), request_id());
+        assert_ne!(a, b);
+        assert!(a.starts_with("perm_") && a.len() == 17, "{a}");
     }
 
     #[test]

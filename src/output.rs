@@ -21,7 +21,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::error::{Failure, OutputClosed};
-use crate::events::{Event, Legacy, ListedTool, RunDetails, RunStatus, Status, Totals, Warning};
+use crate::events::{
+    Action, DecidedBy, Event, Legacy, ListedTool, Risk, RunDetails, RunStatus, Status, Totals,
+    Warning,
+};
 use crate::models::Usage;
 use crate::redact::{Redactor, TextStream};
 use crate::text::cap_utf8;
@@ -108,12 +111,16 @@ pub struct Gate<'a> {
 /// How a gated call was decided.
 #[derive(Debug, Clone)]
 pub struct Decision<'a> {
-    /// `allow`, `deny` or `cancel`.
-    pub action: &'a str,
-    pub granted: bool,
+    pub action: Action,
     pub reason: &'a str,
-    /// `policy`, `client`, `session`, `timeout` or `eof`.
-    pub decided_by: &'a str,
+    pub decided_by: DecidedBy,
+}
+
+impl Decision<'_> {
+    /// `permissionGranted`: the call runs.
+    pub fn granted(&self) -> bool {
+        self.action == Action::Allow
+    }
 }
 
 /// A finished tool call, as its `tool_result` reports it.
@@ -125,8 +132,8 @@ pub struct Finished<'a> {
     pub output: &'a str,
     pub exit_code: Option<i32>,
     pub changed_files: &'a [String],
-    /// The call was not run because permission was denied.
-    pub denied: bool,
+    /// The call was not run for want of permission.
+    pub refused: Option<crate::tools::Refusal>,
     pub duration: Duration,
 }
 
@@ -224,6 +231,8 @@ pub struct Emitter {
     reasoning: TextStream,
     /// Reasoning went into `reasoning` since it was last released.
     reasoning_held: bool,
+    /// Text went into `text` since it was last released.
+    text_held: bool,
     /// The schema version (the copy in `wire` is for the fallback ending).
     schema: u8,
     /// Model calls so far and their summed usage (schema 2's `usage.call`, `cumulative`).
@@ -234,6 +243,8 @@ pub struct Emitter {
     heartbeat: Duration,
     last_line: Instant,
     phase: Option<(Phase, Instant, Option<String>)>,
+    /// `run_start.sessionId`, redacted, which the permission events repeat.
+    session_id: Option<String>,
 }
 
 impl Emitter {
@@ -261,12 +272,14 @@ impl Emitter {
             wire: Arc::new(Wire { schema: AtomicU8::new(1), seq: AtomicU64::new(0) }),
             reasoning: TextStream::default(),
             reasoning_held: false,
+            text_held: false,
             schema: 1,
             calls: 0,
             totals: Totals { cost_usd: Some(0.0), ..Totals::default() },
             heartbeat: Duration::ZERO,
             last_line: Instant::now(),
             phase: None,
+            session_id: None,
         }
     }
 
@@ -372,9 +385,16 @@ impl Emitter {
             // The interrupt or panic handler ended the run while the main thread still worked.
             return Ok(());
         }
-        if !matches!(event, Event::Reasoning { .. } | Event::Heartbeat { .. }) {
-            // Held reasoning comes before whatever follows it.
-            self.end_reasoning()?;
+        match event {
+            // A delta of one kind releases what the other kind held.
+            Event::Text { .. } => self.end_reasoning()?,
+            Event::Reasoning { .. } | Event::Heartbeat { .. } => {}
+            // Every held byte of a model call comes before any other event: its tool calls,
+            // its usage, a warning, a permission event, the answer, an error.
+            _ => {
+                self.end_text()?;
+                self.end_reasoning()?;
+            }
         }
         match self.format {
             Format::StreamJson => {
@@ -463,6 +483,7 @@ impl Emitter {
             disabled_tools: all(&d.disabled_tools),
         };
         let session_id = info.session_id.as_deref().map(r);
+        self.session_id = session_id.clone();
         let (cwd, provider, model, api_model) =
             (r(&info.cwd), r(&info.provider), r(&info.model), r(&info.api_model));
         let two = self.schema2();
@@ -481,7 +502,6 @@ impl Emitter {
     }
 
     pub fn warning(&mut self, warning: &Warning) -> Result<(), OutputClosed> {
-        self.end_text()?;
         let message = self.redactor.redact_str(&warning.message);
         let code = self.schema2().then_some(warning.code);
         self.emit(&Event::Warning { message: &message, code })
@@ -520,20 +540,33 @@ impl Emitter {
 
     /// Answer text as it streams.
     pub fn text(&mut self, delta: &str) -> Result<(), OutputClosed> {
-        let mut released = std::mem::take(&mut self.scratch);
-        released.clear();
-        self.text.push(&self.redactor, delta, &mut released);
-        let result = self.write_text(&released);
-        self.scratch = released;
-        result
+        self.stream_text(delta, false)
+    }
+
+    /// The last piece of a call's text: written at once with everything held before it.
+    pub fn last_text(&mut self, delta: &str) -> Result<(), OutputClosed> {
+        self.stream_text(delta, true)
     }
 
     /// Releases text held back by the stream redactor: at the end of a turn and before any
     /// event that must follow the text.
     pub fn end_text(&mut self) -> Result<(), OutputClosed> {
+        if !self.text_held {
+            return Ok(());
+        }
+        self.stream_text("", true)
+    }
+
+    /// Feeds `delta` to the stream redactor (releasing what it held when `last`) and writes
+    /// what it decided.
+    fn stream_text(&mut self, delta: &str, last: bool) -> Result<(), OutputClosed> {
         let mut released = std::mem::take(&mut self.scratch);
         released.clear();
-        self.text.finish(&self.redactor, &mut released);
+        self.text.push(&self.redactor, delta, &mut released);
+        if last {
+            self.text.finish(&self.redactor, &mut released);
+        }
+        self.text_held = !last;
         let result = self.write_text(&released);
         self.scratch = released;
         result
@@ -568,7 +601,6 @@ impl Emitter {
         arguments: &str,
         side_effect: &str,
     ) -> Result<(), OutputClosed> {
-        self.end_text()?;
         // Arguments that are not JSON are shown as the text the model wrote; either way they
         // are redacted decoded (see `Redactor::redact_json_text`).
         let args = match serde_json::from_str::<Value>(arguments) {
@@ -594,7 +626,6 @@ impl Emitter {
 
     /// The result of a tool call; `output` is capped for the event (A9).
     pub fn tool_result(&mut self, call: &Finished<'_>) -> Result<(), OutputClosed> {
-        self.end_text()?;
         // Redacted whole, then cut: a cut first could leave a secret's prefix, too short to
         // be recognised.
         let redacted = self.redactor.redact_str(call.output);
@@ -606,8 +637,8 @@ impl Emitter {
         let files: Vec<String> =
             call.changed_files.iter().map(|f| self.redactor.redact_str(f)).collect();
         let mut meta = serde_json::Map::new();
-        if call.denied {
-            meta.insert("permission".into(), Value::String("denied".into()));
+        if let Some(refusal) = call.refused {
+            meta.insert("permission".into(), Value::String(refusal.name().into()));
         }
         self.emit(&Event::ToolResult {
             id: &wire_id(&raw_id),
@@ -635,9 +666,9 @@ impl Emitter {
         if !self.schema2() {
             return Ok(());
         }
-        self.end_text()?;
         let g = self.redacted_gate(gate, gate.reason);
         let request_id = ask.map(|(id, _)| self.redactor.redact_str(id));
+        let session_id = self.session_id.clone();
         self.emit(&Event::PermissionRequest {
             id: &wire_id(&g.id),
             name: &g.name,
@@ -647,6 +678,8 @@ impl Emitter {
             permission_mode: &g.mode,
             autonomy: &g.autonomy,
             side_effect: &g.side_effect,
+            session_id: session_id.as_deref(),
+            risk: Risk::of(gate.side_effect),
             reason: &g.reason,
             request_id: request_id.as_deref(),
             timeout_ms: ask.map(|(_, ms)| ms),
@@ -662,17 +695,19 @@ impl Emitter {
         if !self.schema2() {
             return Ok(());
         }
-        self.end_text()?;
         let g = self.redacted_gate(gate, decision.reason);
+        let session_id = self.session_id.clone();
         self.emit(&Event::PermissionDecision {
             id: &wire_id(&g.id),
             name: &g.name,
             action: decision.action,
             permission: "prompt",
-            permission_granted: decision.granted,
+            permission_granted: decision.granted(),
             permission_mode: &g.mode,
             autonomy: &g.autonomy,
             side_effect: &g.side_effect,
+            session_id: session_id.as_deref(),
+            risk: Risk::of(gate.side_effect),
             decision_reason: &g.reason,
             decided_by: decision.decided_by,
         })
@@ -715,7 +750,6 @@ impl Emitter {
 
     /// The final answer and the success ending.
     pub fn success(&mut self, answer: &str) -> Result<(), OutputClosed> {
-        self.end_text()?;
         let answer = self.redactor.redact_str(answer);
         self.emit(&Event::Final { text: &answer })?;
         self.run_end(RunStatus::Success, 0)
@@ -723,14 +757,12 @@ impl Emitter {
 
     /// Live mode: a turn's answer (`final`, without the run's end).
     pub fn turn_answer(&mut self, answer: &str) -> Result<(), OutputClosed> {
-        self.end_text()?;
         let answer = self.redactor.redact_str(answer);
         self.emit(&Event::Final { text: &answer })
     }
 
     /// Live mode: a turn that failed (`error`, without the run's end).
     pub fn turn_error(&mut self, failure: &Failure) -> Result<(), OutputClosed> {
-        self.end_text()?;
         self.error_event(failure.code_v2(), &failure.message(), failure.recoverable())
     }
 
@@ -751,18 +783,18 @@ impl Emitter {
 
     /// Live mode: the end of user turn `turn`.
     pub fn turn_end(&mut self, turn: u64, status: RunStatus) -> Result<(), OutputClosed> {
-        self.end_text()?;
         self.emit(&Event::TurnEnd { turn, status })
     }
 
     /// Live mode: the end of input ends the process with the last turn's status.
     pub fn live_end(&mut self, status: RunStatus, exit_code: u8) -> Result<(), OutputClosed> {
-        self.end_text()?;
         self.run_end(status, exit_code)
     }
 
     /// `run_end`, the last line; schema 2 counts the lines, this one included.
     fn run_end(&mut self, status: RunStatus, exit_code: u8) -> Result<(), OutputClosed> {
+        // Held text is released first: `eventCount` counts its lines.
+        self.end_text()?;
         self.end_reasoning()?;
         let event_count = self.schema2().then(|| self.wire.next_seq());
         let result = self.emit(&Event::RunEnd { status, exit_code, event_count });
@@ -776,7 +808,6 @@ impl Emitter {
         if self.ended() {
             return Ok(());
         }
-        self.end_text()?;
         let message = self.redactor.redact_str(&failure.message());
         if let (Failure::Crash(_), false) = (failure, self.format == Format::Text) {
             // A bug is also reported on stderr in the JSON formats, for whoever reads logs.
@@ -874,7 +905,7 @@ impl Emitter {
             output,
             exit_code,
             changed_files: &[],
-            denied: false,
+            refused: None,
             duration: Duration::ZERO,
         })
     }

@@ -191,11 +191,15 @@ fn approvals_are_allowed_denied_timed_out_and_ended_by_end_of_input() {
     ));
     live.prompt("go");
     let request = live.until("permission_request");
-    assert_eq!(
-        (&request["requestId"], &request["timeoutMs"], &request["id"]),
-        (&json!("perm_1"), &json!(300), &json!("allowed"))
+    assert_eq!((&request["timeoutMs"], &request["id"]), (&json!(300), &json!("allowed")));
+    // `perm_` and 12 random base-36 characters: no client can answer before it asks.
+    let id = request["requestId"].as_str().unwrap();
+    let random = id.strip_prefix("perm_").unwrap();
+    assert!(
+        random.len() == 12 && random.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase()),
+        "{id}"
     );
-    live.answer("perm_1", "allow");
+    live.answer(id, "allow");
     let decision = live.until("permission_decision");
     assert_eq!(
         (&decision["action"], &decision["decidedBy"], &decision["permissionGranted"]),
@@ -233,7 +237,10 @@ fn approvals_are_allowed_denied_timed_out_and_ended_by_end_of_input() {
     live.until("turn_end");
     live.answer(request["requestId"].as_str().unwrap(), "allow");
     let stray = live.until("error");
-    assert_eq!(stray["message"], "Unexpected permission_response at line 6: requestId \"perm_3\" answers nothing, no approval is pending; the line is ignored.");
+    assert_eq!(
+        stray["message"],
+        format!("Unexpected permission_response at line 6: requestId {} is not pending, no approval is; the line is ignored.", request["requestId"])
+    );
     // The end of input while a request waits: denied by eof, then the process ends.
     live.prompt("last");
     live.until("permission_request");
@@ -273,7 +280,7 @@ fn allow_session_covers_later_calls_and_queued_prompts_run_next() {
     live.answer("perm_7", "allow");
     assert_eq!(
         live.until("error")["message"],
-        "Unexpected permission_response at line 3: requestId \"perm_7\" is not the pending request (\"perm_1\"); the line is ignored."
+        format!("Unexpected permission_response at line 3: requestId \"perm_7\" is not pending (the pending request is {}); the line is ignored.", request["requestId"])
     );
     // A flood of prompts meanwhile: 32 are kept (one is already), the rest refused by line.
     for i in 0..32 {
@@ -325,7 +332,7 @@ fn wrong_lines_are_named_and_skipped_and_a_line_that_is_not_json_ends_the_proces
         "Invalid stream-json input at line 2: schemaVersion: expected 2, got 1"
     );
     live.answer("perm_9", "allow");
-    assert_eq!(live.until("error")["message"], "Unexpected permission_response at line 3: requestId \"perm_9\" answers nothing, no approval is pending; the line is ignored.");
+    assert_eq!(live.until("error")["message"], "Unexpected permission_response at line 3: requestId \"perm_9\" is not pending, no approval is; the line is ignored.");
     live.prompt("still here?");
     assert_eq!(live.until("turn_end")["status"], "success");
     live.send("this is not json");
@@ -448,7 +455,7 @@ fn the_readme_exchange_is_what_zero_writes() {
     let mut live = LiveRun::start(zero);
     // What differs from run to run.
     let steady = |mut v: Value| {
-        for key in ["runId", "cwd", "durationMs"] {
+        for key in ["runId", "cwd", "durationMs", "requestId"] {
             if v.get(key).is_some() {
                 v[key] = json!("-");
             }
@@ -460,7 +467,13 @@ fn the_readme_exchange_is_what_zero_writes() {
         if line.starts_with("→ (end of input") {
             live.stdin = None;
         } else if let Some(input) = line.strip_prefix("→ ") {
-            live.send(input);
+            // An answer names the request id zero wrote, which is new on every run.
+            let mut input: Value = serde_json::from_str(input).unwrap();
+            if input.get("requestId").is_some() {
+                let asked = live.seen.iter().rev().find(|e| e["type"] == "permission_request");
+                input["requestId"] = asked.unwrap()["requestId"].clone();
+            }
+            live.send(&input.to_string());
         } else if let Some(output) = line.strip_prefix("← ") {
             let expected: Value = serde_json::from_str(output).unwrap();
             let kind = expected["type"].as_str().unwrap();
@@ -552,4 +565,99 @@ fn a_long_conversation_keeps_its_newest_exchanges_within_the_context() {
         .map(|m| m["content"].as_str().unwrap().len())
         .collect();
     assert_eq!(users, [150_000, 5], "the oldest exchange is left out, the newest kept");
+}
+
+#[test]
+fn an_answer_written_before_its_request_approves_nothing() {
+    let dir = TestDir::new("live-forged");
+    let script = json!({"turns": [bash("forged", "touch forged"), {"text": "done"}]});
+    let args = ["--approvals", "stdin", "--approval-timeout-ms", "500"];
+    let mut live = LiveRun::start(scripted(&dir, script, &args));
+    // A hostile client (or a replayed transcript) answers before zero has asked, guessing the
+    // id an old zero would have used.
+    live.prompt("go");
+    live.answer("perm_1", "allow");
+    let request = live.until("permission_request");
+    let error = live.until("error");
+    assert_eq!(
+        error["message"],
+        format!("Unexpected permission_response at line 2: requestId \"perm_1\" is not pending (the pending request is {}); the line is ignored.", request["requestId"])
+    );
+    let decision = live.until("permission_decision");
+    assert_eq!((&decision["action"], &decision["decidedBy"]), (&json!("deny"), &json!("timeout")));
+    live.until("turn_end");
+    let (code, _) = live.finish();
+    assert_eq!(code, 0);
+    assert!(!dir.path("work/forged").exists(), "a forged approval ran the command");
+}
+
+#[test]
+fn sigint_during_an_approval_cancels_it_and_every_call_of_the_turn_gets_a_result() {
+    let dir = TestDir::new("live-cancel");
+    let two_calls = vec![
+        openai::call_start(0, "ask", "bash"),
+        openai::call_args(0, r#"{"command":"touch ran"}"#),
+        openai::call_start(1, "later", "read_file"),
+        openai::call_args(1, r#"{"path":"notes.txt"}"#),
+        openai::finish("tool_calls"),
+        openai::usage(10, 5),
+        openai::done(),
+    ];
+    let mock = Mock::start(vec![
+        Reply::sse(&two_calls),
+        Reply::sse(&openai::answer(&["Next turn."], 20, 3)),
+    ]);
+    dir.write("work/notes.txt", "hello\n");
+    let zero =
+        dir.zero().openai(&mock.v1(), "gpt-4o-mini").args(&LIVE).args(&["--approvals", "stdin"]);
+    let mut live = LiveRun::start(zero);
+    live.prompt("go");
+    live.until("permission_request");
+    let pid = live.child.id().to_string();
+    let sent = std::process::Command::new("kill").args(["-INT", &pid]).status();
+    assert!(sent.unwrap().success());
+    let end = live.until("turn_end");
+    assert_eq!(end["status"], "interrupted");
+    let turn: Vec<&Value> = live
+        .seen
+        .iter()
+        .filter(|e| {
+            matches!(e["type"].as_str(), Some("permission_decision" | "tool_result" | "error"))
+        })
+        .collect();
+    assert_eq!(
+        (&turn[0]["action"], &turn[0]["decidedBy"], &turn[0]["permissionGranted"]),
+        (&json!("cancel"), &json!("interrupt"), &json!(false))
+    );
+    let results: Vec<(&Value, &Value, &Value, &Value)> =
+        turn[1..3].iter().map(|r| (&r["id"], &r["status"], &r["output"], &r["meta"])).collect();
+    assert_eq!(
+        results,
+        [
+            (
+                &json!("ask"),
+                &json!("error"),
+                &json!("The call was interrupted."),
+                &json!({"permission": "cancelled"})
+            ),
+            (&json!("later"), &json!("error"), &json!("The call was interrupted."), &Value::Null),
+        ]
+    );
+    assert_eq!(turn[3]["code"], "interrupted");
+    assert!(!dir.path("work/ran").exists());
+    // The conversation stays valid: the next request answers both calls.
+    live.prompt("next");
+    let next = live.until("turn_end");
+    assert_eq!((&next["turn"], &next["status"]), (&json!(2), &json!("success")));
+    let (code, _) = live.finish();
+    assert_eq!(code, 0);
+    let second = mock.requests()[1].json();
+    let answered: Vec<&str> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(answered, ["ask", "later"], "{second}");
 }

@@ -113,6 +113,12 @@ fn versions_zero_does_not_speak_and_mixed_lines_are_usage_errors() {
         error_of(&out),
         (2, "Invalid stream-json input at line 1: schemaVersion: expected 2, got 1".to_string())
     );
+    // Under the flag, a line in a version zero does not speak says so, and lists the ones it does.
+    let out = scripted(&dir, answer(), &flagged).stdin(line(3, "a")).run();
+    assert_eq!(
+        error_of(&out),
+        (2, "Invalid stream-json input at line 1: schemaVersion: expected 2, got 3, a version zero does not speak (supported: 1, 2)".to_string())
+    );
     // A bad flag value for heartbeats names the flag.
     let out = scripted(
         &dir,
@@ -278,7 +284,7 @@ fn heartbeats_cover_a_silent_provider_and_an_interrupt_ends_the_stream_in_schema
 }
 
 #[test]
-fn a_denied_call_has_its_permission_events_and_an_allowed_one_has_none() {
+fn a_denied_call_has_its_permission_events_and_an_allowed_one_its_policy_decision() {
     let dir = TestDir::new("permissions");
     let script = json!({"turns": [
         {"toolCalls": [
@@ -307,12 +313,14 @@ fn a_denied_call_has_its_permission_events_and_an_allowed_one_has_none() {
             "permission_request",
             "permission_decision",
             "tool_result",
+            "permission_decision",
             "tool_result",
             "text",
             "final",
             "run_end"
         ]
     );
+    let session = events[0]["sessionId"].as_str().unwrap();
     let strip = |e: &Value| {
         let mut e = e.clone();
         for key in ["schemaVersion", "runId", "seq", "durationMs"] {
@@ -323,19 +331,23 @@ fn a_denied_call_has_its_permission_events_and_an_allowed_one_has_none() {
     let denial = "Permission required for bash: Shell commands can read, write, or execute programs. The tool is marked \"prompt\" and was not executed. The caller can allow it with --auto high or --skip-permissions-unsafe.";
     assert_eq!(
         strip(&events[3]),
-        json!({"type": "permission_request", "id": "sh", "name": "bash", "action": "prompt", "permission": "prompt", "permissionGranted": false, "permissionMode": "auto", "autonomy": "medium", "sideEffect": "shell", "reason": "Shell commands can read, write, or execute programs. The tool is marked \"prompt\": this autonomy level does not run it without approval."})
+        json!({"type": "permission_request", "id": "sh", "name": "bash", "action": "prompt", "permission": "prompt", "permissionGranted": false, "permissionMode": "auto", "autonomy": "medium", "sideEffect": "shell", "sessionId": session, "risk": {"level": "high"}, "reason": "Shell commands can read, write, or execute programs. The tool is marked \"prompt\": this autonomy level does not run it without approval."})
     );
     assert_eq!(
         strip(&events[4]),
-        json!({"type": "permission_decision", "id": "sh", "name": "bash", "action": "deny", "permission": "prompt", "permissionGranted": false, "permissionMode": "auto", "autonomy": "medium", "sideEffect": "shell", "decisionReason": denial, "decidedBy": "policy"})
+        json!({"type": "permission_decision", "id": "sh", "name": "bash", "action": "deny", "permission": "prompt", "permissionGranted": false, "permissionMode": "auto", "autonomy": "medium", "sideEffect": "shell", "sessionId": session, "risk": {"level": "high"}, "decisionReason": denial, "decidedBy": "policy"})
     );
     assert_eq!(
         strip(&events[5]),
         json!({"type": "tool_result", "id": "sh", "name": "bash", "status": "error", "output": format!("Error: {denial}"), "truncated": false, "meta": {"permission": "denied"}})
     );
-    // write_file is allowed outright at medium: no permission events, and the file it wrote.
+    // write_file is allowed at medium: the policy's decision names the flag, no request.
     assert_eq!(
         strip(&events[6]),
+        json!({"type": "permission_decision", "id": "w", "name": "write_file", "action": "allow", "permission": "prompt", "permissionGranted": true, "permissionMode": "auto", "autonomy": "medium", "sideEffect": "write", "sessionId": session, "risk": {"level": "medium"}, "decisionReason": "allowed by --auto medium", "decidedBy": "policy"})
+    );
+    assert_eq!(
+        strip(&events[7]),
         json!({"type": "tool_result", "id": "w", "name": "write_file", "status": "ok", "output": "Created notes/new.txt (1 bytes).", "truncated": false, "changedFiles": ["notes/new.txt"]})
     );
     // Schema 1 keeps its shape: the denial is only the result.

@@ -237,6 +237,31 @@ pub fn check_sequence(events: &[Value]) -> Result<(), String> {
     if events.iter().any(|e| &e["runId"] != run_id) {
         return Err("runId changes between lines".into());
     }
+    check_call_order(events)
+}
+
+/// Within one model call, every text and reasoning delta comes before that call's tool calls,
+/// its usage and the answer: once one of those is written, no delta follows until the call's
+/// tools have reported (`tool_result`) or the turn has ended (`turn_end`), where the next call
+/// may begin. Both schema versions.
+pub fn check_call_order(events: &[Value]) -> Result<(), String> {
+    let mut closed_by: Option<&str> = None;
+    for (i, e) in events.iter().enumerate() {
+        match e["type"].as_str().unwrap_or("") {
+            "text" | "reasoning" => {
+                if let Some(kind) = closed_by {
+                    return Err(format!(
+                        "line {}: a {} delta follows its call's {kind}",
+                        i + 1,
+                        e["type"]
+                    ));
+                }
+            }
+            kind @ ("tool_call" | "usage" | "final") => closed_by = Some(kind),
+            "tool_result" | "turn_end" => closed_by = None,
+            _ => {}
+        }
+    }
     Ok(())
 }
 

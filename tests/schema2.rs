@@ -56,6 +56,8 @@ enum Event {
         permission_mode: PermissionMode,
         autonomy: Autonomy,
         side_effect: SideEffect,
+        session_id: Option<String>,
+        risk: Risk,
         reason: String,
         request_id: Option<String>,
         timeout_ms: Option<u64>,
@@ -69,6 +71,8 @@ enum Event {
         permission_mode: PermissionMode,
         autonomy: Autonomy,
         side_effect: SideEffect,
+        session_id: Option<String>,
+        risk: Risk,
         decision_reason: String,
         decided_by: DecidedBy,
     },
@@ -145,6 +149,8 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
             "permissionMode",
             "autonomy",
             "sideEffect",
+            "sessionId",
+            "risk",
             "reason",
             "requestId",
             "timeoutMs",
@@ -158,6 +164,8 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
             "permissionMode",
             "autonomy",
             "sideEffect",
+            "sessionId",
+            "risk",
             "decisionReason",
             "decidedBy",
         ],
@@ -238,6 +246,23 @@ enum DecidedBy {
     Session,
     Timeout,
     Eof,
+    Interrupt,
+}
+
+/// `risk` of the permission events.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Risk {
+    level: RiskLevel,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum RiskLevel {
+    Low,
+    Medium,
+    High,
 }
 
 #[derive(Debug, Deserialize)]
@@ -463,6 +488,7 @@ pub fn check_sequence(events: &[Value], live: bool) -> Result<(), String> {
     if events.iter().any(|e| &e["runId"] != run_id) {
         return Err("runId changes between lines".into());
     }
+    crate::schema::check_call_order(events)?;
     check_permissions(events, &kinds)
 }
 
@@ -543,20 +569,45 @@ fn check_permissions(events: &[Value], kinds: &[&str]) -> Result<(), String> {
                         .rev()
                         .find(|c| !matches!(c["type"].as_str(), Some("heartbeat" | "error")))
                         .is_some_and(|c| c["type"] == "permission_request" && &c["id"] == id);
-                if asked == (e["decidedBy"] == "session") {
-                    return Err(format!("decision for {id}: a request comes before it unless a session grant decides"));
+                // No one is asked when a session grant decides, or when the policy allows.
+                let unasked = e["decidedBy"] == "session"
+                    || (e["decidedBy"] == "policy" && e["action"] == "allow");
+                if asked == unasked {
+                    return Err(format!("decision for {id}: a request comes before it unless a session grant decides or the policy allows"));
+                }
+                if (e["action"] == "cancel") != (e["decidedBy"] == "interrupt") {
+                    return Err(format!(
+                        "decision for {id}: an interrupt, and only an interrupt, cancels"
+                    ));
+                }
+                let risk = match e["sideEffect"].as_str() {
+                    Some("read" | "none") => "low",
+                    Some("write" | "network") => "medium",
+                    _ => "high",
+                };
+                if e["risk"]["level"] != risk {
+                    return Err(format!(
+                        "decision for {id}: risk {} for side effect {}",
+                        e["risk"], e["sideEffect"]
+                    ));
                 }
                 match next(i) {
                     Some(j) if kinds[j] == "tool_result" && &events[j]["id"] == id => {}
+                    // The process ended (a second interrupt) while the allowed call ran.
+                    Some(j) if kinds[j] == "run_end" && e["action"] == "allow" => continue,
                     _ => {
                         return Err(format!(
                             "permission_decision for {id} not followed by its tool_result"
                         ))
                     }
                 }
-                let denied = events[next(i).unwrap_or(i)]["meta"]["permission"] == "denied";
-                if denied != (e["action"] != "allow") {
-                    return Err(format!("the result of {id} must say meta.permission denied exactly when it was not allowed"));
+                let expected = match e["action"].as_str() {
+                    Some("deny") => Value::from("denied"),
+                    Some("cancel") => Value::from("cancelled"),
+                    _ => Value::Null,
+                };
+                if events[next(i).unwrap_or(i)]["meta"]["permission"] != expected {
+                    return Err(format!("the result of {id} must say meta.permission denied (or cancelled) exactly when it was not allowed"));
                 }
             }
             _ => {}

@@ -313,3 +313,126 @@ fn configuration_errors_in_each_format() {
     let message = out.events()[0]["message"].as_str().unwrap().to_string();
     assert!(message.contains("[REDACTED]") && !out.stdout.contains(key), "{out:?}");
 }
+
+/// The lines of a run with their run and session ids replaced, as recorded.
+fn stable_lines(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .map(|line| {
+            let event: Value = serde_json::from_str(line).unwrap();
+            let mut text = line.to_string();
+            for field in ["runId", "sessionId", "session_id", "cwd"] {
+                if let Some(value) = event[field].as_str() {
+                    text = text.replace(&serde_json::to_string(value).unwrap(), "\"X\"");
+                }
+            }
+            text
+        })
+        .collect()
+}
+
+#[test]
+fn every_held_byte_of_a_call_comes_before_its_usage() {
+    let dir = TestDir::new("held-before-usage");
+    // `gh` could still grow into a GitHub token: the redactor holds it until the call ends.
+    let script = dir.script(&json!({"turns": [
+        {"text": ["abc def", "gh"], "usage": {"promptTokens": 1, "completionTokens": 1}}
+    ]}));
+    for version in ["1", "2"] {
+        let out = dir
+            .zero()
+            .args(&["exec", "-o", "stream-json", "--schema-version", version, "--script"])
+            .args(&[script.to_str().unwrap(), "hi"])
+            .run();
+        out.assert_code(0);
+        let events = out.events();
+        let shown: Vec<(String, String)> = events
+            .iter()
+            .filter(|e| matches!(e["type"].as_str(), Some("text" | "usage" | "final")))
+            .map(|e| {
+                let what = e["delta"].as_str().or(e["text"].as_str()).unwrap_or("");
+                (e["type"].as_str().unwrap().to_string(), what.to_string())
+            })
+            .collect();
+        let expected = [("text", "abc def"), ("text", "gh"), ("usage", ""), ("final", "abc defgh")];
+        let expected: Vec<(String, String)> =
+            expected.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        assert_eq!(shown, expected, "schema {version}{out:?}");
+    }
+    // Through SSE the held `gh` is released as its own delta, still before the usage.
+    let mock = Mock::start(vec![Reply::sse(&openai::answer(&["abc def", "gh"], 1, 1))]);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&["exec", "-o", "stream-json", "--schema-version", "2", "hi"])
+        .run();
+    out.assert_code(0);
+    let kinds: Vec<String> = out.types().into_iter().filter(|k| k != "heartbeat").collect();
+    assert_eq!(kinds, ["run_start", "text", "text", "usage", "final", "run_end"], "{out:?}");
+    assert_eq!(out.text(), "abc defgh");
+}
+
+#[test]
+fn a_delta_with_escapes_before_usage_is_written_as_recorded_before_the_regression() {
+    let dir = TestDir::new("recorded-escapes");
+    let script = dir.script(&json!({"turns": [
+        {"text": ["tab\tand \"quotes\" and \\backslash"], "usage": {"promptTokens": 3, "completionTokens": 2}}
+    ]}));
+    let run = |format: &str| {
+        let out = dir
+            .zero()
+            .args(&["exec", "-o", format, "--ephemeral", "--script", script.to_str().unwrap()])
+            .args(&["hi"])
+            .run();
+        out.assert_code(0);
+        stable_lines(&out.stdout)
+    };
+    let stream = run("stream-json");
+    assert_eq!(
+        stream[1..],
+        [
+            r#"{"schemaVersion":1,"type":"text","runId":"X","delta":"tab\tand \"quotes\" and \\backslash"}"#,
+            r#"{"schemaVersion":1,"type":"usage","runId":"X","promptTokens":3,"completionTokens":2,"totalTokens":5}"#,
+            r#"{"schemaVersion":1,"type":"final","runId":"X","text":"tab\tand \"quotes\" and \\backslash"}"#,
+            r#"{"schemaVersion":1,"type":"run_end","runId":"X","status":"success","exitCode":0}"#,
+        ]
+    );
+    let legacy = run("json");
+    assert_eq!(
+        legacy[1..],
+        [
+            r#"{"type":"text","delta":"tab\tand \"quotes\" and \\backslash"}"#,
+            r#"{"type":"usage","prompt_tokens":3,"completion_tokens":2,"total_tokens":5}"#,
+            r#"{"type":"final","text":"tab\tand \"quotes\" and \\backslash"}"#,
+            r#"{"type":"done","exit_code":0}"#,
+        ]
+    );
+}
+
+#[test]
+fn schema_1_tool_call_args_are_the_json_value_the_model_wrote_of_any_type() {
+    let dir = TestDir::new("args-any-json");
+    let written = ["[1, 2]", "true", "3", "\"text\"", "null", "{not json"];
+    let calls: Vec<Value> = written
+        .iter()
+        .enumerate()
+        .map(|(i, a)| json!({"id": format!("c{i}"), "name": "read_file", "arguments": a}))
+        .collect();
+    let script = dir.script(&json!({"turns": [{"toolCalls": calls}, {"text": "done"}]}));
+    let out = dir
+        .zero()
+        .args(&["exec", "-o", "stream-json", "--script", script.to_str().unwrap(), "hi"])
+        .run();
+    out.assert_code(0);
+    let args: Vec<Value> = out
+        .events()
+        .iter()
+        .filter(|e| e["type"] == "tool_call")
+        .map(|e| e["args"].clone())
+        .collect();
+    assert_eq!(
+        args,
+        [json!([1, 2]), json!(true), json!(3), json!("text"), json!(null), json!("{not json")],
+        "{out:?}"
+    );
+}

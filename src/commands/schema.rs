@@ -146,8 +146,7 @@ fn outputs_1() -> Events {
                     (
                         "args",
                         json!({
-                            "description": "the arguments as a JSON object, or the model's text when it was not JSON",
-                            "type": ["object", "string"],
+                            "description": "the model's arguments as the JSON value they parse to (an object, or any other JSON value the model wrote), or the model's text as a string when it was not JSON",
                         }),
                     ),
                     ("sideEffect", json!({"enum": ["read", "write", "shell", "unknown"]})),
@@ -219,6 +218,19 @@ fn outputs_2() -> Events {
             ("permissionMode", permission_mode()),
             ("autonomy", autonomy()),
             ("sideEffect", side_effect()),
+            ("sessionId", name()),
+            (
+                "risk",
+                strict(
+                    Map::new(),
+                    Vec::new(),
+                    &[(
+                        "level",
+                        json!({"enum": ["low", "medium", "high"], "description": "read: low; write, network: medium; shell, unknown: high"}),
+                    )],
+                    &[],
+                ),
+            ),
         ];
         fields.extend(extra.iter().cloned());
         fields
@@ -287,7 +299,7 @@ fn outputs_2() -> Events {
                     ("requestId", name()),
                     ("timeoutMs", count()),
                 ]),
-                &["requestId", "timeoutMs"],
+                &["requestId", "timeoutMs", "sessionId"],
             ),
         ),
         (
@@ -301,10 +313,10 @@ fn outputs_2() -> Events {
                     ("decisionReason", name()),
                     (
                         "decidedBy",
-                        json!({"enum": ["policy", "client", "session", "timeout", "eof"]}),
+                        json!({"enum": ["policy", "client", "session", "timeout", "eof", "interrupt"]}),
                     ),
                 ]),
-                &[],
+                &["sessionId"],
             ),
         ),
         (
@@ -327,7 +339,7 @@ fn outputs_2() -> Events {
                     ),
                     (
                         "meta",
-                        json!({"description": "a denied call has permission: denied", "type": "object", "additionalProperties": {"type": "string"}}),
+                        json!({"description": "a call that was not run for want of permission has permission: denied (or cancelled, when an interrupt cancelled its approval)", "type": "object", "additionalProperties": {"type": "string"}}),
                     ),
                     (
                         "exitCode",

@@ -92,7 +92,7 @@ fn schema_2_lines_are_exact() {
         output: "Created a.txt",
         exit_code: Some(0),
         changed_files: &["a.txt".to_string()],
-        denied: false,
+        refused: None,
         duration: Duration::from_millis(12),
     })
     .unwrap();

@@ -36,6 +36,9 @@ pub struct Request<'a> {
 pub enum StreamEvent {
     /// Answer text, in order.
     Text(String),
+    /// The last piece of a call's answer text, from a provider that knows it is the last (the
+    /// scripted one): it is written together with whatever the redactor still held.
+    LastText(String),
     /// Reasoning or thinking text: never part of the answer (A7).
     Reasoning(String),
     /// A call whose arguments are complete (A10).
@@ -59,7 +62,13 @@ impl StreamEvent {
 
     /// Whether this event is output of the call (after which a retry would repeat output).
     fn is_output(&self) -> bool {
-        matches!(self, StreamEvent::Text(_) | StreamEvent::Reasoning(_) | StreamEvent::ToolCall(_))
+        matches!(
+            self,
+            StreamEvent::Text(_)
+                | StreamEvent::LastText(_)
+                | StreamEvent::Reasoning(_)
+                | StreamEvent::ToolCall(_)
+        )
     }
 }
 
@@ -103,7 +112,7 @@ struct Sizes {
 impl Sizes {
     fn check(&mut self, event: &StreamEvent) -> Result<(), CallError> {
         match event {
-            StreamEvent::Text(t) => {
+            StreamEvent::Text(t) | StreamEvent::LastText(t) => {
                 self.text += t.len();
                 if self.text > MAX_TURN_TEXT {
                     return Err(over_limit("answer text", MAX_TURN_TEXT));

@@ -99,9 +99,16 @@ impl Scripted {
             std::thread::sleep(turn.delay);
             sink(StreamEvent::Reasoning(text))?;
         }
-        for text in turn.text {
+        let pieces = turn.text.len();
+        for (n, text) in turn.text.into_iter().enumerate() {
             std::thread::sleep(turn.delay);
-            sink(StreamEvent::Text(text))?;
+            // The script knows where the text ends: the last piece is written with what the
+            // redactor held, as one delta.
+            sink(if n + 1 == pieces {
+                StreamEvent::LastText(text)
+            } else {
+                StreamEvent::Text(text)
+            })?;
         }
         if let Some(message) = turn.error {
             return Err(Failure::from(CallError::fatal(format!(

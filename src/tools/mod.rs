@@ -222,8 +222,25 @@ pub struct Outcome {
     /// The files the call wrote, created or deleted, workspace-relative (the file tools; a
     /// command's changes are not known).
     pub changed_files: Vec<String>,
-    /// The call did not run: its permission was denied.
-    pub denied: bool,
+    /// The call did not run: its permission was denied or its approval cancelled.
+    pub refused: Option<Refusal>,
+}
+
+/// Why a call that needs permission did not run (`tool_result.meta.permission`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    Denied,
+    /// An interrupt cancelled the wait for its approval.
+    Cancelled,
+}
+
+impl Refusal {
+    pub fn name(self) -> &'static str {
+        match self {
+            Refusal::Denied => "denied",
+            Refusal::Cancelled => "cancelled",
+        }
+    }
 }
 
 impl Outcome {
@@ -233,7 +250,7 @@ impl Outcome {
             output: output.into(),
             exit_code: None,
             changed_files: Vec::new(),
-            denied: false,
+            refused: None,
         }
     }
 
@@ -391,6 +408,16 @@ impl Toolbox {
             .collect()
     }
 
+    /// A call of a tool that needs permission and that this run's level allows outright (so
+    /// the policy decides it): its side effect.
+    pub fn allowed_by_level(&self, call: &ToolCall) -> Option<&'static str> {
+        let tool = find(&call.name)?;
+        let allowed = tool.permission == Permission::Prompt
+            && self.filtered_in(tool.name)
+            && self.permitted(tool);
+        allowed.then(|| tool.side_effect.name())
+    }
+
     /// Whether a call needs approval before it runs: a tool that passes the filters but that
     /// the autonomy level does not allow outright.
     pub fn gate(&self, call: &ToolCall) -> Option<Gated> {
@@ -414,7 +441,7 @@ impl Toolbox {
 
     /// The outcome of a call whose permission was denied.
     pub fn denied(gated: &Gated) -> Outcome {
-        Outcome { denied: true, ..Outcome::error(gated.denial.clone()) }
+        Outcome { refused: Some(Refusal::Denied), ..Outcome::error(gated.denial.clone()) }
     }
 
     /// Runs one call through the envelope (B 5.4, A9).
