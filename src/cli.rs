@@ -38,6 +38,7 @@ writes the answer (text) or a stream of JSON events (json, stream-json).
 Input:
   [PROMPT...]                  prompt words, joined with spaces (`-` reads
                                the prompt from stdin)
+      --prompt <TEXT>          the prompt, instead of the words
   -f, --file <PATH>            prompt file (appended after a blank line; -
                                for stdin), or the JSONL input with
                                -i stream-json
@@ -197,6 +198,8 @@ pub enum Resume {
 #[derive(Debug, Default, PartialEq)]
 pub struct ExecArgs {
     pub prompt_words: Vec<String>,
+    /// `zero exec --prompt TEXT`: the prompt as a flag, instead of the words.
+    pub prompt: Option<String>,
     pub file: Option<PathBuf>,
     pub model: Option<String>,
     pub profile: Option<String>,
@@ -304,11 +307,15 @@ fn parse_exec(args: Vec<OsString>, root: bool) -> Command {
             Owned::Long(ref l) if l == "version" => return Command::Version,
             Owned::Short('p') if root => {
                 saw_prompt_flag = true;
-                parser.value().and_then(|v| v.string()).map(|v| out.prompt_words.push(v))
+                value(&mut parser, "prompt")
+                    .and_then(|v| v.string())
+                    .map(|v| out.prompt_words.push(v))
             }
             Owned::Long(ref l) if root && l == "prompt" => {
                 saw_prompt_flag = true;
-                parser.value().and_then(|v| v.string()).map(|v| out.prompt_words.push(v))
+                value(&mut parser, "prompt")
+                    .and_then(|v| v.string())
+                    .map(|v| out.prompt_words.push(v))
             }
             Owned::Value(v) if !root => v.string().map(|v| out.prompt_words.push(v)),
             Owned::Value(v) => Err(lexopt::Error::UnexpectedArgument(v)),
@@ -417,37 +424,58 @@ fn exec_option(
         Owned::Value(v) => return Err(lexopt::Error::UnexpectedArgument(v.clone())),
     };
     match name {
-        "file" => out.file = Some(parser.value()?.into()),
-        "model" => out.model = Some(parser.value()?.string()?),
-        "profile" => out.profile = Some(parser.value()?.string()?),
-        "reasoning-effort" => out.reasoning_effort = Some(parser.value()?.string()?),
-        "auto" => out.auto = Some(parser.value()?.string()?),
-        "enabled-tools" => out.enabled_tools.push(parser.value()?.string()?),
-        "disabled-tools" => out.disabled_tools.push(parser.value()?.string()?),
+        "prompt" => out.prompt = Some(value(parser, name)?.string()?),
+        "file" => out.file = Some(value(parser, name)?.into()),
+        "model" => out.model = Some(value(parser, name)?.string()?),
+        "profile" => out.profile = Some(value(parser, name)?.string()?),
+        "reasoning-effort" => out.reasoning_effort = Some(value(parser, name)?.string()?),
+        "auto" => out.auto = Some(value(parser, name)?.string()?),
+        "enabled-tools" => out.enabled_tools.push(value(parser, name)?.string()?),
+        "disabled-tools" => out.disabled_tools.push(value(parser, name)?.string()?),
         "list-tools" => out.list_tools = true,
-        "max-turns" => out.max_turns = Some(parser.value()?.string()?),
-        "max-output-tokens" => out.max_output_tokens = Some(parser.value()?.string()?),
-        "cwd" => out.cwd = Some(parser.value()?.into()),
-        "input-format" => out.input_format = Some(parser.value()?.string()?),
-        "output-format" => out.output_format = Some(parser.value()?.string()?),
+        "max-turns" => out.max_turns = Some(value(parser, name)?.string()?),
+        "max-output-tokens" => out.max_output_tokens = Some(value(parser, name)?.string()?),
+        "cwd" => out.cwd = Some(value(parser, name)?.into()),
+        "input-format" => out.input_format = Some(value(parser, name)?.string()?),
+        "output-format" => out.output_format = Some(value(parser, name)?.string()?),
         "resume" => out.resume = Some(resume_value(parser, out)?),
-        "fork" => out.fork = Some(parser.value()?.string()?),
+        "fork" => out.fork = Some(value(parser, name)?.string()?),
         "skip-permissions-unsafe" => out.skip_permissions_unsafe = true,
-        "provider" => out.provider = Some(parser.value()?.string()?),
-        "script" => out.script = Some(parser.value()?.into()),
-        "redact-env" => out.redact_env.push(parser.value()?.string()?),
-        "shell-env" => out.shell_env = Some(parser.value()?.string()?),
-        "shell-env-keep" => out.shell_env_keep.push(parser.value()?.string()?),
+        "provider" => out.provider = Some(value(parser, name)?.string()?),
+        "script" => out.script = Some(value(parser, name)?.into()),
+        "redact-env" => out.redact_env.push(value(parser, name)?.string()?),
+        "shell-env" => out.shell_env = Some(value(parser, name)?.string()?),
+        "shell-env-keep" => out.shell_env_keep.push(value(parser, name)?.string()?),
         "ephemeral" => out.ephemeral = true,
-        "schema-version" => out.schema_version = Some(parser.value()?.string()?),
-        "heartbeat-ms" => out.heartbeat_ms = Some(parser.value()?.string()?),
-        "image" => out.images.push(parser.value()?.into()),
+        "schema-version" => out.schema_version = Some(value(parser, name)?.string()?),
+        "heartbeat-ms" => out.heartbeat_ms = Some(value(parser, name)?.string()?),
+        "image" => out.images.push(value(parser, name)?.into()),
         "live" => out.live = true,
-        "approvals" => out.approvals = Some(parser.value()?.string()?),
-        "approval-timeout-ms" => out.approval_timeout_ms = Some(parser.value()?.string()?),
+        "approvals" => out.approvals = Some(value(parser, name)?.string()?),
+        "approval-timeout-ms" => out.approval_timeout_ms = Some(value(parser, name)?.string()?),
         other => return Err(lexopt::Error::UnexpectedOption(format!("--{other}"))),
     }
     Ok(())
+}
+
+/// The value of option `name`. A value attached with `=` is taken as it is; a separate word
+/// that is itself one of exec's flags (`--model --output-format json`) is a usage error naming
+/// both, not a model named `--output-format`.
+fn value(parser: &mut lexopt::Parser, name: &str) -> Result<OsString, lexopt::Error> {
+    if let Some(attached) = parser.optional_value() {
+        return Ok(attached);
+    }
+    let value = parser.value()?;
+    let word = value.to_string_lossy();
+    let flag = word.split('=').next().unwrap_or_default();
+    let is_flag = EXEC_OPTIONS.contains(&flag)
+        || (flag.len() == 2 && flag.starts_with('-') && "fmrCioVhp".contains(&flag[1..]));
+    if is_flag {
+        return Err(lexopt::Error::Custom(
+            format!("--{name} needs a value, but the next word is the flag {flag} (write --{name}=VALUE for a value that starts with '-')").into(),
+        ));
+    }
+    Ok(value)
 }
 
 /// `--resume[=ID]`, or `--resume WORD` where WORD is decided later (A11).

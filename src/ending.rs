@@ -144,12 +144,22 @@ pub fn install(shared: &Shared) {
     }));
 }
 
+/// How long the ending waits for a line being written (to a slow reader) to finish.
+const LINE_IN_PROGRESS: Duration = Duration::from_secs(5);
+/// How long the ending's own lines may take to write, once it holds the emitter.
+const ENDING_LINES: Duration = Duration::from_secs(2);
+
 /// Writes the failure through the emitter, kills what the run started, records, and exits.
 fn end_from_outside(shared: &Shared, failure: Failure) -> ! {
     // The lock is kept until exit, so the main thread cannot write after the end; it is taken
-    // before anything is killed, so a tool that ends now cannot report first.
-    let mut emitter = lock_for(shared, Duration::from_millis(100));
+    // before anything is killed, so a tool that ends now cannot report first. Whoever holds it
+    // is writing a line, perhaps to a reader that is slow: the line is let finish, so it is
+    // never torn, but not for ever.
+    let mut emitter = lock_for(shared, LINE_IN_PROGRESS);
     if let Some(emitter) = emitter.as_mut() {
+        // A reader that stopped reading must not keep the process alive: the ending's lines
+        // are written if they can be, within a deadline.
+        crate::sys::stdio::write_deadline(Instant::now() + ENDING_LINES);
         let _ = emitter.failure(&failure);
     }
     finish(&failure);
@@ -170,7 +180,7 @@ fn write_fallback(message: &str) {
     let failure = Failure::Crash(message.to_string());
     let lines = match fallback.format {
         Format::Text => {
-            let _ = writeln!(std::io::stderr(), "[zero] {message}");
+            let _ = writeln!(crate::sys::stdio::stderr(), "[zero] {message}");
             return;
         }
         Format::StreamJson if fallback.wire.schema() == 2 => {
@@ -200,9 +210,9 @@ fn write_fallback(message: &str) {
             json_string(message)
         ),
     };
-    let mut out = std::io::stdout();
+    let mut out = crate::sys::stdio::stdout();
     let _ = out.write_all(lines.as_bytes()).and_then(|()| out.flush());
-    let _ = writeln!(std::io::stderr(), "[zero] {message}");
+    let _ = writeln!(crate::sys::stdio::stderr(), "[zero] {message}");
 }
 
 fn json_string(text: &str) -> String {

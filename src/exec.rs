@@ -376,7 +376,7 @@ fn select_session(
         let list = need_store()?.list_for(&cwd, workspace.redactor).map_err(Failure::from)?;
         list.first().map(|m| m.session_id.clone()).ok_or_else(|| {
             Failure::Usage(format!(
-                "No Zero session of this workspace ({cwd}) to resume. `zero sessions list --all` shows every session; `--resume ID` continues one."
+                "No Zero sessions available to resume: this workspace ({cwd}) has none. `zero sessions list --all` shows every session; `--resume ID` continues one."
             ))
         })
     };
@@ -566,26 +566,20 @@ fn read_prompt(
     file: Option<&Path>,
     version: &mut Option<u8>,
 ) -> Result<Prompt, Failure> {
-    let stdin = std::io::stdin();
-    let mut lock;
+    let mut stdin = crate::sys::stdio::stdin();
     let prompt = match plan.input_format {
         InputFormat::Text => {
             let more = if plan.prompt_stdin {
-                lock = stdin.lock();
-                Some(PromptText::Stdin(&mut lock))
+                Some(PromptText::Stdin(&mut stdin))
             } else {
                 file.map(PromptText::File)
             };
             Prompt { text: input::text_prompt(words, more)?, images: Vec::new() }
         }
         InputFormat::StreamJson => {
-            let asked = plan.prompt_stdin || (file.is_none() && !stdin.is_terminal());
-            let source: Option<&mut dyn std::io::Read> = if asked {
-                lock = stdin.lock();
-                Some(&mut lock)
-            } else {
-                None
-            };
+            let asked = plan.prompt_stdin || (file.is_none() && !std::io::stdin().is_terminal());
+            let source: Option<&mut dyn std::io::Read> =
+                if asked { Some(&mut stdin) } else { None };
             let read = input::stream_json_prompt(words, file, source, version)?;
             Prompt { text: read.text, images: read.images }
         }

@@ -47,7 +47,7 @@ enum Incoming {
 fn start_pump() -> Receiver<Incoming> {
     let (tx, rx) = std::sync::mpsc::sync_channel(0);
     let spawned = std::thread::Builder::new().name("zero-live-input".into()).spawn(move || {
-        pump(std::io::stdin().lock(), &tx);
+        pump(std::io::BufReader::new(crate::sys::stdio::stdin()), &tx);
     });
     if spawned.is_err() {
         // Without the thread there is no input: the run ends as at end of input.

@@ -42,6 +42,7 @@ mod session;
 mod signals;
 mod sse;
 mod substring;
+mod sys;
 #[cfg(test)]
 mod testkit;
 mod text;
@@ -77,8 +78,8 @@ fn main() -> ExitCode {
         Command::Exec(args) => {
             let process = exec::Process {
                 env: config::Env::from_process(),
-                stdout: Box::new(std::io::stdout()),
-                stderr: Box::new(std::io::stderr()),
+                stdout: Box::new(sys::stdio::stdout()),
+                stderr: Box::new(sys::stdio::stderr()),
             };
             exec::run(*args, process, ending::install)
         }

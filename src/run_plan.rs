@@ -271,7 +271,18 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
             "stdin can be read once: use either `zero exec -` or `--file -`, not both.".to_string(),
         ));
     }
-    let prompt_words = if dash_word { Vec::new() } else { args.prompt_words.clone() };
+    let mut prompt_words = if dash_word { Vec::new() } else { args.prompt_words.clone() };
+    if let Some(prompt) = &args.prompt {
+        // `--resume WORD` also put WORD among the words, as a possible prompt word.
+        let resume_word = usize::from(matches!(args.resume, Some(Resume::Candidate { .. })));
+        if args.prompt_words.len() > resume_word {
+            return Err(Failure::Usage(
+                "Give the prompt either as words or with --prompt, not both.".to_string(),
+            ));
+        }
+        // The resume word, if any, is then a session id (see `session_plan`).
+        prompt_words = vec![prompt.clone()];
+    }
     let approvals = live_options(args, input_format, schema_version, &mut warnings)?;
     let prompt_file = if dash_file { None } else { args.file.clone() };
     Ok(RunPlan {
@@ -350,8 +361,10 @@ fn session_plan(args: &ExecArgs) -> Result<SessionPlan, Failure> {
         (None, Some(fork)) => SessionPlan::Fork(id(fork)?),
         (Some(Resume::Latest), None) => SessionPlan::Latest,
         (Some(Resume::Id(resume)), None) => SessionPlan::Resume(id(resume)?),
-        // Live mode takes no prompt words: the word is the session to resume.
-        (Some(Resume::Candidate { word, .. }), None) if args.live => SessionPlan::Resume(id(word)?),
+        // Live mode and `--prompt` take no prompt words: the word is the session to resume.
+        (Some(Resume::Candidate { word, .. }), None) if args.live || args.prompt.is_some() => {
+            SessionPlan::Resume(id(word)?)
+        }
         (Some(Resume::Candidate { word, index }), None) => {
             SessionPlan::Candidate { word: word.clone(), index: *index }
         }

@@ -89,7 +89,10 @@ fn session_selection_errors_are_usage_errors() {
     let dir = TestDir::new("select");
     let out = dir.zero().args(&["exec", "hello", "--resume"]).env("OPENAI_API_KEY", "k").run();
     out.assert_code(2);
-    assert!(out.stderr.contains("No Zero session of this workspace ("), "{out:?}");
+    assert!(
+        out.stderr.contains("[zero] No Zero sessions available to resume: this workspace ("),
+        "{out:?}"
+    );
     let out =
         dir.zero().args(&["exec", "--fork", "missing", "hello"]).env("OPENAI_API_KEY", "k").run();
     out.assert_code(2);
@@ -140,4 +143,47 @@ fn the_root_command_takes_p() {
         .run();
     out.assert_code(0);
     assert_eq!(out.stdout, "pong\n");
+}
+
+#[test]
+fn exec_takes_the_prompt_as_a_flag_too_but_not_twice() {
+    let dir = TestDir::new("prompt-flag");
+    let script = dir.write("script.json", r#"{"turns": [{"text": "ok"}]}"#);
+    let script = script.to_str().unwrap();
+    let out = dir.zero().args(&["exec", "-o", "json", "--script", script, "--prompt", "hi"]).run();
+    out.assert_code(0);
+    let session = std::fs::read_dir(dir.sessions()).unwrap().next().unwrap().unwrap().path();
+    let journal = crate::util::read(&session.join("events.jsonl"));
+    assert!(journal.contains("\"content\":\"hi\""), "{journal}");
+    let out = dir.zero().args(&["exec", "--script", script, "--prompt", "hi", "there"]).run();
+    out.assert_code(2);
+    assert_eq!(out.stderr, "[zero] Give the prompt either as words or with --prompt, not both.\n");
+}
+
+#[test]
+fn a_flag_where_a_value_belongs_is_named_with_the_flag_it_follows() {
+    let dir = TestDir::new("flag-as-value");
+    let out = dir.zero().args(&["exec", "--model", "--output-format", "json", "hello"]).run();
+    out.assert_code(2);
+    assert_eq!(
+        out.stderr,
+        "[zero] --model needs a value, but the next word is the flag --output-format (write --model=VALUE for a value that starts with '-') (see zero exec --help)\n"
+    );
+    // In the format asked for later on the line, too.
+    let out =
+        dir.zero().args(&["exec", "-m", "-o", "stream-json", "-o", "stream-json", "hello"]).run();
+    out.assert_code(2);
+    let events = out.events();
+    assert_eq!(
+        events[0]["message"],
+        "--model needs a value, but the next word is the flag -o (write --model=VALUE for a value that starts with '-') (see zero exec --help)"
+    );
+    // `=` says the value is meant; `-` alone is stdin, not a flag.
+    let script = dir.write("script.json", r#"{"turns": [{"text": "ok"}]}"#);
+    let out = dir
+        .zero()
+        .args(&["exec", "--script", script.to_str().unwrap(), "--model=-x", "-f", "-", "hi"])
+        .stdin("more")
+        .run();
+    assert!(!out.stderr.contains("needs a value"), "{out:?}");
 }

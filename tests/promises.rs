@@ -298,7 +298,7 @@ fn bare_resume_continues_this_workspace_and_never_another() {
     out.assert_code(2);
     assert_eq!(
         out.stderr,
-        format!("[zero] No Zero session of this workspace ({}) to resume. `zero sessions list --all` shows every session; `--resume ID` continues one.\n", beta.display())
+        format!("[zero] No Zero sessions available to resume: this workspace ({}) has none. `zero sessions list --all` shows every session; `--resume ID` continues one.\n", beta.display())
     );
     assert!(mock.requests().is_empty(), "nothing reached the model");
     // In alpha, bare --resume continues alpha's session with its conversation.

@@ -350,6 +350,28 @@ fn a_denied_call_has_its_permission_events_and_an_allowed_one_its_policy_decisio
         strip(&events[7]),
         json!({"type": "tool_result", "id": "w", "name": "write_file", "status": "ok", "output": "Created notes/new.txt (1 bytes).", "truncated": false, "changedFiles": ["notes/new.txt"]})
     );
+    // The flag that allowed the call is named: the level, or the unsafe switch.
+    for (flags, reason) in [
+        (&["--auto", "high"][..], "allowed by --auto high"),
+        (&["--skip-permissions-unsafe"][..], "allowed by --skip-permissions-unsafe"),
+    ] {
+        let mut args = vec!["-o", "stream-json", "--schema-version", "2"];
+        args.extend_from_slice(flags);
+        args.push("go");
+        let out = scripted(&dir, script.clone(), &args).run();
+        out.assert_code(0);
+        let decisions: Vec<(String, String, String)> = out
+            .stream()
+            .iter()
+            .filter(|e| e["type"] == "permission_decision")
+            .map(|e| {
+                let f = |k: &str| e[k].as_str().unwrap().to_string();
+                (f("id"), f("decidedBy"), f("decisionReason"))
+            })
+            .collect();
+        let expected = |id: &str| (id.to_string(), "policy".to_string(), reason.to_string());
+        assert_eq!(decisions, [expected("sh"), expected("w")], "{out:?}");
+    }
     // Schema 1 keeps its shape: the denial is only the result.
     let out = scripted(&dir, script, &["-o", "stream-json", "--auto", "medium", "go"]).run();
     let mut kinds = out.types();

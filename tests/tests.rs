@@ -22,6 +22,7 @@ mod redaction;
 mod scripts;
 mod sessions;
 mod signals;
+mod stdio;
 mod stream;
 mod trust;
 mod walks;

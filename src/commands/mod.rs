@@ -86,7 +86,7 @@ pub fn redact(names: &[String], env: &Env) -> u8 {
             }
         }
     }
-    match redact::filter(std::io::stdin().lock(), std::io::stdout().lock(), &redactor) {
+    match redact::filter(crate::sys::stdio::stdin(), crate::sys::stdio::stdout(), &redactor) {
         Ok(()) => 0,
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => 1,
         Err(err) => {
