@@ -79,6 +79,11 @@ def main():
         tools_section(lambda *r: (rows.append(r), results.update({r[0]: r[1]})))
         print_table(rows)
         return 0
+    if sys.argv[1:] == ["sessions"]:
+        rows = []
+        sessions_section(lambda *r: rows.append(r))
+        print_table(rows)
+        return 0
     mock_dir = os.environ["ZERO_BENCH_MOCK"]
     port = open(os.path.join(mock_dir, "port")).read().strip()
     base = f"http://127.0.0.1:{port}/v1"
@@ -224,6 +229,9 @@ def main():
     os.unlink(os.path.join(work, "big.txt"))
     shutil.rmtree(log_dir, ignore_errors=True)
 
+    # Session commands on a 99 MiB session (issue 23).
+    sessions_section(row)
+
     # 8. The search tools beside ripgrep and fd (issue 15).
     tools_section(row)
 
@@ -359,6 +367,70 @@ def resume_latency(base):
         if len(stamps) > seen:
             latencies.append((int(stamps[seen]) - started) / 1e6)
     return median(latencies)
+
+
+def big_session(data, mib):
+    """A session of about `mib` MiB in `data`: exchanges of a question, a tool call and its
+    60 KiB result, and an answer. Returns its id."""
+    sid = "zero_20261201000000_bigbench"
+    session = os.path.join(data, "zero", "sessions", sid)
+    os.makedirs(session, exist_ok=True)
+    n = 0
+    size = 0
+    with open(os.path.join(session, "events.jsonl"), "w") as f:
+        while size < mib * 1048576:
+            for kind, payload in [
+                ("message", {"role": "user", "content": f"question {n} " + "q" * 200,
+                             "source": "exec"}),
+                ("message", {"role": "assistant", "content": "", "source": "exec",
+                             "toolCalls": [{"id": f"c{n}", "name": "read_file",
+                                            "arguments": "{\"path\":\"a\"}"}]}),
+                ("tool_result", {"id": f"c{n}", "status": "ok",
+                                 "output": f"result {n} " + "o" * 61000, "truncated": False}),
+                ("message", {"role": "assistant", "content": f"answer {n}", "source": "exec"}),
+            ]:
+                n += 1
+                line = json.dumps({"id": f"{sid}:{n}", "sessionId": sid, "sequence": n,
+                                   "type": kind, "createdAt": "2026-12-01T00:00:00.000Z",
+                                   "payload": payload}, separators=(",", ":")) + "\n"
+                f.write(line)
+                size += len(line)
+    with open(os.path.join(session, "metadata.json"), "w") as f:
+        json.dump({"sessionId": sid, "title": "bench", "cwd": ROOT,
+                   "createdAt": "2026-12-01T00:00:00.000Z",
+                   "updatedAt": "2026-12-01T00:00:00.000Z", "eventCount": n,
+                   "lastEventType": "message"}, f)
+    return sid, size
+
+
+def sessions_section(row):
+    """Peak RSS of --resume, sessions show (rows and --json) and search on a 99 MiB session,
+    and (with ZERO_BENCH_BASELINE naming an older zero binary) the same of that binary."""
+    data = tempfile.mkdtemp(prefix="zero-bench-sessions-")
+    sid, size = big_session(data, 99)
+    script = os.path.join(data, "answer.json")
+    with open(script, "w") as f:
+        json.dump({"turns": [{"text": "ok"}]}, f)
+    env = clean_env({"XDG_DATA_HOME": data})
+    binaries = [("", ZERO)]
+    baseline = os.environ.get("ZERO_BENCH_BASELINE")
+    if baseline:
+        binaries.append(("before, ", baseline))
+    for label, binary in binaries:
+        commands = {
+            "--resume": [binary, "exec", "--ephemeral", f"--resume={sid}", "--script", script,
+                         "go on"],
+            "sessions show": [binary, "sessions", "show", sid],
+            "sessions show --json": [binary, "sessions", "show", sid, "--json"],
+            "search": [binary, "search", "needle that is nowhere", "--session", sid],
+        }
+        for name, args in commands.items():
+            rss = [peak_rss_kib(args, env=env) for _ in range(3)]
+            walls = [spawn_wait(args, env=env)[0] for _ in range(3)]
+            row(f"{label}peak RSS, {name} of a {size / 1048576:.0f} MiB session",
+                round(median(rss) / 1024, 2), "MiB", "< 64 MiB",
+                f"wall {median(walls) * 1000:.0f} ms")
+    shutil.rmtree(data, ignore_errors=True)
 
 
 def streaming_redaction():

@@ -22,19 +22,32 @@ use crate::models::{self, Effort, Family, Model, ModelSpec, Prices, Profile, Rat
 #[derive(Debug, Clone, Default)]
 pub struct Env {
     vars: BTreeMap<String, String>,
+    /// Names of variables whose name or value is not UTF-8 (not in `vars`), which child
+    /// processes would still inherit.
+    other_names: Vec<std::ffi::OsString>,
 }
 
 impl Env {
-    /// The process environment (variables that are not UTF-8 are skipped).
+    /// The process environment, read once (variables that are not UTF-8 are kept by name
+    /// only).
     pub fn from_process() -> Env {
-        Env::from_pairs(
-            std::env::vars_os()
-                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
-        )
+        let mut vars = BTreeMap::new();
+        let mut other_names = Vec::new();
+        for (k, v) in std::env::vars_os() {
+            match (k.into_string(), v.into_string()) {
+                (Ok(k), Ok(v)) => {
+                    vars.insert(k, v);
+                }
+                (Ok(k), Err(_)) => other_names.push(k.into()),
+                (Err(k), _) => other_names.push(k),
+            }
+        }
+        Env { vars, other_names }
     }
 
+    #[cfg(test)]
     pub fn from_pairs(pairs: impl IntoIterator<Item = (String, String)>) -> Env {
-        Env { vars: pairs.into_iter().collect() }
+        Env { vars: pairs.into_iter().collect(), other_names: Vec::new() }
     }
 
     /// A set, non-blank variable, trimmed.
@@ -47,27 +60,36 @@ impl Env {
         self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
-    /// The values of variables whose names are sensitive (A6): exact secrets from the start.
+    /// The values of variables whose names say they hold secrets (A6): exact secrets from the
+    /// start.
     pub fn secret_values(&self) -> impl Iterator<Item = String> + '_ {
         self.iter()
-            .filter(|(name, _)| crate::redact::is_sensitive_key(name))
+            .filter(|(name, _)| crate::redact::is_secret_env_name(name))
             .map(|(_, v)| v.to_string())
     }
-}
 
-/// The process's environment variables the bash tool does not get: those whose names are
-/// sensitive (the redaction rule, `is_sensitive_key`) unless `inherit`, or named in `keep`.
-pub fn hidden_from_shell(inherit: bool, keep: &[String]) -> Vec<std::ffi::OsString> {
-    if inherit {
-        return Vec::new();
-    }
-    std::env::vars_os()
-        .map(|(name, _)| name)
-        .filter(|name| {
+    /// The variables child processes (`bash`, MCP servers) do not get: those whose names say
+    /// they hold secrets, and those the user declared secret (`--redact-env`), unless
+    /// `inherit`, or named in `keep`.
+    pub fn hidden_from_shell(
+        &self,
+        inherit: bool,
+        keep: &[String],
+        declared: &[String],
+    ) -> Vec<std::ffi::OsString> {
+        if inherit {
+            return Vec::new();
+        }
+        let kept = |name: &str| keep.iter().any(|k| k == name);
+        let utf8 = self.vars.keys().filter(|name| {
+            (crate::redact::is_secret_env_name(name) || declared.contains(name)) && !kept(name)
+        });
+        let other = self.other_names.iter().filter(|name| {
             let text = name.to_string_lossy();
-            crate::redact::is_sensitive_key(&text) && !keep.iter().any(|k| k.as_str() == text)
-        })
-        .collect()
+            crate::redact::is_secret_env_name(&text) && !kept(&text)
+        });
+        utf8.map(std::ffi::OsString::from).chain(other.cloned()).collect()
+    }
 }
 
 /// Where providers run.

@@ -190,7 +190,8 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
     let workspace = Workspace::new(&cwd).map_err(|err| {
         Failure::Usage(format!("Working directory not found: {} ({err})", cwd.display()))
     })?;
-    let hidden = config::hidden_from_shell(plan.shell_env.inherit, &plan.shell_env.keep);
+    let hidden =
+        env.hidden_from_shell(plan.shell_env.inherit, &plan.shell_env.keep, &plan.redact_names);
     let mode = plan.mode;
     let mut toolbox =
         Toolbox::new(workspace, mode, plan.enabled_tools.clone(), plan.disabled_tools.clone())
@@ -239,10 +240,13 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
         model_id: runtime.model_id.clone(),
         provider: runtime.kind.name().to_string(),
     };
+    // The earlier conversation is read within half the model's context: a session of any
+    // size resumes in about the memory of what is sent.
+    let budget = runtime.model.map_or(128_000, |m| m.context_window.min(1_000_000)) / 2;
     let (session, history) = if plan.ephemeral {
-        (None, read_history(store, selection, &mut warnings)?)
+        (None, read_history(store, selection, budget, &mut warnings)?)
     } else {
-        open_session(store, selection, &new, &redactor, &mut warnings)?
+        open_session(store, selection, &new, &redactor, budget, &mut warnings)?
     };
     let session = session.map(|s| Arc::new(Mutex::new(s)));
     crate::ending::set_active_session(session.clone());
@@ -273,7 +277,6 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
         }
     }
     // 13. The agent loop, with the earlier conversation trimmed to the model's context.
-    let budget = runtime.model.map_or(128_000, |m| m.context_window.min(1_000_000)) / 2;
     let mut messages = vec![Message::system(SYSTEM_PROMPT)];
     messages.extend(session::trim_to_budget(history, budget));
     let mut journal =
@@ -407,6 +410,7 @@ fn open_session(
     selection: Selection,
     new: &NewSession,
     redactor: &Redactor,
+    budget: u64,
     warnings: &mut Vec<Warning>,
 ) -> Result<(Option<Session>, Vec<Message>), Failure> {
     let store = match (store, &selection) {
@@ -433,14 +437,15 @@ fn open_session(
             }
         },
         Selection::Resume(id) => {
-            let session = store.open(&id, redactor)?;
-            let (events, found) = store.events(&id)?;
-            warnings.extend(found.into_iter().map(torn));
-            Ok((Some(session), session::conversation(&events)))
+            let (session, repaired) = store.open(&id, redactor)?;
+            let (history, found) = store.history(&id, budget)?;
+            warnings.extend(repaired.into_iter().chain(found).map(torn));
+            Ok((Some(session), history))
         }
         Selection::Fork(parent) => {
-            let (session, events) = store.fork(&parent, new, redactor)?;
-            Ok((Some(session), session::conversation(&events)))
+            let (session, history, found) = store.fork(&parent, new, redactor, budget)?;
+            warnings.extend(found.into_iter().map(torn));
+            Ok((Some(session), history))
         }
     }
 }
@@ -450,12 +455,13 @@ fn open_session(
 fn read_history(
     store: Result<Store, session::SessionError>,
     selection: Selection,
+    budget: u64,
     warnings: &mut Vec<Warning>,
 ) -> Result<Vec<Message>, Failure> {
     let (Selection::Resume(id) | Selection::Fork(id)) = selection else { return Ok(Vec::new()) };
-    let (events, found) = store?.events(&id)?;
+    let (history, found) = store?.history(&id, budget)?;
     warnings.extend(found.into_iter().map(torn));
-    Ok(session::conversation(&events))
+    Ok(history)
 }
 
 /// The warning of a session whose last event was cut off.

@@ -465,9 +465,14 @@ fn fuzz_session_event_reader() {
     let sample = format!("{line}{}", line.replace(":1", ":2"));
     campaign("session events", 20_000, |rng| {
         let bytes = mutate(rng, sample.as_bytes(), JSON_DICT);
-        if let Ok((events, _)) = crate::session::parse_events("s", &bytes) {
-            let _ = crate::session::conversation(&events);
+        let (events, _) = crate::session::parse_events("s", &bytes);
+        let _ = crate::session::conversation(&events);
+        // Read one line at a time too, with a budget that drops exchanges as it goes.
+        let mut history = crate::session::History::new(rng.below(200) as u64);
+        for event in &events {
+            history.push(event);
         }
+        let _ = history.finish();
     });
 }
 

@@ -437,11 +437,16 @@ pub(crate) fn body_detail(body: &str) -> Option<String> {
     if trimmed.is_empty() {
         return None;
     }
+    // Decoded before it is summarised and redacted: a key written `sk%2Dproj%2D…` is a key.
+    let decoded = |text: &str| crate::text::percent_decoded(text).into_owned();
     if let Ok(value) = serde_json::from_str::<serde_json::Value>(trimmed) {
         return Some(
-            error_message(&value).map(|m| summarize(&m)).unwrap_or_else(|| summarize(trimmed)),
+            error_message(&value)
+                .map(|m| summarize(&decoded(&m)))
+                .unwrap_or_else(|| summarize(&decoded(trimmed))),
         );
     }
+    let trimmed = &decoded(trimmed);
     let lower = trimmed.to_ascii_lowercase();
     if lower.starts_with("<!doctype") || lower.starts_with("<html") || lower.contains("<body") {
         let title = between(trimmed, &lower, "<title>", "</title>")

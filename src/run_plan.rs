@@ -69,6 +69,8 @@ pub struct RunPlan {
     pub choice: Choice,
     /// `--redact-env` values to treat as exact secrets.
     pub redact_values: Vec<String>,
+    /// `--redact-env` names: `bash` does not get them (unless kept, see `ShellEnv`).
+    pub redact_names: Vec<String>,
     /// `--ephemeral`: no session is written (one to resume or fork is still read).
     pub ephemeral: bool,
     /// What the user should hear about once the run has started.
@@ -264,14 +266,18 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
         }
     }
     // `-` alone, or `--file -`, reads the prompt from stdin; only one of them can.
-    let dash_word = args.prompt_words == ["-"];
+    // A `-` word, wherever it stands, or `--file -`, reads the prompt's rest from stdin (after
+    // the other words and a blank line); stdin can be read once.
+    let dashes = args.prompt_words.iter().filter(|w| *w == "-").count();
+    let dash_word = dashes > 0;
     let dash_file = args.file.as_deref() == Some(std::path::Path::new("-"));
-    if dash_word && dash_file {
+    if dashes > 1 || (dash_word && dash_file) {
         return Err(Failure::Usage(
-            "stdin can be read once: use either `zero exec -` or `--file -`, not both.".to_string(),
+            "stdin can be read once: give one `-` word or `--file -`, not more.".to_string(),
         ));
     }
-    let mut prompt_words = if dash_word { Vec::new() } else { args.prompt_words.clone() };
+    let mut prompt_words: Vec<String> =
+        args.prompt_words.iter().filter(|w| *w != "-").cloned().collect();
     if let Some(prompt) = &args.prompt {
         // `--resume WORD` also put WORD among the words, as a possible prompt word.
         let resume_word = usize::from(matches!(args.resume, Some(Resume::Candidate { .. })));
@@ -309,6 +315,7 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
             max_output_tokens,
         },
         redact_values,
+        redact_names: args.redact_env.clone(),
         warnings,
         schema_version,
         heartbeat_ms,
@@ -366,7 +373,9 @@ fn session_plan(args: &ExecArgs) -> Result<SessionPlan, Failure> {
             SessionPlan::Resume(id(word)?)
         }
         (Some(Resume::Candidate { word, index }), None) => {
-            SessionPlan::Candidate { word: word.clone(), index: *index }
+            // Its place among the words once the `-` words are taken out.
+            let dashes = args.prompt_words[..*index].iter().filter(|w| *w == "-").count();
+            SessionPlan::Candidate { word: word.clone(), index: index - dashes }
         }
     })
 }
@@ -505,7 +514,7 @@ mod tests {
             (&["--fork", "-bad", "x"], "Invalid Zero session id: -bad"),
             (
                 &["-f", "-", "-"],
-                "stdin can be read once: use either `zero exec -` or `--file -`, not both.",
+                "stdin can be read once: give one `-` word or `--file -`, not more.",
             ),
             (
                 &["--auto", "chaos", "x"],

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 use crate::clock::{random_base36, Utc};
 use crate::config::Env;
-use crate::conversation::{Message, Role, ToolCall};
+use crate::conversation::{Message, ToolCall};
 use crate::error::Failure;
 use crate::models::Usage;
 use crate::redact::Redactor;
@@ -27,6 +27,12 @@ use crate::redact::Redactor;
 const LOCK_WAIT: Duration = Duration::from_secs(2);
 /// Tool output kept in a session event.
 const STORED_OUTPUT_CAP: usize = 64 * 1024;
+
+mod history;
+
+#[cfg(test)]
+pub use history::{conversation, parse_events};
+pub use history::{trim_to_budget, EventReader, History};
 
 /// A session store problem; selection problems are usage errors (A1).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -220,14 +226,43 @@ impl Store {
         Ok(out)
     }
 
-    /// Reads a session's events; a torn last line is skipped and reported in the warnings.
-    pub fn events(&self, id: &str) -> Result<(Vec<Event>, Vec<String>), SessionError> {
+    /// Reads a session's events one at a time; lines that are not events are skipped and
+    /// reported in the reader's warnings.
+    pub fn reader(&self, id: &str) -> Result<EventReader<Box<dyn std::io::BufRead>>, SessionError> {
         let path = self.dir(id).join("events.jsonl");
-        match fs::read(&path) {
-            Ok(bytes) => parse_events(id, &bytes),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok((Vec::new(), Vec::new())),
-            Err(err) => Err(io(&format!("cannot read {}", path.display()), err)),
+        let source: Box<dyn std::io::BufRead> = match File::open(&path) {
+            Ok(file) => Box::new(std::io::BufReader::with_capacity(256 * 1024, file)),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Box::new(std::io::empty()),
+            Err(err) => return Err(io(&format!("cannot read {}", path.display()), err)),
+        };
+        Ok(EventReader::new(id, source))
+    }
+
+    /// Every event of a session at once, with the warnings for the lines skipped (for the
+    /// tests; the commands and resumes read with [`Store::reader`]).
+    #[cfg(test)]
+    pub fn events(&self, id: &str) -> Result<(Vec<Event>, Vec<String>), SessionError> {
+        let mut reader = self.reader(id)?;
+        let mut events = Vec::new();
+        while let Some(event) = reader.next_event()? {
+            events.push(event);
         }
+        Ok((events, reader.warnings()))
+    }
+
+    /// The conversation of a session, kept to about `budget` tokens while it is read, and
+    /// the warnings for the lines skipped.
+    pub fn history(
+        &self,
+        id: &str,
+        budget: u64,
+    ) -> Result<(Vec<Message>, Vec<String>), SessionError> {
+        let mut reader = self.reader(id)?;
+        let mut history = History::new(budget);
+        while let Some(event) = reader.next_event()? {
+            history.push(&event);
+        }
+        Ok((history.finish(), reader.warnings()))
     }
 
     /// This workspace's sessions (metadata `cwd` equal to `cwd`, as it was stored: redacted),
@@ -307,20 +342,53 @@ impl Store {
         })
     }
 
-    /// Opens an existing session to append to it (resume). Everything is read again once the
-    /// lock is held: a run that held it may have appended meanwhile.
-    pub fn open(&self, id: &str, redactor: &Redactor) -> Result<Session, SessionError> {
+    /// Opens an existing session to append to it (resume), with the warnings of what it
+    /// found. Everything is read again once the lock is held: a run that held it may have
+    /// appended meanwhile. A torn last line (a run killed mid-write) is cut off first, so the
+    /// appends start on a line of their own. A session that cannot be written is refused here,
+    /// before anything runs.
+    pub fn open(
+        &self,
+        id: &str,
+        redactor: &Redactor,
+    ) -> Result<(Session, Vec<String>), SessionError> {
         self.metadata(id)?;
         let dir = self.dir(id);
         let lock = Lock::acquire(&dir, id, LOCK_WAIT)?;
         let mut meta = self.metadata(id)?;
+        let unwritable = |what: &str, err: std::io::Error| {
+            SessionError::Usage(format!("Zero session {id} cannot be written: {what}: {err}"))
+        };
+        let path = dir.join("events.jsonl");
+        let mut events = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| unwritable(&path.display().to_string(), e))?;
+        let (last, warnings) =
+            repair_tail(id, &mut events).map_err(|e| unwritable(&path.display().to_string(), e))?;
         // Counted again from the file: metadata may lag behind a run that was killed.
-        let (events, _) = self.events(id)?;
-        if let Some(last) = events.last() {
-            meta.event_count = meta.event_count.max(last.sequence);
-        }
-        let events = open_events(&dir)?;
-        Ok(Session {
+        let last = match last {
+            Some(sequence) => Some(sequence),
+            // The last line is no event: the highest sequence of the lines that are.
+            None => {
+                let mut reader = self.reader(id)?;
+                let mut highest = None;
+                while let Some(event) = reader.next_event()? {
+                    highest = highest.max(Some(event.sequence));
+                }
+                highest
+            }
+        };
+        meta.event_count = meta.event_count.max(last.unwrap_or(0));
+        // Written now, so a directory that cannot be written is found before any model call.
+        write_metadata(&dir, &meta).map_err(|e| match e {
+            SessionError::Io(m) | SessionError::Usage(m) => {
+                SessionError::Usage(format!("Zero session {id} cannot be written: {m}"))
+            }
+        })?;
+        let session = Session {
             dir,
             meta,
             events,
@@ -328,38 +396,125 @@ impl Store {
             _lock: lock,
             failed: None,
             reported: false,
-        })
+        };
+        Ok((session, warnings))
     }
 
-    /// Creates a fork of `parent`: its events copied, then a `session_fork` event (B 8.4).
+    /// Creates a fork of `parent`: its events copied one at a time, then a `session_fork`
+    /// event (B 8.4). Returns the fork, the parent's conversation within `budget` tokens, and
+    /// the warnings of the lines skipped.
     pub fn fork(
         &self,
         parent: &str,
         new: &NewSession,
         redactor: &Redactor,
-    ) -> Result<(Session, Vec<Event>), SessionError> {
+        budget: u64,
+    ) -> Result<(Session, Vec<Message>, Vec<String>), SessionError> {
         let parent_meta = self.metadata(parent)?;
-        let (parent_events, _) = self.events(parent)?;
+        let mut reader = self.reader(parent)?;
         let mut session = self.create(new, redactor)?;
-        let last = parent_events.last();
         session.meta.parent_session_id = Some(parent.to_string());
-        session.meta.forked_from_event_id = last.map(|e| e.id.clone());
-        session.meta.forked_from_sequence = last.map(|e| e.sequence);
-        for event in &parent_events {
-            session.append(&event.kind, event.payload.clone())?;
+        let mut history = History::new(budget);
+        let mut copied = 0u64;
+        let mut last: Option<(String, u64)> = None;
+        while let Some(event) = reader.next_event()? {
+            history.push(&event);
+            session.meta.forked_from_event_id = Some(event.id.clone());
+            session.meta.forked_from_sequence = Some(event.sequence);
+            session.append(&event.kind, event.payload)?;
+            last = Some((event.id, event.sequence));
+            copied += 1;
         }
         session.append(
             "session_fork",
             Some(json!({
                 "parentSessionId": parent,
                 "parentEventCount": parent_meta.event_count,
-                "copiedEventCount": parent_events.len(),
-                "forkedFromEventId": last.map(|e| e.id.clone()),
-                "forkedFromSequence": last.map(|e| e.sequence),
+                "copiedEventCount": copied,
+                "forkedFromEventId": last.as_ref().map(|(id, _)| id.clone()),
+                "forkedFromSequence": last.as_ref().map(|(_, n)| *n),
             })),
         )?;
-        Ok((session, parent_events))
+        Ok((session, history.finish(), reader.warnings()))
     }
+}
+
+/// Makes the end of an events file end a line: a torn last line (no newline, not an event)
+/// is cut off; a whole event that only lacks its newline gets one. Returns the sequence of
+/// the last event when the last line is one (`None` when it is not, or the file is empty),
+/// and a warning for bytes cut.
+fn repair_tail(id: &str, file: &mut File) -> std::io::Result<(Option<u64>, Vec<String>)> {
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok((None, Vec::new()));
+    }
+    let ends_line = read_at(file, len - 1, 1)? == b"\n";
+    let line_start = last_line_start(file, if ends_line { len - 1 } else { len })?;
+    let tail = if len - line_start <= history::MAX_EVENT_LINE as u64 {
+        read_at(file, line_start, (len - line_start) as usize)?
+    } else {
+        Vec::new()
+    };
+    match serde_json::from_slice::<Event>(&tail) {
+        Ok(event) => {
+            if !ends_line {
+                file.write_all(b"\n")?;
+            }
+            Ok((Some(event.sequence), Vec::new()))
+        }
+        Err(_) if ends_line => Ok((None, Vec::new())),
+        Err(_) => {
+            file.set_len(line_start)?;
+            let line = count_lines(file, line_start)? + 1;
+            Ok((None, vec![format!(
+                "Zero session {id}: cut off a truncated last event at line {line} (the run that wrote it was stopped mid-write)"
+            )]))
+        }
+    }
+}
+
+/// `n` bytes of a file from `offset`.
+fn read_at(file: &mut File, offset: u64, n: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    file.seek(SeekFrom::Start(offset))?;
+    let mut buf = vec![0u8; n];
+    file.read_exact(&mut buf)?;
+    Ok(buf)
+}
+
+/// Where the line holding byte `end - 1` starts: after the last newline before `end`, read
+/// backwards in blocks (0 when there is none).
+fn last_line_start(file: &mut File, end: u64) -> std::io::Result<u64> {
+    const BLOCK: u64 = 64 * 1024;
+    let mut upto = end;
+    while upto > 0 {
+        let from = upto.saturating_sub(BLOCK);
+        let block = read_at(file, from, (upto - from) as usize)?;
+        if let Some(at) = block.iter().rposition(|&b| b == b'\n') {
+            return Ok(from + at as u64 + 1);
+        }
+        upto = from;
+    }
+    Ok(0)
+}
+
+/// The number of newlines in the first `upto` bytes of a file.
+fn count_lines(file: &mut File, upto: u64) -> std::io::Result<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    file.seek(SeekFrom::Start(0))?;
+    let mut left = upto;
+    let mut lines = 0u64;
+    let mut buf = vec![0u8; 256 * 1024];
+    while left > 0 {
+        let want = left.min(buf.len() as u64) as usize;
+        let n = file.read(&mut buf[..want])?;
+        if n == 0 {
+            break;
+        }
+        lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        left -= n as u64;
+    }
+    Ok(lines)
 }
 
 fn open_events(dir: &Path) -> Result<File, SessionError> {
@@ -508,33 +663,6 @@ impl Session {
     }
 }
 
-/// Parses the bytes of an events.jsonl file. Blank lines are skipped; a last line that does
-/// not parse and has no newline is a torn write (a warning); any other bad line is an error.
-pub fn parse_events(id: &str, bytes: &[u8]) -> Result<(Vec<Event>, Vec<String>), SessionError> {
-    let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
-    let last = lines.len();
-    let mut events = Vec::with_capacity(last);
-    let mut warnings = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        let number = i + 1;
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        match serde_json::from_slice::<Event>(line) {
-            Ok(event) => events.push(event),
-            Err(_) if number == last && !line.ends_with(b"\n") => warnings.push(format!(
-                "Zero session {id}: skipped a truncated last event at line {number} (the run that wrote it was stopped mid-write)"
-            )),
-            Err(_) => {
-                return Err(SessionError::Usage(format!(
-                    "Invalid JSON in Zero session {id} events.jsonl at line {number}"
-                )))
-            }
-        }
-    }
-    Ok((events, warnings))
-}
-
 /// Payload of a `tool_call` event. Arguments are stored decoded (and so redacted decoded):
 /// an escaped secret in the model's JSON text cannot reach the file.
 /// A user message: its text, and what was attached (not the image bytes, see `images`).
@@ -605,151 +733,6 @@ pub fn usage_payload(usage: &Usage, cost: Option<f64>) -> Value {
         payload["costUsd"] = json!((cost * 1e8).round() / 1e8);
     }
     payload
-}
-
-/// Rebuilds the conversation of a session as structured messages (A11): user prompts,
-/// assistant turns with their tool calls, and tool results. Calls that never got a result
-/// (the run was stopped) get one saying so, since providers require every call answered.
-/// A resumed user message that had images: the session kept what they were, not their bytes
-/// (see `images`), so the model is told they were there.
-fn with_image_note(content: String, images: Option<&Value>) -> String {
-    let list = images.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    if list.is_empty() {
-        return content;
-    }
-    let shown: Vec<String> = list
-        .iter()
-        .map(|i| {
-            let kind = i.get("mediaType").and_then(Value::as_str).unwrap_or("image");
-            match i.get("bytes").and_then(Value::as_u64) {
-                Some(n) => format!("{kind}, {n} bytes"),
-                None => kind.to_string(),
-            }
-        })
-        .collect();
-    let noun = if list.len() == 1 { "An image was" } else { "Images were" };
-    let note = format!(
-        "[{noun} attached here ({}); the session does not keep image data.]",
-        shown.join("; ")
-    );
-    if content.is_empty() {
-        note
-    } else {
-        format!("{content}\n\n{note}")
-    }
-}
-
-pub fn conversation(events: &[Event]) -> Vec<Message> {
-    let mut messages: Vec<Message> = Vec::new();
-    let mut open: Vec<ToolCall> = Vec::new();
-    let close_open = |messages: &mut Vec<Message>, open: &mut Vec<ToolCall>| {
-        for call in open.drain(..) {
-            messages
-                .push(Message::tool_result(&call, "The run ended before this tool call finished."));
-        }
-    };
-    for event in events {
-        let Some(payload) = &event.payload else { continue };
-        let text = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
-        match event.kind.as_str() {
-            "message" => {
-                close_open(&mut messages, &mut open);
-                match text("role").as_str() {
-                    "user" => messages.push(Message::user(with_image_note(
-                        text("content"),
-                        payload.get("images"),
-                    ))),
-                    "assistant" => {
-                        let calls: Vec<ToolCall> = payload
-                            .get("toolCalls")
-                            .and_then(Value::as_array)
-                            .map(|list| {
-                                list.iter()
-                                    .filter_map(|c| {
-                                        Some(ToolCall {
-                                            id: c.get("id")?.as_str()?.to_string(),
-                                            name: c.get("name")?.as_str()?.to_string(),
-                                            arguments: c.get("arguments")?.as_str()?.to_string(),
-                                        })
-                                    })
-                                    .collect()
-                            })
-                            .unwrap_or_default();
-                        open = calls.clone();
-                        let mut message = Message::assistant(text("content"), calls);
-                        // Signed or encrypted content that redaction changed would be refused
-                        // by the provider; it is left out (the model then reasons afresh).
-                        message.native = payload
-                            .get("native")
-                            .and_then(Value::as_array)
-                            .map(|items| {
-                                items
-                                    .iter()
-                                    .filter(|item| {
-                                        !item.to_string().contains(crate::redact::REDACTED)
-                                    })
-                                    .cloned()
-                                    .collect()
-                            })
-                            .unwrap_or_default();
-                        messages.push(message);
-                    }
-                    _ => {}
-                }
-            }
-            "tool_result" => {
-                let id = text("id");
-                if let Some(at) = open.iter().position(|c| c.id == id) {
-                    let call = open.remove(at);
-                    messages.push(Message::tool_result(&call, text("output")));
-                }
-            }
-            _ => {}
-        }
-    }
-    close_open(&mut messages, &mut open);
-    // A conversation cannot end on an assistant turn that answered nothing: drop empty ones.
-    messages.retain(|m| {
-        !(m.role == Role::Assistant && m.content.is_empty() && m.tool_calls.is_empty())
-    });
-    messages
-}
-
-/// Trims a conversation oldest-first to about `budget` tokens (4 characters a token), in whole
-/// exchanges: a user message with the turns and tool results that followed it, so a call is
-/// never separated from its result.
-pub fn trim_to_budget(messages: Vec<Message>, budget: u64) -> Vec<Message> {
-    let size = |m: &Message| -> u64 {
-        let calls: usize = m.tool_calls.iter().map(|c| c.arguments.len() + c.name.len()).sum();
-        ((m.content.len() + calls) / 4 + 8) as u64
-    };
-    let mut groups: Vec<Vec<Message>> = Vec::new();
-    for message in messages {
-        match groups.last_mut() {
-            Some(group) if message.role != Role::User => group.push(message),
-            _ => groups.push(vec![message]),
-        }
-    }
-    let mut total: u64 = groups.iter().flatten().map(size).sum();
-    let mut start = 0;
-    while total > budget && start + 1 < groups.len() {
-        total -= groups[start].iter().map(size).sum::<u64>();
-        start += 1;
-    }
-    groups.drain(..start);
-    let mut kept: Vec<Message> = groups.into_iter().flatten().collect();
-    if total > budget {
-        // One exchange alone is too big: shorten its tool results.
-        for m in kept.iter_mut().filter(|m| m.role == Role::Tool && m.content.len() > 8192) {
-            let (head, _) = crate::text::cap_utf8(&m.content, 8192);
-            m.content = format!("{head}\n[... shortened to fit the context window]");
-        }
-    }
-    // A trimmed history must start with a user message.
-    while kept.first().is_some_and(|m| m.role != Role::User) {
-        kept.remove(0);
-    }
-    kept
 }
 
 #[cfg(test)]

@@ -49,6 +49,74 @@ pub fn summarize(text: &str) -> String {
     format!("{cut}...")
 }
 
+/// The text with its `%XX` escapes decoded, when there are some and the bytes they make are
+/// UTF-8 (`sk%2Dproj%2D…` reads `sk-proj-…`, so redaction can recognise what it encodes);
+/// otherwise the text as it is.
+pub fn percent_decoded(text: &str) -> std::borrow::Cow<'_, str> {
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let bytes = text.as_bytes();
+    if !bytes.windows(3).any(|w| w[0] == b'%' && hex(w[1]).is_some() && hex(w[2]).is_some()) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(high), Some(low)) => {
+                out.push(high << 4 | low);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    match String::from_utf8(out) {
+        Ok(decoded) => std::borrow::Cow::Owned(decoded),
+        Err(_) => std::borrow::Cow::Borrowed(text),
+    }
+}
+
+/// The percent-encoded spellings of a value that differ from it: as a URL component encodes
+/// it (upper- and lower-case hex, and `+` for a space as forms do), and with every byte
+/// encoded. A secret in any of these is still the secret.
+pub fn percent_encodings(value: &str) -> Vec<String> {
+    let unreserved = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~');
+    let encode = |all: bool, lower: bool, plus: bool| {
+        let mut out = String::with_capacity(value.len() * 3);
+        for &b in value.as_bytes() {
+            if plus && b == b' ' {
+                out.push('+');
+            } else if !all && unreserved(b) {
+                out.push(b as char);
+            } else if lower {
+                out.push_str(&format!("%{b:02x}"));
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+        out
+    };
+    let mut forms = Vec::new();
+    for form in [
+        encode(false, false, false),
+        encode(false, true, false),
+        encode(false, false, true),
+        encode(true, false, false),
+        encode(true, true, false),
+    ] {
+        if form != value && !forms.contains(&form) {
+            forms.push(form);
+        }
+    }
+    forms
+}
+
 /// The candidates nearest to `word` by edit distance (case-insensitive), at most `n`, nearest
 /// first; only those close enough to be a likely typo when `typos_only`.
 pub fn closest<'a>(word: &str, candidates: &[&'a str], n: usize, typos_only: bool) -> Vec<&'a str> {
@@ -120,6 +188,26 @@ mod tests {
         assert_eq!(cap_utf8("héllo", 2), ("h", true));
         assert_eq!(cap_utf8("héllo", 3), ("hé", true));
         assert_eq!(cap_utf8("ab", 5), ("ab", false));
+    }
+
+    #[test]
+    fn percent_escapes_decode_and_encode() {
+        assert_eq!(percent_decoded("sk%2Dproj%2Dabc"), "sk-proj-abc");
+        assert_eq!(percent_decoded("100% sure, %zz, %2"), "100% sure, %zz, %2");
+        assert_eq!(percent_decoded("%C3%A9t%c3%a9"), "été");
+        // Bytes that are no UTF-8: the text stays as it was.
+        assert_eq!(percent_decoded("%FF%FE"), "%FF%FE");
+        assert_eq!(
+            percent_encodings("p@ss w/rd"),
+            [
+                "p%40ss%20w%2Frd",
+                "p%40ss%20w%2frd",
+                "p%40ss+w%2Frd",
+                "%70%40%73%73%20%77%2F%72%64",
+                "%70%40%73%73%20%77%2f%72%64"
+            ]
+        );
+        assert_eq!(percent_encodings("ab")[..1], ["%61%62".to_string()]);
     }
 
     #[test]

@@ -219,6 +219,22 @@ fn a_dash_reads_the_prompt_from_stdin_and_nothing_else_does() {
         .run();
     out.assert_code(0);
     assert_eq!(asked(&mock), "Review this:\n\ndiff --git a/x b/x");
+    // A `-` among the words is stdin too, wherever it stands: the words, a blank line, stdin.
+    for args in [&["exec", "Review", "this:", "-"][..], &["exec", "Review", "-", "this:"]] {
+        let mock = answer();
+        let out = dir.zero().openai(&mock.v1(), "local-coder").args(args).stdin("BODY\n").run();
+        out.assert_code(0);
+        assert_eq!(asked(&mock), "Review this:\n\nBODY", "{args:?}");
+    }
+    // stdin is read once: two `-` words, or `-` with `-f -`, are refused before anything runs.
+    for args in [&["exec", "a", "-", "-"][..], &["exec", "-", "-f", "-", "b"]] {
+        let out = dir.zero().openai("http://127.0.0.1:1/v1", "m").args(args).stdin("x").run();
+        out.assert_code(2);
+        assert_eq!(
+            out.stderr,
+            "[zero] stdin can be read once: give one `-` word or `--file -`, not more.\n"
+        );
+    }
     // A pipe is not read unless asked for.
     let out = dir.zero().openai("http://127.0.0.1:1/v1", "m").args(&["exec"]).stdin("p\n").run();
     out.assert_code(2);

@@ -202,3 +202,113 @@ fn no_corpus_secret_reaches_a_session_file() {
         assert!(!out.stdout.contains(secret), "{secret} was written");
     }
 }
+
+#[test]
+fn a_declared_secret_inside_a_key_takes_the_whole_key_with_it() {
+    let dir = TestDir::new("secret-in-key");
+    let key = "sk-proj-acmeAbCdEfGhIjKlMnOpQrStUvWx";
+    let script =
+        dir.script(&serde_json::json!({"turns": [{"text": format!("the key is {key} ok")}]}));
+    let out = dir
+        .zero()
+        .env("ACME_ORG", "acme")
+        .args(&["exec", "--redact-env", "ACME_ORG", "--script", script.to_str().unwrap(), "hi"])
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stdout, "the key is [REDACTED] ok\n");
+    let token = "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef0123";
+    let out = dir
+        .zero()
+        .env("MY_API_KEY", "QRSTUVWX")
+        .args(&["redact"])
+        .stdin(format!("{token}\n"))
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stdout, "[REDACTED]\n");
+}
+
+#[test]
+fn bash_gets_no_declared_secret_and_no_variable_named_like_one() {
+    let dir = TestDir::new("shell-withholds");
+    // Each variable holds a value of its own; bash prints what it can see of each.
+    let names = [
+        "DBPW",
+        "RAILS_MASTER_KEY",
+        "SECRET_KEY_BASE",
+        "DB_PASS",
+        "OPENAI_KEY",
+        "ENCRYPTION_KEY",
+        "SENTRY_DSN",
+        "MYSQL_PWD",
+        "SLACK_WEBHOOK_URL",
+    ];
+    let command: String =
+        names.iter().map(|n| format!("echo {n} is ${{{n}:-unset}}; ")).collect::<String>()
+            + "echo PATH is ${PATH:+set}";
+    let script = dir.script(&serde_json::json!({"turns": [
+        {"toolCalls": [{"name": "bash", "arguments": {"command": command}}]},
+        {"text": "done"}
+    ]}));
+    let run = |extra: &[&str]| {
+        let mut zero = dir.zero();
+        for (i, n) in names.iter().enumerate() {
+            zero = zero.env(n, &format!("value-{i}-Zq8x"));
+        }
+        zero.args(&["exec", "-o", "stream-json", "--auto", "high", "--redact-env", "DBPW"])
+            .args(extra)
+            .args(&["--script", script.to_str().unwrap(), "go"])
+            .run()
+    };
+    let out = run(&[]);
+    out.assert_code(0);
+    let result = out.events().into_iter().find(|e| e["type"] == "tool_result").unwrap();
+    let output = result["output"].as_str().unwrap();
+    for n in names {
+        assert!(output.contains(&format!("{n} is unset")), "{n} reached bash: {output}");
+    }
+    assert!(output.contains("PATH is set"));
+    // Kept by name, it is passed on (and its value is still redacted in what zero writes).
+    let out = run(&["--shell-env-keep", "DBPW"]);
+    let result = out.events().into_iter().find(|e| e["type"] == "tool_result").unwrap();
+    let output = result["output"].as_str().unwrap();
+    assert!(
+        output.contains("DBPW is [REDACTED]") && output.contains("SENTRY_DSN is unset"),
+        "{output}"
+    );
+    assert!(!output.contains("value-0-Zq8x"));
+}
+
+#[test]
+fn percent_encoded_keys_and_declared_values_are_redacted() {
+    let dir = TestDir::new("percent-encoded");
+    // A gateway's error quotes the request URL, with a shaped key and the user's declared
+    // value percent-encoded in its query.
+    let encoded_key = SHAPED.replace('-', "%2D");
+    let body = format!("{{\"error\":{{\"message\":\"Rejected https://gw.example/v1?key={encoded_key}&org=a%20c%2Fme%21\"}}}}");
+    let mock = Mock::start(vec![Reply::status(400, "application/json", &body)]);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .env("ORG_NAME", "a c/me!")
+        .args(&["exec", "-o", "stream-json", "--redact-env", "ORG_NAME", "hi"])
+        .run();
+    out.assert_code(3);
+    for shown in [&out.stdout, &out.stderr, &crate::util::read_sessions(&dir)] {
+        crate::util::assert_no_piece_of(shown, SHAPED, "the output");
+        crate::util::assert_no_piece_of(shown, &encoded_key, "the output");
+        assert!(!shown.contains("a%20c%2Fme") && !shown.contains("a c/me"), "{shown}");
+    }
+    let error = out.events().into_iter().find(|e| e["type"] == "error").unwrap();
+    assert_eq!(
+        error["message"],
+        "Provider returned error (HTTP 400): Rejected https://gw.example/v1?key=[REDACTED]&org=[REDACTED]"
+    );
+    // The encoded forms of a declared value are secrets in any text.
+    let out = dir
+        .zero()
+        .env("ORG_NAME", "a c/me!")
+        .args(&["redact", "--redact-env", "ORG_NAME"])
+        .stdin("q=a%20c%2Fme%21 f=a+c%2Fme%21 all=%61%20%63%2F%6D%65%21\n")
+        .run();
+    assert_eq!(out.stdout, "q=[REDACTED] f=[REDACTED] all=[REDACTED]\n");
+}

@@ -190,11 +190,98 @@ fn a_truncated_last_line_resumes_with_a_warning() {
     out.assert_code(0);
     let events = out.stream();
     assert_eq!(events[1]["type"], "warning");
-    assert!(
-        events[1]["message"].as_str().unwrap().contains("skipped a truncated last event at line 8"),
+    assert_eq!(
+        events[1]["message"],
+        format!("Zero session {id}: cut off a truncated last event at line 8 (the run that wrote it was stopped mid-write)"),
         "{out:?}"
     );
     assert_eq!(messages.len(), 6, "system, the earlier four, the new prompt");
+    // The resume cut the torn bytes and appended on a line of its own: every later resume,
+    // show and search reads the whole session, with no warning.
+    assert!(self::events(&dir, &id).len() > 7);
+    let (out, messages) = continue_with(&dir, &["--resume", "and again"], "still fine");
+    out.assert_code(0);
+    assert!(out.stream().iter().all(|e| e["type"] != "warning"), "{out:?}");
+    assert_eq!(messages.len(), 8, "system, the earlier six, the new prompt");
+    let out = dir.zero().args(&["sessions", "show", &id, "--json"]).run();
+    out.assert_code(0);
+    assert_eq!(out.stderr, "");
+    let out = dir.zero().args(&["search", "still fine", "--json"]).run();
+    out.assert_code(0);
+    let found: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(found["totalHits"], 1, "{out:?}");
+}
+
+#[test]
+fn a_session_damaged_in_the_middle_resumes_shows_and_searches_losing_only_that_line() {
+    let dir = TestDir::new("damaged");
+    let id = first_run(&dir);
+    // An older zero appended onto a torn line: line 8 is two events glued into one.
+    let path = dir.sessions().join(&id).join("events.jsonl");
+    let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    file.write_all(b"{\"id\":\"cut\",\"sessionId\":\"x\",\"sequ").unwrap();
+    let glued = format!("{{\"id\":\"{id}:8\",\"sessionId\":\"{id}\",\"sequence\":8,\"type\":\"message\",\"createdAt\":\"2026-12-01T10:00:00.000Z\",\"payload\":{{\"role\":\"user\",\"content\":\"lost\"}}}}\n");
+    file.write_all(glued.as_bytes()).unwrap();
+    let later = glued
+        .replace(":8\"", ":9\"")
+        .replace("\"sequence\":8", "\"sequence\":9")
+        .replace("lost", "kept");
+    file.write_all(later.as_bytes()).unwrap();
+    drop(file);
+    let warning = format!("Zero session {id}: skipped line 8 of events.jsonl: it is not a valid event (only that line is lost)");
+    let (out, messages) = continue_with(&dir, &["--resume", "go on"], "fine");
+    out.assert_code(0);
+    let events = out.stream();
+    assert_eq!((&events[1]["type"], &events[1]["message"]), (&json!("warning"), &json!(warning)));
+    let users: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, ["What is in todo.txt?", "kept", "go on"]);
+    for args in [&["sessions", "show", &id][..], &["sessions", "show", &id, "--json"]] {
+        let out = dir.zero().args(args).run();
+        out.assert_code(0);
+        assert_eq!(out.stderr, format!("[zero] WARNING: {warning}\n"), "{args:?}");
+        assert!(out.stdout.contains("kept") && out.stdout.contains("go on"));
+    }
+    let out = dir.zero().args(&["search", "kept", "--json"]).run();
+    out.assert_code(0);
+    assert_eq!(out.stderr, format!("[zero] WARNING: {warning}\n"));
+    let found: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(found["totalHits"], 1);
+}
+
+#[test]
+fn a_session_that_cannot_be_written_is_refused_before_any_model_call() {
+    let dir = TestDir::new("readonly-session");
+    let id = first_run(&dir);
+    let path = dir.sessions().join(&id).join("events.jsonl");
+    let mode = |path: &std::path::Path, mode: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    mode(&path, 0o444);
+    let session_dir = dir.sessions().join(&id);
+    for (what, undo) in [(&path, 0o644), (&session_dir, 0o755)] {
+        if what == &session_dir {
+            mode(&session_dir, 0o555);
+        }
+        let mock = Mock::start(vec![Reply::sse(&openai::answer(&["never"], 1, 1))]);
+        let out = dir
+            .zero()
+            .openai(&mock.v1(), "local-coder")
+            .args(&["exec", &format!("--resume={id}"), "more"])
+            .with_file_modes_binding()
+            .run();
+        mode(what, undo);
+        out.assert_code(2);
+        assert!(
+            out.stderr.starts_with(&format!("[zero] Zero session {id} cannot be written: ")),
+            "{out:?}"
+        );
+        assert!(mock.requests().is_empty(), "a model call was made");
+    }
 }
 
 #[test]

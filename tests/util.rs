@@ -62,7 +62,14 @@ impl TestDir {
         env.insert("HOME".to_string(), self.path("home").display().to_string());
         env.insert("XDG_DATA_HOME".to_string(), self.path("data").display().to_string());
         env.insert("XDG_CONFIG_HOME".to_string(), self.path("config").display().to_string());
-        Zero { args: Vec::new(), env, cwd: self.work(), stdin: None, address_space_kib: None }
+        Zero {
+            args: Vec::new(),
+            env,
+            cwd: self.work(),
+            stdin: None,
+            address_space_kib: None,
+            file_modes_bind: false,
+        }
     }
 
     /// Writes a scripted-provider script and returns its path.
@@ -87,6 +94,8 @@ pub struct Zero {
     pub stdin: Option<Vec<u8>>,
     /// `ulimit -v` for the run: the most memory it may map, as a small container allows.
     pub address_space_kib: Option<u64>,
+    /// File modes hold for the run even when the tests run as root (see [`Zero::with_file_modes_binding`]).
+    pub file_modes_bind: bool,
 }
 
 impl Zero {
@@ -115,6 +124,14 @@ impl Zero {
         self.env("OPENAI_BASE_URL", base).env("OPENAI_API_KEY", key).env("OPENAI_MODEL", model)
     }
 
+    /// Runs without the power to write a file its mode forbids, as a user would: when the tests
+    /// run as root, CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH leave the run's bounding set
+    /// before it starts (nothing changes for any other user).
+    pub fn with_file_modes_binding(mut self) -> Zero {
+        self.file_modes_bind = true;
+        self
+    }
+
     /// Runs with at most `mib` MiB of address space, as in a container with a memory limit.
     pub fn memory_limit_mib(mut self, mib: u64) -> Zero {
         self.address_space_kib = Some(mib * 1024);
@@ -131,6 +148,24 @@ impl Zero {
             }
         };
         cmd.args(&self.args).env_clear().envs(&self.env).current_dir(&self.cwd);
+        if self.file_modes_bind {
+            use std::os::unix::process::CommandExt;
+            extern "C" {
+                fn prctl(option: i32, ...) -> i32;
+            }
+            const PR_CAPBSET_DROP: i32 = 24;
+            const CAP_DAC_OVERRIDE: u64 = 1;
+            const CAP_DAC_READ_SEARCH: u64 = 2;
+            // SAFETY: prctl with plain integers, between fork and exec; a failure (no
+            // privilege to drop, as any other user) changes nothing.
+            unsafe {
+                cmd.pre_exec(|| {
+                    prctl(PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, 0u64, 0u64, 0u64);
+                    prctl(PR_CAPBSET_DROP, CAP_DAC_READ_SEARCH, 0u64, 0u64, 0u64);
+                    Ok(())
+                });
+            }
+        }
         cmd
     }
 

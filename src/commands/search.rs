@@ -75,9 +75,24 @@ pub fn search(args: &SearchArgs, env: &Env) -> u8 {
         if hits.len() >= limit {
             break;
         }
-        // A session that cannot be read is skipped: the search is over what can be read.
-        let Ok((events, _)) = store.events(&meta.session_id) else { continue };
-        for mut event in events {
+        // A session that cannot be read is named and skipped: the search is over what can be
+        // read. Its events are read one at a time, so any session searches in bounded memory.
+        let mut reader = match store.reader(&meta.session_id) {
+            Ok(reader) => reader,
+            Err(err) => {
+                fail(&redactor, &format!("WARNING: {}", store_message(&err)), 0);
+                continue;
+            }
+        };
+        loop {
+            let mut event = match reader.next_event() {
+                Ok(Some(event)) => event,
+                Ok(None) => break,
+                Err(err) => {
+                    fail(&redactor, &format!("WARNING: {}", store_message(&err)), 0);
+                    break;
+                }
+            };
             if args.event_type.as_deref().is_some_and(|t| t != event.kind) {
                 continue;
             }
@@ -97,9 +112,11 @@ pub fn search(args: &SearchArgs, env: &Env) -> u8 {
                 found,
             });
             if hits.len() >= limit {
+                warn_skipped(&reader, &redactor);
                 break 'sessions;
             }
         }
+        warn_skipped(&reader, &redactor);
     }
     let result = SearchResult {
         query: redactor.redact_str(&query),
@@ -113,6 +130,13 @@ pub fn search(args: &SearchArgs, env: &Env) -> u8 {
         return print_json(&result);
     }
     print(&format_text(&result))
+}
+
+/// The lines of a session that the search could not read, on stderr.
+fn warn_skipped<R: std::io::BufRead>(reader: &crate::session::EventReader<R>, redactor: &Redactor) {
+    for warning in reader.warnings() {
+        fail(redactor, &format!("WARNING: {warning}"), 0);
+    }
 }
 
 /// The JSON document, fields in the reference's order; every string in it is redacted.

@@ -15,6 +15,7 @@ use crate::output::terminal_safe;
 use crate::redact::Redactor;
 use crate::session::{Event, Metadata, Store};
 use crate::text::{cut_chars, one_line};
+use std::io::Write as _;
 
 /// What a `show` row says about an event is cut at this many characters.
 const ROW_SUMMARY_CHARS: usize = 160;
@@ -84,37 +85,89 @@ fn list(store: &Store, redactor: &Redactor, json: bool, all: bool) -> u8 {
     print(&redactor.redact_str(&text))
 }
 
-/// One session: metadata, then one row per event (or one JSON document).
+/// One session: metadata, then one row per event (or one JSON document), written as the
+/// events are read, so a session of any size shows in bounded memory.
 fn show(store: &Store, redactor: &Redactor, id: &str, json: bool) -> u8 {
-    let found = store.metadata(id).and_then(|meta| Ok((meta, store.events(id)?)));
-    let (meta, (mut events, warnings)) = match found {
+    let found = store.metadata(id).and_then(|meta| Ok((meta, store.reader(id)?)));
+    let (meta, mut reader) = match found {
         Ok(found) => found,
         Err(err) => return fail(redactor, store_message(&err), store_code(&err)),
     };
-    for warning in &warnings {
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, crate::sys::stdio::stdout());
+    let written = if json {
+        show_json(&meta, &mut reader, redactor, &mut out)
+    } else {
+        show_rows(&meta, &mut reader, redactor, &mut out)
+    };
+    let code = match written.and_then(|()| out.flush().map_err(|_| Shown::Output)) {
+        Ok(()) => 0,
+        Err(Shown::Output) => 1,
+        Err(Shown::Store(err)) => fail(redactor, store_message(&err), store_code(&err)),
+    };
+    // What was skipped is said after the output, whose shape stays as it is.
+    for warning in reader.warnings() {
         fail(redactor, &format!("WARNING: {warning}"), 0);
     }
-    // Sessions written by an older zero may hold argument text with JSON escapes.
-    for event in &mut events {
-        redact_argument_text(event, redactor);
+    code
+}
+
+/// Why `show` stopped.
+enum Shown {
+    /// Standard output is gone.
+    Output,
+    Store(crate::session::SessionError),
+}
+
+/// The document `{"events": [...], "metadata": {...}}`, one event at a time (its keys in the
+/// order a JSON value sorts them, as the whole document had them).
+fn show_json(
+    meta: &Metadata,
+    reader: &mut crate::session::EventReader<Box<dyn std::io::BufRead>>,
+    redactor: &Redactor,
+    out: &mut impl std::io::Write,
+) -> Result<(), Shown> {
+    let write = |out: &mut dyn std::io::Write, bytes: &[u8]| {
+        out.write_all(bytes).map_err(|_| Shown::Output)
+    };
+    write(out, b"{\"events\":[")?;
+    let mut first = true;
+    while let Some(mut event) = reader.next_event().map_err(Shown::Store)? {
+        // Sessions written by an older zero may hold argument text with JSON escapes.
+        redact_argument_text(&mut event, redactor);
+        let value = redactor.redact_value(&serde_json::to_value(&event).unwrap_or_default());
+        if !first {
+            write(out, b",")?;
+        }
+        first = false;
+        serde_json::to_writer(&mut *out, &value).map_err(|_| Shown::Output)?;
     }
-    if json {
-        let value = redactor.redact_value(&json!({"metadata": meta, "events": events}));
-        return print(&format!("{value}\n"));
-    }
-    let mut text = header(&meta);
-    for event in &events {
+    write(out, b"],\"metadata\":")?;
+    let meta = redactor.redact_value(&serde_json::to_value(meta).unwrap_or_default());
+    serde_json::to_writer(&mut *out, &meta).map_err(|_| Shown::Output)?;
+    write(out, b"}\n")
+}
+
+/// The header, then one row per event.
+fn show_rows(
+    meta: &Metadata,
+    reader: &mut crate::session::EventReader<Box<dyn std::io::BufRead>>,
+    redactor: &Redactor,
+    out: &mut impl std::io::Write,
+) -> Result<(), Shown> {
+    out.write_all(redactor.redact_str(&header(meta)).as_bytes()).map_err(|_| Shown::Output)?;
+    while let Some(mut event) = reader.next_event().map_err(Shown::Store)? {
+        redact_argument_text(&mut event, redactor);
         let summary = event.payload.as_ref().map(|p| summary(&event.kind, p)).unwrap_or_default();
         let summary = cut_chars(&one_line(&terminal_safe(&summary, true)), ROW_SUMMARY_CHARS);
-        let _ = writeln!(
-            text,
-            "{}  #{:<4} {:<15} {summary}",
+        let row = format!(
+            "{}  #{:<4} {:<15} {summary}\n",
             row_time(&event.created_at),
             event.sequence,
             terminal_safe(&event.kind, true),
         );
+        out.write_all(redactor.redact_str(&row).as_bytes()).map_err(|_| Shown::Output)?;
     }
-    print(&redactor.redact_str(&text))
+    Ok(())
 }
 
 fn header(meta: &Metadata) -> String {

@@ -100,6 +100,48 @@ pub(crate) fn is_sensitive_normalized(key: &str) -> bool {
         || key.contains("passwd")
 }
 
+/// Last components that make an environment variable's name secret, beyond the key rules:
+/// the spellings real deployments use (`RAILS_MASTER_KEY`, `DB_PASS`, `MYSQL_PWD`,
+/// `SENTRY_DSN`, `AZURE_STORAGE_CONNECTION_STRING`, `WP_AUTH_SALT`).
+const ENV_SUFFIXES: &[&str] = &[
+    "_key",
+    "_pass",
+    "_pwd",
+    "_passwd",
+    "_dsn",
+    "_cookie",
+    "_salt",
+    "_jwt",
+    "_connection_string",
+    "_credentials",
+    "_credential",
+];
+
+/// Whether an environment variable's value is a secret, by its name: what [`is_sensitive_key`]
+/// says, and more, since a variable is named for what it holds (`*_KEY`, `*_PASS`, `*_PWD`,
+/// `*_DSN`, `*WEBHOOK*`, `SECRET_*`, `*_CREDENTIALS`, ...). `PWD` and `OLDPWD` are the shell's
+/// directories, and a name that only mentions a password file (`PASSWD_FILE`) is not one.
+pub fn is_secret_env_name(name: &str) -> bool {
+    let key = normalize(name);
+    if key.is_empty() || key == "pwd" || key == "oldpwd" {
+        return false;
+    }
+    let sensitive = EXACT.binary_search(&key.as_str()).is_ok()
+        || SUFFIXES.iter().any(|s| key.ends_with(s))
+        || key.contains("password");
+    sensitive
+        || ENV_SUFFIXES.iter().any(|s| key.ends_with(s))
+        || key.contains("webhook")
+        || matches!(key.split('_').next(), Some("secret" | "secrets"))
+}
+
+/// Whether a name is written as environment variables are (`DB_PASS`, `SECRET_KEY_BASE`):
+/// upper case, digits and `_`, starting with a letter.
+pub(crate) fn is_env_shaped(name: &[u8]) -> bool {
+    name.first().is_some_and(u8::is_ascii_uppercase)
+        && name.iter().all(|&b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
 /// Whether raw name bytes are sensitive, with a quick check first: a sensitive name always
 /// contains one of a few fragments, and most names met in text contain none.
 pub(crate) fn is_sensitive_bytes(name: &[u8]) -> bool {
@@ -141,6 +183,82 @@ pub(crate) fn is_secret_header(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn environment_names_that_hold_secrets_and_those_that_do_not() {
+        let secret = [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "GITHUB_TOKEN",
+            "GH_TOKEN",
+            "NPM_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "RAILS_MASTER_KEY",
+            "SECRET_KEY_BASE",
+            "SECRET_KEY",
+            "SECRETS",
+            "DB_PASS",
+            "DB_PASSWORD",
+            "POSTGRES_PASSWORD",
+            "PGPASSWORD",
+            "MYSQL_PWD",
+            "MYSQL_ROOT_PASSWORD",
+            "REDIS_PASSWORD",
+            "OPENAI_KEY",
+            "ENCRYPTION_KEY",
+            "STRIPE_SECRET_KEY",
+            "STRIPE_KEY",
+            "SENTRY_DSN",
+            "SLACK_WEBHOOK_URL",
+            "DISCORD_WEBHOOK",
+            "WEBHOOK_SECRET",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "AZURE_CLIENT_SECRET",
+            "AZURE_STORAGE_CONNECTION_STRING",
+            "JWT_SECRET",
+            "SESSION_COOKIE",
+            "WP_AUTH_SALT",
+            "DATADOG_API_KEY",
+            "HF_TOKEN",
+            "SMTP_PASS",
+            "LDAP_BIND_PASSWORD",
+            "GPG_PRIVATE_KEY",
+            "VAULT_TOKEN",
+            "CI_JOB_TOKEN",
+            "TWILIO_AUTH_TOKEN",
+            "MAILGUN_API_KEY",
+            "FIREBASE_CREDENTIALS",
+        ];
+        let not_secret = [
+            "PATH",
+            "HOME",
+            "PWD",
+            "OLDPWD",
+            "KEYBOARD",
+            "PASSWD_FILE",
+            "SSH_AUTH_SOCK",
+            "TERM",
+            "LANG",
+            "SHELL",
+            "USER",
+            "TOKENIZERS_PARALLELISM",
+            "MAX_TOKENS",
+            "KEY",
+            "KEYMAP",
+            "XDG_CONFIG_HOME",
+            "EDITOR",
+            "GIT_ASKPASS",
+            "SECRETARY_NAME",
+            "CARGO_HOME",
+        ];
+        for name in secret {
+            assert!(is_secret_env_name(name), "{name} holds a secret");
+        }
+        for name in not_secret {
+            assert!(!is_secret_env_name(name), "{name} holds no secret");
+        }
+    }
 
     #[test]
     fn exact_list_is_sorted_for_binary_search() {

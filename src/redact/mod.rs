@@ -13,7 +13,7 @@ mod secrets;
 
 use serde_json::Value;
 
-pub use keys::is_sensitive_key;
+pub use keys::{is_secret_env_name, is_sensitive_key};
 
 /// What replaces a secret.
 pub const REDACTED: &str = "[REDACTED]";
@@ -52,6 +52,12 @@ impl Redactor {
                 && !REDACTED.contains(value.as_str())
                 && !self.values.contains(&value)
             {
+                // Percent-encoded, in a URL or a query, it is the same secret.
+                for form in crate::text::percent_encodings(&value) {
+                    if !self.values.contains(&form) {
+                        self.values.push(form);
+                    }
+                }
                 self.values.push(value);
             }
         }
@@ -230,6 +236,8 @@ pub struct TextStream {
     secrets: secrets::SecretStream,
     rules: rules::Scanner,
     between: String,
+    /// The text written last ended in a secret's stand-ins (see `secrets`).
+    in_secret: bool,
 }
 
 impl TextStream {
@@ -241,18 +249,25 @@ impl TextStream {
         }
         self.between.clear();
         self.secrets.push(&redactor.set, piece, &mut self.between);
+        let from = out.len();
         self.rules.push(&self.between, out);
+        secrets::collapse_stand_ins(out, from, &mut self.in_secret);
     }
 
     /// Ends the text: appends everything held back, and starts afresh.
     pub fn finish(&mut self, redactor: &Redactor, out: &mut String) {
+        let from = out.len();
         if !redactor.set.is_empty() {
             self.between.clear();
             self.secrets.finish(&mut self.between);
             self.rules.push(&self.between, out);
         }
         self.rules.finish(out);
+        if !redactor.set.is_empty() {
+            secrets::collapse_stand_ins(out, from, &mut self.in_secret);
+        }
         self.between.clear();
+        self.in_secret = false;
     }
 }
 

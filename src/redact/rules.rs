@@ -12,6 +12,7 @@
 //! YAML key at the start of a line (`password: hunter2`) has its value replaced.
 
 use super::keys::{self, is_auth_header, is_secret_header};
+use super::secrets::{SECRET_STAND_IN, SECRET_STAND_IN_CHAR};
 use super::REDACTED;
 
 /// Identifiers longer than this are never keys (and are not collected further).
@@ -382,7 +383,8 @@ impl Scanner {
                     Mode::Normal
                 }
                 Mode::Token(class) => {
-                    if c.is_ascii() && class.contains(c as u8) {
+                    // An exact secret glued to the token is part of it.
+                    if (c.is_ascii() && class.contains(c as u8)) || c == SECRET_STAND_IN_CHAR {
                         return;
                     }
                     Mode::Normal
@@ -550,7 +552,13 @@ impl Scanner {
         }
         let Some(ident) = ident_before(window, reaches_start) else { return Mode::Normal };
         if c == '=' {
-            return if keys::is_sensitive_bytes(ident.name) {
+            // A name written as an environment variable (`SENTRY_DSN=`, `DB_PASS=`) follows
+            // the wider rules of variable names.
+            let env_secret = || {
+                keys::is_env_shaped(ident.name)
+                    && keys::is_secret_env_name(std::str::from_utf8(ident.name).unwrap_or(""))
+            };
+            return if keys::is_sensitive_bytes(ident.name) || env_secret() {
                 Mode::AssignStart
             } else {
                 Mode::Normal
@@ -920,17 +928,39 @@ fn prefixed_run(
         return hold;
     }
     let body = &s[prefix.len()..];
-    let n = body.iter().take_while(|&&b| class.contains(b)).count();
-    if in_word && n >= min && !looks_random(&body[..n]) {
-        let open = n == body.len() && !at_end && n < IN_WORD_BODY_CAP;
+    let (n, chars, open) = token_body(body, class, at_end);
+    if in_word && chars >= min && !looks_random(&body[..n]) {
+        let open = open && n < IN_WORD_BODY_CAP;
         return if open { Hold::Need } else { Hold::Pass };
     }
-    if n >= min {
+    if chars >= min {
         Hold::Take { len: prefix.len() + n, emit: Emit::Marker, then: Mode::Token(class) }
-    } else if n == body.len() && !at_end {
+    } else if open {
         Hold::Need
     } else {
         Hold::Pass
+    }
+}
+
+/// The length of a token's body in bytes and in characters: bytes of its class, and the
+/// stand-ins of exact secrets stage one replaced inside it (a `--redact-env` value or a secret
+/// variable's value that is part of a key: the key is then redacted whole, so no part of it is
+/// written). Also whether the body runs to the end of the text and could go on (`open`).
+fn token_body(body: &[u8], class: TokenClass, at_end: bool) -> (usize, usize, bool) {
+    let stand_in = SECRET_STAND_IN.as_bytes();
+    let (mut bytes, mut chars) = (0, 0);
+    loop {
+        let run = body[bytes..].iter().take_while(|&&b| class.contains(b)).count();
+        bytes += run;
+        chars += run;
+        let rest = &body[bytes..];
+        if rest.starts_with(stand_in) {
+            bytes += stand_in.len();
+            chars += 1;
+            continue;
+        }
+        let open = !at_end && (rest.is_empty() || stand_in.starts_with(rest));
+        return (bytes, chars, open);
     }
 }
 

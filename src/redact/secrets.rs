@@ -7,8 +7,47 @@
 //!
 //! The same automaton serves streams: after each piece, only the longest suffix that is still a
 //! prefix of some secret (the automaton state's depth) is held back.
+//!
+//! Stage one writes a stand-in character for each character it covers, not the marker: stage
+//! two then sees where a secret was and how long it was, so a secret that is part of a
+//! token-shaped key (`sk-proj-<secret>AbCd…`) makes the whole key redacted, not just the
+//! secret. [`collapse_stand_ins`] turns each run of stand-ins left after stage two into one
+//! marker.
 
 use super::REDACTED;
+
+/// What stage one writes for each character of a secret (a private-use character, which a
+/// text that contains it sees redacted).
+pub(crate) const SECRET_STAND_IN_CHAR: char = '\u{E000}';
+pub(crate) const SECRET_STAND_IN: &str = "\u{E000}";
+/// Stand-ins written for one covered run at most: enough for any key's length.
+const MAX_STAND_INS: usize = 256;
+
+/// Replaces each run of stand-ins in `out[from..]` with one marker; `in_run` carries a run
+/// across the pieces of a stream.
+pub(crate) fn collapse_stand_ins(out: &mut String, from: usize, in_run: &mut bool) {
+    let piece = &out[from..];
+    if !piece.contains(SECRET_STAND_IN_CHAR) {
+        if !piece.is_empty() {
+            *in_run = false;
+        }
+        return;
+    }
+    let mut collapsed = String::with_capacity(piece.len());
+    for c in piece.chars() {
+        if c == SECRET_STAND_IN_CHAR {
+            if !*in_run {
+                collapsed.push_str(REDACTED);
+                *in_run = true;
+            }
+        } else {
+            collapsed.push(c);
+            *in_run = false;
+        }
+    }
+    out.truncate(from);
+    out.push_str(&collapsed);
+}
 
 /// A compiled set of secret values.
 #[derive(Debug, Clone, Default)]
@@ -110,8 +149,6 @@ pub(crate) struct SecretStream {
     held: Vec<u8>,
     /// Covered byte ranges of `held`, sorted and disjoint.
     covered: Vec<(usize, usize)>,
-    /// The last released byte was covered, so a covered run continuing it adds no marker.
-    in_run: bool,
 }
 
 impl SecretStream {
@@ -139,7 +176,6 @@ impl SecretStream {
     pub(crate) fn finish(&mut self, out: &mut String) {
         self.release(self.held.len(), out);
         self.state = 0;
-        self.in_run = false;
     }
 
     fn cover(&mut self, mut start: usize, mut end: usize) {
@@ -166,13 +202,14 @@ impl SecretStream {
             }
             if start > at {
                 push_bytes(out, &self.held[at..start]);
-                self.in_run = false;
             }
-            if !self.in_run {
-                out.push_str(REDACTED);
-                self.in_run = true;
+            let from = start.max(at);
+            let end_here = end.min(upto);
+            let chars = String::from_utf8_lossy(&self.held[from..end_here]).chars().count();
+            for _ in 0..chars.clamp(1, MAX_STAND_INS) {
+                out.push(SECRET_STAND_IN_CHAR);
             }
-            at = end.min(upto);
+            at = end_here;
             if end > upto {
                 break;
             }
@@ -180,7 +217,6 @@ impl SecretStream {
         }
         if at < upto {
             push_bytes(out, &self.held[at..upto]);
-            self.in_run = false;
         }
         self.covered.drain(..keep);
         for range in &mut self.covered {
@@ -207,6 +243,7 @@ mod tests {
         let mut out = String::new();
         stream.push(&set, text, &mut out);
         stream.finish(&mut out);
+        collapse_stand_ins(&mut out, 0, &mut false);
         out
     }
 
@@ -233,6 +270,7 @@ mod tests {
             stream.push(&set, &text[..cut], &mut out);
             stream.push(&set, &text[cut..], &mut out);
             stream.finish(&mut out);
+            collapse_stand_ins(&mut out, 0, &mut false);
             assert_eq!(out, "key [REDACTED] end", "cut at {cut}");
         }
     }

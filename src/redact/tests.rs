@@ -527,3 +527,30 @@ fn long_holds_cut_anywhere_give_what_one_piece_gives() {
         assert_eq!(stream_in_pieces(&redactor, text, &fours), whole, "{}", &text[..30]);
     }
 }
+
+#[test]
+fn a_secret_value_inside_a_key_redacts_the_key_whole() {
+    let cases = [
+        ("acme", "key sk-proj-acmeAbCdEfGhIjKlMnOpQrStUvWx end", "key [REDACTED] end"),
+        ("QRSTUVWX", "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef0123\n", "[REDACTED]\n"),
+        // A secret right after a key is glued to it: one marker for both.
+        ("tail1234", "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxtail1234 x", "[REDACTED] x"),
+        // Outside a key a secret is replaced alone, as before.
+        ("acme", "acme alone, acmecorp, sk-", "[REDACTED] alone, [REDACTED]corp, sk-"),
+    ];
+    for (secret, text, expected) in cases {
+        let r = Redactor::new(Vec::new());
+        let mut r = r;
+        r.add_secrets_min([secret.to_string()], 4);
+        assert_eq!(r.redact_str(text), expected, "{secret} in {text}");
+        // The same in every two pieces.
+        for cut in (0..=text.len()).filter(|&c| text.is_char_boundary(c)) {
+            let mut stream = TextStream::default();
+            let mut out = String::new();
+            stream.push(&r, &text[..cut], &mut out);
+            stream.push(&r, &text[cut..], &mut out);
+            stream.finish(&r, &mut out);
+            assert_eq!(out, expected, "{text} cut at {cut}");
+        }
+    }
+}

@@ -1,4 +1,5 @@
 use super::*;
+use crate::conversation::Role;
 use crate::testkit::TempDir;
 
 /// A store in a fresh directory.
@@ -119,7 +120,7 @@ fn listing_latest_and_errors() {
 }
 
 #[test]
-fn a_torn_last_line_is_skipped_and_a_corrupt_middle_line_is_an_error() {
+fn a_torn_last_line_is_cut_off_by_a_resume_and_a_bad_middle_line_costs_only_itself() {
     let s = Scratch::new("torn");
     let store = s.store();
     let mut session = store.create(&new("t"), &Redactor::default()).unwrap();
@@ -133,14 +134,36 @@ fn a_torn_last_line_is_skipped_and_a_corrupt_middle_line_is_an_error() {
     assert_eq!(events.len(), 1);
     assert_eq!(warnings.len(), 1);
     assert!(warnings[0].contains("truncated last event at line 2"), "{warnings:?}");
-    // Resuming appends after it.
-    let mut resumed = store.open(&id, &Redactor::default()).unwrap();
+    // Resuming cuts the torn bytes off, under the lock, and appends on a line of its own.
+    let (mut resumed, repaired) = store.open(&id, &Redactor::default()).unwrap();
+    assert_eq!(
+        repaired,
+        [format!("Zero session {id}: cut off a truncated last event at line 2 (the run that wrote it was stopped mid-write)")]
+    );
     resumed.append("message", Some(json!({"role": "user", "content": "b"}))).unwrap();
     drop(resumed);
-    let err = store.events(&id).unwrap_err();
+    let (events, warnings) = store.events(&id).unwrap();
+    assert_eq!((events.len(), warnings.len()), (2, 0), "{warnings:?}");
     assert_eq!(
-        err,
-        SessionError::Usage(format!("Invalid JSON in Zero session {id} events.jsonl at line 2"))
+        (events[1].sequence, events[1].payload.as_ref().unwrap()["content"].as_str()),
+        (2, Some("b"))
+    );
+    // A session an older zero damaged (its append glued onto a torn line): that line is
+    // skipped with a warning naming it, and the lines after it are read.
+    let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+    file.write_all(b"{\"id\":\"x:3\",\"seq{\"id\":\"glued\"}\n").unwrap();
+    let (mut resumed, repaired) = store.open(&id, &Redactor::default()).unwrap();
+    assert!(repaired.is_empty());
+    resumed.append("message", Some(json!({"role": "user", "content": "c"}))).unwrap();
+    drop(resumed);
+    let (events, warnings) = store.events(&id).unwrap();
+    let contents: Vec<&str> =
+        events.iter().map(|e| e.payload.as_ref().unwrap()["content"].as_str().unwrap()).collect();
+    assert_eq!(contents, ["a", "b", "c"]);
+    assert_eq!(events[2].sequence, 3);
+    assert_eq!(
+        warnings,
+        [format!("Zero session {id}: skipped line 3 of events.jsonl: it is not a valid event (only that line is lost)")]
     );
 }
 
@@ -171,8 +194,9 @@ fn fork_copies_events_and_appends_session_fork() {
     parent.append("tool_result", Some(json!({"id": "c", "status": "ok", "output": "o"}))).unwrap();
     let parent_id = parent.id().to_string();
     drop(parent);
-    let (fork, copied) = store.fork(&parent_id, &new("Child"), &Redactor::default()).unwrap();
-    assert_eq!(copied.len(), 2);
+    let (fork, history, skipped) =
+        store.fork(&parent_id, &new("Child"), &Redactor::default(), u64::MAX).unwrap();
+    assert_eq!((history.len(), skipped.len()), (1, 0), "the user message; the result has no call");
     let fork_id = fork.id().to_string();
     drop(fork);
     let meta = store.metadata(&fork_id).unwrap();
