@@ -1,5 +1,5 @@
-//! The agent loop (SPEC B 4, A10, A12): stream a turn, write each tool call the moment its
-//! arguments are complete, run the calls one at a time in order, send the results back, and
+//! The agent loop (SPEC B 4, A10, A12): stream a turn (its text as it comes, its tool calls
+//! once its stream has ended), run the calls one at a time in order, send the results back, and
 //! stop at the first turn without tool calls. Its text is the answer.
 //!
 //! Reaching the turn limit, or a last turn with no text, is `max_turns` (exit 4): a wrapper
@@ -112,6 +112,41 @@ pub struct Agent<'a> {
     pub approvals: Option<&'a mut dyn Approvals>,
 }
 
+/// Writes one event of a model call that is not a delta: a tool call (recorded, and kept for
+/// running), its usage, a warning.
+fn write_call_event(
+    out: &Shared,
+    journal: &mut dyn Journal,
+    model: Option<&'static Model>,
+    calls: &mut Vec<ToolCall>,
+    event: StreamEvent,
+) -> Result<(), Stop> {
+    match event {
+        StreamEvent::ToolCall(call) => {
+            lock(out).tool_call(
+                &call.id,
+                &call.name,
+                &call.arguments,
+                side_effect_of(&call.name),
+            )?;
+            journal.tool_call(&call);
+            calls.push(call);
+        }
+        StreamEvent::Usage(usage) => {
+            let cost = model.and_then(|m| models::cost(m, &usage));
+            lock(out).usage(&usage, cost)?;
+            journal.usage(&usage);
+        }
+        StreamEvent::Warning(warning) => lock(out).warning(&warning)?,
+        // Deltas and native content are handled where they arrive.
+        StreamEvent::Text(_)
+        | StreamEvent::LastText(_)
+        | StreamEvent::Reasoning(_)
+        | StreamEvent::Native(_) => {}
+    }
+    Ok(())
+}
+
 /// The result of a call that an interrupt stopped before it ran.
 fn interrupted_outcome() -> Outcome {
     Outcome::error("The call was interrupted.")
@@ -139,36 +174,39 @@ impl Agent<'_> {
                 let out = self.out;
                 let journal = &mut *self.journal;
                 let model = self.model;
+                // Once the call has said something, its other events (tool calls, usage,
+                // warnings) wait for the end of its stream: every text and reasoning delta of
+                // a call comes before them, also when a provider streams text after a call
+                // (Gemini parts, Anthropic blocks), and a key spelled across that call is
+                // still one text for the redactor. Before any output (a retry's warning) they
+                // are written at once.
+                let mut deferred: Vec<StreamEvent> = Vec::new();
+                let mut said = false;
                 let mut sink = |event: StreamEvent| -> Result<(), Stop> {
                     interrupted()?;
                     match event {
                         StreamEvent::Text(delta) => {
+                            said = true;
                             text.push_str(&delta);
                             lock(out).text(&delta)?;
                         }
                         StreamEvent::LastText(delta) => {
+                            said = true;
                             text.push_str(&delta);
                             lock(out).last_text(&delta)?;
                         }
                         // Reasoning is never part of the answer (A7); schema 2 shows it.
-                        StreamEvent::Reasoning(delta) => lock(out).reasoning(&delta)?,
-                        StreamEvent::ToolCall(call) => {
-                            lock(out).tool_call(
-                                &call.id,
-                                &call.name,
-                                &call.arguments,
-                                side_effect_of(&call.name),
-                            )?;
-                            journal.tool_call(&call);
-                            calls.push(call);
+                        StreamEvent::Reasoning(delta) => {
+                            said = true;
+                            lock(out).reasoning(&delta)?;
                         }
-                        StreamEvent::Usage(usage) => {
-                            let cost = model.and_then(|m| models::cost(m, &usage));
-                            lock(out).usage(&usage, cost)?;
-                            journal.usage(&usage);
-                        }
-                        StreamEvent::Warning(warning) => lock(out).warning(&warning)?,
                         StreamEvent::Native(value) => native.push(value),
+                        event @ StreamEvent::ToolCall(_) => {
+                            said = true;
+                            deferred.push(event);
+                        }
+                        event if said => deferred.push(event),
+                        event => write_call_event(out, journal, model, &mut calls, event)?,
                     }
                     Ok(())
                 };
@@ -177,6 +215,10 @@ impl Agent<'_> {
                 let streamed = self.provider.stream(&request, &mut sink);
                 // No heartbeat claims the model is still answering once the call is over.
                 lock(out).set_phase(None, None);
+                // What the call did is written however it ended: its text first, then the rest.
+                for event in deferred {
+                    write_call_event(out, journal, model, &mut calls, event)?;
+                }
                 streamed?;
             }
             lock(self.out).end_turn()?;

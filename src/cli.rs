@@ -307,13 +307,11 @@ fn parse_exec(args: Vec<OsString>, root: bool) -> Command {
             Owned::Long(ref l) if l == "version" => return Command::Version,
             Owned::Short('p') if root => {
                 saw_prompt_flag = true;
-                value(&mut parser, "prompt")
-                    .and_then(|v| v.string())
-                    .map(|v| out.prompt_words.push(v))
+                value(&mut parser, "-p").and_then(|v| v.string()).map(|v| out.prompt_words.push(v))
             }
             Owned::Long(ref l) if root && l == "prompt" => {
                 saw_prompt_flag = true;
-                value(&mut parser, "prompt")
+                value(&mut parser, "--prompt")
                     .and_then(|v| v.string())
                     .map(|v| out.prompt_words.push(v))
             }
@@ -423,36 +421,37 @@ fn exec_option(
         Owned::Long(l) => l.as_str(),
         Owned::Value(v) => return Err(lexopt::Error::UnexpectedArgument(v.clone())),
     };
+    let long = format!("--{name}");
     match name {
-        "prompt" => out.prompt = Some(value(parser, name)?.string()?),
-        "file" => out.file = Some(value(parser, name)?.into()),
-        "model" => out.model = Some(value(parser, name)?.string()?),
-        "profile" => out.profile = Some(value(parser, name)?.string()?),
-        "reasoning-effort" => out.reasoning_effort = Some(value(parser, name)?.string()?),
-        "auto" => out.auto = Some(value(parser, name)?.string()?),
-        "enabled-tools" => out.enabled_tools.push(value(parser, name)?.string()?),
-        "disabled-tools" => out.disabled_tools.push(value(parser, name)?.string()?),
+        "prompt" => out.prompt = Some(value(parser, &long)?.string()?),
+        "file" => out.file = Some(value(parser, &long)?.into()),
+        "model" => out.model = Some(value(parser, &long)?.string()?),
+        "profile" => out.profile = Some(value(parser, &long)?.string()?),
+        "reasoning-effort" => out.reasoning_effort = Some(value(parser, &long)?.string()?),
+        "auto" => out.auto = Some(value(parser, &long)?.string()?),
+        "enabled-tools" => out.enabled_tools.push(value(parser, &long)?.string()?),
+        "disabled-tools" => out.disabled_tools.push(value(parser, &long)?.string()?),
         "list-tools" => out.list_tools = true,
-        "max-turns" => out.max_turns = Some(value(parser, name)?.string()?),
-        "max-output-tokens" => out.max_output_tokens = Some(value(parser, name)?.string()?),
-        "cwd" => out.cwd = Some(value(parser, name)?.into()),
-        "input-format" => out.input_format = Some(value(parser, name)?.string()?),
-        "output-format" => out.output_format = Some(value(parser, name)?.string()?),
+        "max-turns" => out.max_turns = Some(value(parser, &long)?.string()?),
+        "max-output-tokens" => out.max_output_tokens = Some(value(parser, &long)?.string()?),
+        "cwd" => out.cwd = Some(value(parser, &long)?.into()),
+        "input-format" => out.input_format = Some(value(parser, &long)?.string()?),
+        "output-format" => out.output_format = Some(value(parser, &long)?.string()?),
         "resume" => out.resume = Some(resume_value(parser, out)?),
-        "fork" => out.fork = Some(value(parser, name)?.string()?),
+        "fork" => out.fork = Some(value(parser, &long)?.string()?),
         "skip-permissions-unsafe" => out.skip_permissions_unsafe = true,
-        "provider" => out.provider = Some(value(parser, name)?.string()?),
-        "script" => out.script = Some(value(parser, name)?.into()),
-        "redact-env" => out.redact_env.push(value(parser, name)?.string()?),
-        "shell-env" => out.shell_env = Some(value(parser, name)?.string()?),
-        "shell-env-keep" => out.shell_env_keep.push(value(parser, name)?.string()?),
+        "provider" => out.provider = Some(value(parser, &long)?.string()?),
+        "script" => out.script = Some(value(parser, &long)?.into()),
+        "redact-env" => out.redact_env.push(value(parser, &long)?.string()?),
+        "shell-env" => out.shell_env = Some(value(parser, &long)?.string()?),
+        "shell-env-keep" => out.shell_env_keep.push(value(parser, &long)?.string()?),
         "ephemeral" => out.ephemeral = true,
-        "schema-version" => out.schema_version = Some(value(parser, name)?.string()?),
-        "heartbeat-ms" => out.heartbeat_ms = Some(value(parser, name)?.string()?),
-        "image" => out.images.push(value(parser, name)?.into()),
+        "schema-version" => out.schema_version = Some(value(parser, &long)?.string()?),
+        "heartbeat-ms" => out.heartbeat_ms = Some(value(parser, &long)?.string()?),
+        "image" => out.images.push(value(parser, &long)?.into()),
         "live" => out.live = true,
-        "approvals" => out.approvals = Some(value(parser, name)?.string()?),
-        "approval-timeout-ms" => out.approval_timeout_ms = Some(value(parser, name)?.string()?),
+        "approvals" => out.approvals = Some(value(parser, &long)?.string()?),
+        "approval-timeout-ms" => out.approval_timeout_ms = Some(value(parser, &long)?.string()?),
         other => return Err(lexopt::Error::UnexpectedOption(format!("--{other}"))),
     }
     Ok(())
@@ -461,18 +460,19 @@ fn exec_option(
 /// The value of option `name`. A value attached with `=` is taken as it is; a separate word
 /// that is itself one of exec's flags (`--model --output-format json`) is a usage error naming
 /// both, not a model named `--output-format`.
-fn value(parser: &mut lexopt::Parser, name: &str) -> Result<OsString, lexopt::Error> {
+fn value(parser: &mut lexopt::Parser, shown: &str) -> Result<OsString, lexopt::Error> {
     if let Some(attached) = parser.optional_value() {
         return Ok(attached);
     }
     let value = parser.value()?;
     let word = value.to_string_lossy();
     let flag = word.split('=').next().unwrap_or_default();
-    let is_flag = EXEC_OPTIONS.contains(&flag)
+    let is_flag = flag == "--"
+        || EXEC_OPTIONS.contains(&flag)
         || (flag.len() == 2 && flag.starts_with('-') && "fmrCioVhp".contains(&flag[1..]));
     if is_flag {
         return Err(lexopt::Error::Custom(
-            format!("--{name} needs a value, but the next word is the flag {flag} (write --{name}=VALUE for a value that starts with '-')").into(),
+            format!("{shown} needs a value, but the next word is the flag {flag} (write {shown}=VALUE for a value that starts with '-')").into(),
         ));
     }
     Ok(value)

@@ -154,7 +154,8 @@ fn end_from_outside(shared: &Shared, failure: Failure) -> ! {
     // The lock is kept until exit, so the main thread cannot write after the end; it is taken
     // before anything is killed, so a tool that ends now cannot report first. Whoever holds it
     // is writing a line, perhaps to a reader that is slow: the line is let finish, so it is
-    // never torn, but not for ever.
+    // never torn, but not for ever. A second signal meanwhile exits at once, in live mode too.
+    crate::signals::set_ending();
     let mut emitter = lock_for(shared, LINE_IN_PROGRESS);
     if let Some(emitter) = emitter.as_mut() {
         // A reader that stopped reading must not keep the process alive: the ending's lines

@@ -128,7 +128,7 @@ pub fn stream_json_prompt(
 ) -> Result<StreamPrompt, InputError> {
     if !words.is_empty() {
         return Err(InputError(
-            "Stream-json input does not accept positional prompt text. Pipe JSONL or use --file."
+            "Stream-json input takes no prompt words or --prompt: pipe JSONL or use --file."
                 .to_string(),
         ));
     }

@@ -48,7 +48,6 @@ mod testkit;
 mod text;
 mod tools;
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use cli::Command;
@@ -56,15 +55,15 @@ use cli::Command;
 fn main() -> ExitCode {
     let code = match cli::parse(std::env::args_os().skip(1).collect()) {
         Command::Help(text) => {
-            let _ = std::io::stdout().write_all(text.as_bytes());
+            let _ = sys::stdio::print(text.as_bytes());
             0
         }
         Command::Version => {
-            let _ = writeln!(std::io::stdout(), "{}", cli::VERSION);
+            let _ = sys::stdio::print(format!("{}\n", cli::VERSION).as_bytes());
             0
         }
         Command::Invalid(message) => {
-            let _ = writeln!(std::io::stderr(), "[zero] {message}");
+            sys::stdio::eprint_line(&format!("[zero] {message}"));
             2
         }
         Command::Sessions(args) => commands::sessions(&args, &config::Env::from_process()),

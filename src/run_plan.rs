@@ -281,12 +281,18 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
     if let Some(prompt) = &args.prompt {
         // `--resume WORD` also put WORD among the words, as a possible prompt word.
         let resume_word = usize::from(matches!(args.resume, Some(Resume::Candidate { .. })));
-        if args.prompt_words.len() > resume_word {
+        if args.prompt_words.len() - dashes > resume_word {
             return Err(Failure::Usage(
                 "Give the prompt either as words or with --prompt, not both.".to_string(),
             ));
         }
-        // The resume word, if any, is then a session id (see `session_plan`).
+        if args.live {
+            return Err(Failure::Usage(
+                "--live reads its turns from stdin: it takes no --prompt.".to_string(),
+            ));
+        }
+        // The resume word, if any, is then a session id (see `session_plan`); a `-` still
+        // appends stdin.
         prompt_words = vec![prompt.clone()];
     }
     let approvals = live_options(args, input_format, schema_version, &mut warnings)?;

@@ -58,11 +58,20 @@ static RECEIVED: AtomicU32 = AtomicU32::new(0);
 static RUNNING_GROUP: AtomicI32 = AtomicI32::new(0);
 /// Live mode: a signal does not end the process from the handler.
 static LIVE: AtomicBool = AtomicBool::new(false);
+/// The process is ending (its last lines are being written): any further signal exits at
+/// once, live mode or not.
+static ENDING: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(signum: i32) {
     // SAFETY: __errno_location returns this thread's errno slot; it is restored before return.
     let saved = unsafe { *__errno_location() };
-    if RECEIVED.fetch_add(1, Ordering::SeqCst) > 0 && !LIVE.load(Ordering::SeqCst) {
+    let repeated = RECEIVED.fetch_add(1, Ordering::SeqCst) > 0;
+    let ending = ENDING.load(Ordering::SeqCst);
+    if signum != SIGINT {
+        // SIGTERM and SIGHUP end the process in every mode: one more signal exits at once.
+        ENDING.store(true, Ordering::SeqCst);
+    }
+    if repeated && (!LIVE.load(Ordering::SeqCst) || ending) {
         let group = RUNNING_GROUP.load(Ordering::SeqCst);
         // SAFETY: kill and _exit are async-signal-safe; the arguments are plain integers.
         unsafe {
@@ -110,6 +119,11 @@ pub fn install(mut decide: impl FnMut(i32) + Send + 'static) -> std::io::Result<
         }
     }
     Ok(())
+}
+
+/// The process has begun its ending: a signal from now on exits at once (130).
+pub fn set_ending() {
+    ENDING.store(true, Ordering::SeqCst);
 }
 
 /// Live mode: every signal reaches the watcher, which decides whether the process ends.

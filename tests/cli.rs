@@ -158,6 +158,35 @@ fn exec_takes_the_prompt_as_a_flag_too_but_not_twice() {
     let out = dir.zero().args(&["exec", "--script", script, "--prompt", "hi", "there"]).run();
     out.assert_code(2);
     assert_eq!(out.stderr, "[zero] Give the prompt either as words or with --prompt, not both.\n");
+    // `-` still appends stdin to it; live mode takes none.
+    let out = dir
+        .zero()
+        .args(&["exec", "-o", "json", "--ephemeral", "--script", script, "--prompt", "hi", "-"])
+        .stdin("more")
+        .run();
+    out.assert_code(0);
+    let out = dir
+        .zero()
+        .args(&["exec", "--live", "-i", "stream-json", "-o", "stream-json", "--prompt", "x"])
+        .args(&["--script", script])
+        .stdin("")
+        .run();
+    out.assert_code(2);
+    assert_eq!(
+        out.events()[0]["message"],
+        "--live reads its turns from stdin: it takes no --prompt."
+    );
+    // `-p` is named as typed when a flag follows it, and `--` is no value.
+    let out = dir.zero().args(&["-p", "--prompt", "hi"]).run();
+    assert!(
+        out.stderr.starts_with("[zero] -p needs a value, but the next word is the flag --prompt"),
+        "{out:?}"
+    );
+    let out = dir.zero().args(&["exec", "-m", "--", "hi"]).run();
+    assert!(
+        out.stderr.starts_with("[zero] --model needs a value, but the next word is the flag --"),
+        "{out:?}"
+    );
 }
 
 #[test]

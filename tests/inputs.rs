@@ -53,7 +53,7 @@ fn cases(dir: &TestDir) -> Vec<Case> {
         case("bad -i", &["-i", "xml", "hi"], 2, "Invalid input format \"xml\""),
         case("bad --max-turns", &["--max-turns", "abc", "hi"], 2, "Invalid --max-turns value \"abc\""),
         case("negative --max-turns", &["--max-turns", "-1", "hi"], 2, "Invalid --max-turns value \"-1\""),
-        case("positional with stream-json", &["-i", "stream-json", "hi"], 2, "Stream-json input does not accept positional prompt text"),
+        case("positional with stream-json", &["-i", "stream-json", "hi"], 2, "Stream-json input takes no prompt words or --prompt: pipe JSONL or use --file."),
         case("missing --file", &["--file", "nope.txt"], 2, "Prompt file not found: "),
         case("empty --file", &["--file", &empty], 2, "Prompt file is empty: "),
         case("directory --file", &["--file", &a_dir], 2, "Prompt file is a directory: "),

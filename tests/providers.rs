@@ -222,3 +222,70 @@ fn gemini_safety_blocks_are_provider_errors() {
     out.assert_code(3);
     assert_eq!(out.rows(), "[zero] Content blocked: SAFETY (blockReason SAFETY)\n");
 }
+
+#[test]
+fn text_a_provider_streams_after_a_tool_call_comes_before_it_and_keys_across_it_are_whole() {
+    let key_tail = "-proj-Ab3dEfGh1jKlMnOpQrStUvWxYz0123456789abcd";
+    let anthropic_turn = anthropic::turn(
+        &[
+            json!({"type": "text", "pieces": ["Reading it; the key is sk"]}),
+            json!({"type": "tool_use", "id": "tu1", "name": "read_file", "input": {"path": "a.txt"}}),
+            json!({"type": "text", "pieces": [key_tail, " ok"]}),
+        ],
+        10,
+        5,
+        "tool_use",
+    );
+    let gemini_turn = [
+        gemini::chunk(
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Reading it; the key is sk"}, {"functionCall": {"name": "read_file", "args": {"path": "a.txt"}}}]}}]}),
+        ),
+        gemini::chunk(
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": key_tail}, {"text": " ok"}]}, "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5}}),
+        ),
+    ];
+    let gemini_done = [gemini::chunk(
+        json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "done"}]}, "finishReason": "STOP"}]}),
+    )];
+    for family in ["anthropic", "google"] {
+        let dir = TestDir::new("text-after-call");
+        dir.write("work/a.txt", "hi\n");
+        let (first, then, zero) = match family {
+            "anthropic" => (
+                Reply::sse(&anthropic_turn),
+                Reply::sse(&anthropic::turn(
+                    &[json!({"type": "text", "pieces": ["done"]})],
+                    1,
+                    1,
+                    "end_turn",
+                )),
+                dir.zero().env("ANTHROPIC_API_KEY", "ant-test-key-123"),
+            ),
+            _ => (
+                Reply::sse(&gemini_turn),
+                Reply::sse(&gemini_done),
+                dir.zero().env("GEMINI_API_KEY", "gem-test-key-123"),
+            ),
+        };
+        let mock = Mock::start(vec![first, then]);
+        let base = if family == "anthropic" { "ANTHROPIC_BASE_URL" } else { "GEMINI_BASE_URL" };
+        let model = if family == "anthropic" { "sonnet-4.5" } else { "gemini-2.5-flash" };
+        let out = zero
+            .env(base, &mock.url())
+            .args(&["exec", "-o", "stream-json", "--schema-version", "2", "-m", model, "go"])
+            .run();
+        out.assert_code(0);
+        let kinds: Vec<String> = out.types().into_iter().filter(|k| k != "heartbeat").collect();
+        let first_call: Vec<&str> =
+            kinds.iter().map(String::as_str).take_while(|k| *k != "tool_result").collect();
+        let texts = first_call.iter().filter(|k| **k == "text").count();
+        assert!(first_call[1..1 + texts].iter().all(|k| *k == "text"), "{family}: {kinds:?}");
+        assert_eq!(&first_call[1 + texts..], ["tool_call", "usage"], "{family}: {kinds:?}");
+        crate::util::assert_no_piece_of(&out.stdout, &format!("sk{key_tail}"), family);
+        assert!(
+            out.text().starts_with("Reading it; the key is [REDACTED] ok"),
+            "{family}: {}",
+            out.text()
+        );
+    }
+}

@@ -195,3 +195,63 @@ fn sigterm_while_the_reader_has_paused_ends_with_whole_lines_and_run_end() {
         );
     }
 }
+
+#[test]
+fn a_second_signal_while_the_ending_waits_for_a_paused_reader_exits_at_once_in_live_mode() {
+    let dir = TestDir::new("second-signal-live");
+    let script = long_answer(&dir);
+    let args = ["exec", "-i", "stream-json", "-o", "stream-json", "--live", "--script", &script];
+    let (input_reader, mut input) = std::io::pipe().unwrap();
+    let (mut child, reader) =
+        spawn_with_pipe(dir.zero().args(&args), false, Stdio::from(input_reader));
+    let prompt = json!({"schemaVersion": 2, "type": "prompt", "content": "go"});
+    input.write_all(format!("{prompt}\n").as_bytes()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while waiting(&reader) < 60_000 {
+        assert!(Instant::now() < deadline, "the pipe never filled");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let pid = child.id().to_string();
+    let term = || std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(term().success());
+    // The first signal's ending waits (up to 5 s) for the paused reader; a second one ends
+    // the process without waiting. The reader never comes back.
+    assert!(term().success());
+    let waited = Instant::now() + Duration::from_secs(3);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < waited, "the second signal did not end the process");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(130));
+    drop(reader);
+}
+
+#[test]
+fn the_companion_commands_write_whole_output_to_a_non_blocking_stdout() {
+    let dir = TestDir::new("nonblocking-commands");
+    let expected = crate::util::printed_schema(2).clone();
+    for args in [&["schema", "2"][..], &["exec", "--help"]] {
+        // The pipe is nearly full before zero writes: its first write finds no room.
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        set_nonblocking(&writer);
+        let filler = vec![b'#'; 64 * 1024 - 100];
+        writer.write_all(&filler).unwrap();
+        let mut cmd = dir.zero().args(args).command();
+        cmd.stdin(Stdio::null()).stdout(writer).stderr(Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        drop(cmd);
+        let stdout = read_slowly(reader);
+        assert_eq!(child.wait().unwrap().code(), Some(0), "{args:?}");
+        let stdout = stdout.strip_prefix(&String::from_utf8(filler).unwrap()).unwrap();
+        if args[0] == "schema" {
+            assert_eq!(serde_json::from_str::<Value>(stdout).unwrap(), expected);
+        } else {
+            assert!(
+                stdout.starts_with("Usage: zero exec") && stdout.ends_with("130 interrupted.\n")
+            );
+        }
+    }
+}

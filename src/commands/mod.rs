@@ -10,8 +10,6 @@ pub mod schema;
 mod search;
 mod sessions;
 
-use std::io::Write;
-
 pub use config::config;
 pub use doctor::doctor;
 pub use search::search;
@@ -23,7 +21,7 @@ use crate::session::SessionError;
 
 /// Writes `[zero] <message>` (redacted) on stderr and returns `code`.
 fn fail(redactor: &Redactor, message: &str, code: u8) -> u8 {
-    let _ = writeln!(std::io::stderr(), "[zero] {}", redactor.redact_str(message));
+    crate::sys::stdio::eprint_line(&format!("[zero] {}", redactor.redact_str(message)));
     code
 }
 
@@ -65,8 +63,7 @@ fn print_json(document: &impl serde::Serialize) -> u8 {
 
 /// Writes the whole text on stdout: 0, or 1 when stdout is gone.
 fn print(text: &str) -> u8 {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    match crate::sys::stdio::print(text.as_bytes()) {
         Ok(()) => 0,
         Err(_) => 1,
     }
@@ -79,10 +76,9 @@ pub fn redact(names: &[String], env: &Env) -> u8 {
         match env.get(name) {
             Some(value) => redactor.add_secrets_min([value.to_string()], 4),
             None => {
-                let _ = writeln!(
-                    std::io::stderr(),
+                crate::sys::stdio::eprint_line(&format!(
                     "[zero] WARNING: --redact-env {name}: the variable is not set."
-                );
+                ));
             }
         }
     }
@@ -90,7 +86,7 @@ pub fn redact(names: &[String], env: &Env) -> u8 {
         Ok(()) => 0,
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => 1,
         Err(err) => {
-            let _ = writeln!(std::io::stderr(), "[zero] redact failed: {err}");
+            crate::sys::stdio::eprint_line(&format!("[zero] redact failed: {err}"));
             1
         }
     }
@@ -102,18 +98,17 @@ pub fn print_schema(version: &str) -> u8 {
     match version.parse::<u8>().ok().and_then(schema::document) {
         Some(document) => {
             let text = serde_json::to_string_pretty(&document).unwrap_or_default();
-            match writeln!(std::io::stdout(), "{text}") {
+            match crate::sys::stdio::print(format!("{text}\n").as_bytes()) {
                 Ok(()) => 0,
                 Err(_) => 1,
             }
         }
         None => {
             let supported: Vec<String> = schema::SUPPORTED.iter().map(u8::to_string).collect();
-            let _ = writeln!(
-                std::io::stderr(),
+            crate::sys::stdio::eprint_line(&format!(
                 "[zero] zero schema: unsupported schema version {version:?}; supported: {}",
                 supported.join(", ")
-            );
+            ));
             2
         }
     }

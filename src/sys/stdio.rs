@@ -118,6 +118,20 @@ impl io::Write for Output {
     }
 }
 
+/// Writes all of `bytes` to stdout in as few writes as it takes.
+pub fn print(bytes: &[u8]) -> io::Result<()> {
+    io::Write::write_all(&mut stdout(), bytes)
+}
+
+/// Writes one line to stderr, with its newline, in one write (errors ignored: a closed
+/// stderr is no reason to fail).
+pub fn eprint_line(line: &str) {
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    let _ = io::Write::write_all(&mut stderr(), &bytes);
+}
+
 /// Standard input, read without a buffer of its own (wrap it in a `BufReader`).
 #[derive(Debug, Clone, Copy)]
 pub struct Input;
