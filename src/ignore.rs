@@ -10,8 +10,14 @@
 //! pattern costs at most its length times the path's.
 #![forbid(unsafe_code)]
 
-/// An ignore file is read up to this size; a larger one is not applied.
-pub const MAX_IGNORE_FILE_BYTES: u64 = 1024 * 1024;
+/// An ignore file is read up to this size. A larger one (or one that cannot be read) is not
+/// dropped: the walk leaves out the directory it rules, since what it excludes (`.env`,
+/// `secrets/`) cannot be told apart.
+pub const MAX_IGNORE_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// An ignore file as a walk finds it: its text (lossy UTF-8: git reads bytes), none, or why
+/// it cannot be applied.
+pub type IgnoreFile = Result<Option<String>, String>;
 /// Patterns longer than this are skipped (git's own limit is about the same order).
 const MAX_PATTERN_BYTES: usize = 4096;
 
@@ -348,6 +354,14 @@ pub struct Stack {
     names: Vec<String>,
 }
 
+impl Stack {
+    /// Why the start itself cannot be walked: an ignore file of it or an ancestor cannot be
+    /// applied.
+    pub fn refused(&self) -> Option<&str> {
+        self.above.iter().find_map(|(level, _)| level.refused.as_deref())
+    }
+}
+
 /// The ignore files of one directory.
 #[derive(Debug, Default)]
 pub struct Level {
@@ -357,25 +371,64 @@ pub struct Level {
     repo_root: bool,
     /// The root's `.git/info/exclude`.
     exclude: Rules,
+    /// An ignore file here cannot be applied (why, naming it): nothing below is walked.
+    pub refused: Option<String>,
 }
 
 impl Level {
-    /// A directory's rules from the text of its `.ignore` and `.gitignore`, and, for the root
-    /// of a repository, of its `.git/info/exclude`.
+    /// A directory's rules from its `.ignore` and `.gitignore`, and, for the root of a
+    /// repository, its `.git/info/exclude`.
     pub fn new(
-        dot_ignore: Option<&str>,
-        gitignore: Option<&str>,
+        dot_ignore: IgnoreFile,
+        gitignore: IgnoreFile,
         repo_root: bool,
-        exclude: Option<&str>,
+        exclude: IgnoreFile,
     ) -> Level {
-        let parse = |text: Option<&str>| text.map(Rules::parse).unwrap_or_default();
-        Level {
-            dot_ignore: parse(dot_ignore),
-            gitignore: parse(gitignore),
-            repo_root,
-            exclude: parse(exclude),
-        }
+        let mut refused = None;
+        let mut parse = |file: IgnoreFile| match file {
+            Ok(text) => text.as_deref().map(Rules::parse).unwrap_or_default(),
+            Err(why) => {
+                refused.get_or_insert(why);
+                Rules::default()
+            }
+        };
+        let (dot_ignore, gitignore, exclude) =
+            (parse(dot_ignore), parse(gitignore), parse(exclude));
+        Level { dot_ignore, gitignore, repo_root, exclude, refused }
     }
+}
+
+/// Reads an ignore file from an open handle: a regular file of at most
+/// [`MAX_IGNORE_FILE_BYTES`], as lossy UTF-8. `shown` names it in the refusal.
+pub fn read_ignore(file: std::io::Result<std::fs::File>, shown: &str) -> IgnoreFile {
+    use std::io::Read;
+    let file = match file {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(format!("{shown} cannot be read ({err})")),
+    };
+    let meta = file.metadata().map_err(|e| format!("{shown} cannot be read ({e})"))?;
+    if !meta.is_file() {
+        return Ok(None);
+    }
+    if meta.len() > MAX_IGNORE_FILE_BYTES {
+        return Err(format!(
+            "{shown} is {} MiB, over the {} MiB zero reads of an ignore file",
+            meta.len().div_ceil(1024 * 1024),
+            MAX_IGNORE_FILE_BYTES >> 20
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_IGNORE_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{shown} cannot be read ({e})"))?;
+    if bytes.len() as u64 > MAX_IGNORE_FILE_BYTES {
+        return Err(format!(
+            "{shown} grew past {} MiB while it was read",
+            MAX_IGNORE_FILE_BYTES >> 20
+        ));
+    }
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 /// Ancestors of the start read for ignore files at most.
@@ -394,13 +447,21 @@ impl Stack {
             let git_dir = current.join(".git");
             let is_root = std::fs::symlink_metadata(&git_dir).is_ok();
             let rel = prefix.iter().rev().cloned().collect::<Vec<_>>().join("/");
+            let read = |path: std::path::PathBuf| {
+                let shown = path.display().to_string();
+                // A link is not followed (and so not read), as in the walk.
+                match std::fs::symlink_metadata(&path) {
+                    Ok(meta) if meta.file_type().is_symlink() => Ok(None),
+                    _ => read_ignore(crate::dirfd::open_path_nonblocking(&path), &shown),
+                }
+            };
             let exclude =
-                if is_root { read_capped(&git_dir.join("info").join("exclude")) } else { None };
+                if is_root { read(git_dir.join("info").join("exclude")) } else { Ok(None) };
             let level = Level::new(
-                read_capped(&current.join(".ignore")).as_deref(),
-                read_capped(&current.join(".gitignore")).as_deref(),
+                read(current.join(".ignore")),
+                read(current.join(".gitignore")),
                 is_root,
-                exclude.as_deref(),
+                exclude,
             );
             stack.above.push((level, rel));
             if is_root {
@@ -472,19 +533,6 @@ impl Stack {
             self.names.iter().any(|n| n == name).then_some(Verdict::Ignored)
         })
     }
-}
-
-/// A regular file's text, up to [`MAX_IGNORE_FILE_BYTES`] (anything else: none).
-fn read_capped(path: &std::path::Path) -> Option<String> {
-    use std::io::Read;
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > MAX_IGNORE_FILE_BYTES {
-        return None;
-    }
-    let file = crate::dirfd::open_path_nonblocking(path).ok()?;
-    let mut text = String::new();
-    file.take(MAX_IGNORE_FILE_BYTES).read_to_string(&mut text).ok()?;
-    Some(text)
 }
 
 #[cfg(test)]

@@ -941,26 +941,7 @@ fn write_all(out: &mut Box<dyn Write + Send>, bytes: &[u8]) -> Result<(), Output
     out.write_all(bytes).and_then(|()| out.flush()).map_err(|_| OutputClosed)
 }
 
-/// Text for a terminal: C0 and C1 control characters (escape sequences, OSC 52 clipboard
-/// writes, screen clears, carriage returns) are shown escaped, so model text and tool output
-/// cannot drive the terminal or forge rows. Newlines are kept unless `one_line`; tabs are kept.
-pub fn terminal_safe(text: &str, one_line: bool) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() && c != '\t' && (one_line || c != '\n');
-    if !text.chars().any(unsafe_char) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        match c {
-            c if !unsafe_char(c) => out.push(c),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
+pub use crate::text::terminal_safe;
 
 /// A tool-call id as the protocol allows it (1 to 128 of `[A-Za-z0-9._:-]`, starting with a
 /// letter or digit). Provider ids nearly always are; any other is mapped, the same way for the

@@ -49,6 +49,38 @@ pub fn summarize(text: &str) -> String {
     format!("{cut}...")
 }
 
+/// Text for a terminal: C0 and C1 control characters (escape sequences, OSC 52 clipboard
+/// writes, screen clears, carriage returns) are shown escaped, so model text, tool output and
+/// file names cannot drive the terminal or forge rows. Newlines are kept unless `one_line`;
+/// tabs are kept.
+pub fn terminal_safe(text: &str, one_line: bool) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\t' && (one_line || c != '\n');
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            c if !unsafe_char(c) => out.push(c),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// A file name as the search tools show it: every control character escaped, tabs too, so
+/// one name cannot pass for two entries or for a match.
+pub fn shown_name(name: &str) -> std::borrow::Cow<'_, str> {
+    if !name.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    let tabs = name.replace('\t', "\\t");
+    std::borrow::Cow::Owned(terminal_safe(&tabs, true).into_owned())
+}
+
 /// The text with its `%XX` escapes decoded, when there are some and the bytes they make are
 /// UTF-8 (`sk%2Dproj%2D…` reads `sk-proj-…`, so redaction can recognise what it encodes);
 /// otherwise the text as it is.

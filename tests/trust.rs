@@ -730,3 +730,37 @@ fn apply_patch_applies_a_diff_git_wrote_as_git_would() {
     git(&work, &["add", "-A"]);
     assert_eq!(git(&work, &["diff", "--cached"]).unwrap(), diff);
 }
+
+#[test]
+fn a_read_only_file_is_refused_by_every_tool_that_writes() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TestDir::new("read-only");
+    let notes = dir.write("work/notes.txt", "keep me\n");
+    std::fs::set_permissions(&notes, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let patch = "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-keep me\n+changed\n";
+    let out = scripted(
+        &dir,
+        &calls_then_done(json!([
+            {"name": "write_file", "arguments": {"path": "notes.txt", "content": "x", "overwrite": true}},
+            {"name": "edit_file", "arguments": {"path": "notes.txt", "old_string": "keep", "new_string": "lose"}},
+            {"name": "apply_patch", "arguments": {"patch": patch}},
+        ])),
+        &["-o", "stream-json", "go"],
+    );
+    out.assert_code(0);
+    let results = tool_results(&out);
+    for result in &results {
+        assert_eq!(result["status"], "error", "{result}");
+        assert!(
+            result["output"]
+                .as_str()
+                .unwrap()
+                .contains("notes.txt is read-only (mode 0444); it was left as it is"),
+            "{result}"
+        );
+    }
+    assert_eq!(results.len(), 3);
+    assert_eq!(crate::util::read(&notes), "keep me\n");
+    let mode = std::fs::metadata(&notes).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o444);
+}

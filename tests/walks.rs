@@ -339,3 +339,95 @@ fn grep_holds_one_file_open_at_a_time() {
         "{result}"
     );
 }
+
+/// The three tools' outputs (list_directory, glob, grep) for a run in `sub` of work/.
+fn tool_outputs(dir: &TestDir, sub: &str) -> Vec<String> {
+    let script = dir.write("tools-script.json", &json!({"turns": [
+        {"toolCalls": [
+            {"name": "list_directory", "arguments": {"recursive": true, "max_depth": 5}},
+            {"name": "glob", "arguments": {"pattern": "**/*", "limit": 1000}},
+            {"name": "grep", "arguments": {"pattern": "x", "output_mode": "files_with_matches"}},
+        ]},
+        {"text": "done"}
+    ]}).to_string());
+    let out = dir
+        .zero()
+        .args(&["exec", "-o", "stream-json", "-C", sub, "--script", script.to_str().unwrap(), "ls"])
+        .run();
+    out.assert_code(0);
+    out.stream()
+        .into_iter()
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| e["output"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_large_ignore_file_applies_and_one_too_large_fails_closed() {
+    let dir = TestDir::new("big-ignore");
+    // 2 MiB of rules (over the old 1 MiB cap) that end by excluding the secrets.
+    let filler: String = (0..110_000).map(|i| format!("generated-{i:06}.tmp\n")).collect();
+    let rules = format!("{filler}.env*\nsecrets/\n");
+    assert!(rules.len() > 2 << 20);
+    for repo in ["work/ok", "work/big"] {
+        dir.write(&format!("{repo}/.git/HEAD"), "ref: refs/heads/main\n");
+        dir.write(&format!("{repo}/src/main.rs"), "x\n");
+        dir.write(&format!("{repo}/.env.local"), "x API_TOKEN=hunter2\n");
+        dir.write(&format!("{repo}/secrets/prod.key"), "x\n");
+    }
+    dir.write("work/ok/.gitignore", &rules);
+    for out in tool_outputs(&dir, "ok") {
+        assert!(out.contains("main.rs"), "{out}");
+        assert!(
+            !out.contains(".env") && !out.contains("secrets") && !out.contains("left out"),
+            "{out}"
+        );
+    }
+    // Past 16 MiB the file is not read, and nothing it might exclude is shown: the
+    // directory is left out, with a note naming the file.
+    let huge = format!("{}{rules}", "# padding\n".repeat(1_600_000));
+    assert!(huge.len() > 16 << 20);
+    dir.write("work/big/sub/.gitignore", &huge);
+    dir.write("work/big/sub/.env", "x\n");
+    dir.write("work/big/sub/kept.rs", "x\n");
+    for out in tool_outputs(&dir, "big") {
+        assert!(out.contains("main.rs") && !out.contains("kept.rs"), "{out}");
+        assert!(!out.contains("sub/.env\n") && !out.contains("📄 .env\n"), "{out}");
+        assert!(
+            out.contains("(sub/ was left out: sub/.gitignore is 18 MiB, over the 16 MiB zero reads of an ignore file, so what it excludes cannot be told apart)"),
+            "{out}"
+        );
+    }
+    // The same file at the root of the walk: nothing is shown at all.
+    std::fs::rename(dir.path("work/big/sub/.gitignore"), dir.path("work/big/.gitignore")).unwrap();
+    for out in tool_outputs(&dir, "big") {
+        assert!(
+            !out.contains("main.rs") && !out.contains(".env") && !out.contains("secrets"),
+            "{out}"
+        );
+        assert!(out.contains("(. was left out: "), "{out}");
+    }
+}
+
+#[test]
+fn names_with_control_characters_are_shown_escaped() {
+    let dir = TestDir::new("control-names");
+    dir.write("work/a\nb.txt", "x\n");
+    dir.write("work/c\u{1b}[31m.txt", "x\n");
+    dir.write("work/d\rfake.txt", "x\n");
+    let outputs = tool_outputs(&dir, ".");
+    for (out, rows) in outputs.iter().zip([
+        ["📄 a\\nb.txt", "📄 c\\x1b[31m.txt", "📄 d\\rfake.txt"],
+        ["a\\nb.txt", "c\\x1b[31m.txt", "d\\rfake.txt"],
+        ["a\\nb.txt", "c\\x1b[31m.txt", "d\\rfake.txt"],
+    ]) {
+        let lines: Vec<&str> = out.lines().map(str::trim).collect();
+        for row in rows {
+            assert!(lines.contains(&row), "{row:?} in {out:?}");
+        }
+        assert!(
+            !out.contains('\u{1b}') && !out.contains('\r') && !lines.contains(&"b.txt"),
+            "{out:?}"
+        );
+    }
+}

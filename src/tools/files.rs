@@ -211,6 +211,19 @@ pub(super) fn read_for_edit(place: &Place) -> Result<(String, Metadata), String>
     Ok((text, meta))
 }
 
+/// A file nobody may write (no write bit in its mode, as `chmod a-w` leaves it) is not
+/// replaced: zero writes by rename, which the mode would not stop, so it says no instead.
+pub(super) fn refuse_read_only(meta: &Metadata, shown: &str) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    if meta.mode() & 0o222 == 0 {
+        return Err(format!(
+            "{shown} is read-only (mode {:04o}); it was left as it is",
+            meta.mode() & 0o7777
+        ));
+    }
+    Ok(())
+}
+
 pub(super) fn write_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError> {
     let path = args.required("path", true)?;
     let content = args.required("content", false)?;
@@ -232,7 +245,10 @@ pub(super) fn write_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, Arg
                 "Error: {path} already exists. Pass overwrite: true to replace it."
             )));
         }
-        Some((_, meta)) => workspace::replace(&place, content.as_bytes(), meta),
+        Some((_, meta)) => match refuse_read_only(meta, path) {
+            Ok(()) => workspace::replace(&place, content.as_bytes(), meta),
+            Err(why) => return Ok(Outcome::error(format!("Error: {why}."))),
+        },
         None => workspace::create(&place, content.as_bytes()),
     };
     if let Err(err) = written {
@@ -254,6 +270,9 @@ pub(super) fn edit_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgE
         Ok(found) => found,
         Err(e) => return Ok(Outcome::error(format!("Error reading {path}: {e}"))),
     };
+    if let Err(why) = refuse_read_only(&meta, path) {
+        return Ok(Outcome::error(format!("Error: {why}.")));
+    }
     let count = content.matches(old).count();
     if count == 0 {
         return Ok(Outcome::error(format!(

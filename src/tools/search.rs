@@ -16,7 +16,7 @@ use super::workspace::{open_regular, refusal, Parents};
 use super::{looks_binary, object_schema, ArgError, Args, Outcome, Workspace};
 use crate::dirfd::{Dir, Kind};
 use crate::glob::Glob;
-use crate::ignore::{Level, Stack, Verdict, MAX_IGNORE_FILE_BYTES};
+use crate::ignore::{read_ignore, Level, Stack, Verdict};
 use crate::regex::Regex;
 
 /// Directories skipped like ignored ones (unless `include_ignored`), whatever the ignore
@@ -107,7 +107,13 @@ struct Walked {
     out_of_budget: bool,
     /// Directories below [`MAX_WALK_DEPTH`] levels were not entered.
     too_deep: bool,
+    /// Directories left out because an ignore file of theirs cannot be applied: each one and
+    /// why (the first few).
+    refused: Vec<(String, String)>,
 }
+
+/// Refused directories named in a note at most.
+const MAX_REFUSED_NOTES: usize = 8;
 
 impl Walked {
     /// A note for the model on what was not searched, if anything.
@@ -119,6 +125,11 @@ impl Walked {
         if self.too_deep {
             note.push_str(&format!(
                 "\n... (directories more than {MAX_WALK_DEPTH} levels deep were not searched)"
+            ));
+        }
+        for (dir, why) in &self.refused {
+            note.push_str(&format!(
+                "\n... ({dir} was left out: {why}, so what it excludes cannot be told apart)"
             ));
         }
         note
@@ -137,6 +148,11 @@ fn walk(
     visit: &mut dyn FnMut(&Entry, &Dir) -> bool,
 ) -> Walked {
     let mut walk = Walk { budget: WALK_LIMIT, max_depth, ignore, walked: Walked::default() };
+    // An ignore file of the start or above it that cannot be applied: nothing is shown.
+    if let Some(why) = walk.ignore.as_ref().and_then(Stack::refused) {
+        walk.walked.refused.push((".".to_string(), why.to_string()));
+        return walk.walked;
+    }
     walk.enter(dir, "", 0, descend, visit);
     walk.walked
 }
@@ -164,7 +180,15 @@ impl Walk {
         // its ignore files (read only when the listing has them) and may be a repository.
         let pushed = match &mut self.ignore {
             Some(stack) if depth > 0 => {
-                stack.push(prefix, level_of(dir, &entries));
+                let level = level_of(dir, &entries, prefix);
+                if let Some(why) = level.refused {
+                    // Fail closed: the directory is left out, never shown unruled.
+                    if self.walked.refused.len() < MAX_REFUSED_NOTES {
+                        self.walked.refused.push((format!("{prefix}/"), why));
+                    }
+                    return true;
+                }
+                stack.push(prefix, level);
                 true
             }
             _ => false,
@@ -259,13 +283,14 @@ pub(super) fn list_directory(ws: &Workspace, args: &Args<'_>) -> Result<Outcome,
     let ignore = ignore_rules(ws, &place, include_ignored);
     let mut lines = Vec::new();
     let mut capped = false;
-    let _ = walk(&dir, depth, ignore, &|_| true, &mut |entry, _| {
+    let walked = walk(&dir, depth, ignore, &|_| true, &mut |entry, _| {
         if lines.len() >= LIST_LIMIT {
             capped = true;
             return false;
         }
         let indent = "  ".repeat(entry.depth);
         let name = entry.name();
+        let name = crate::text::shown_name(&name);
         lines.push(if entry.is_dir() {
             format!("{indent}📁 {name}/")
         } else {
@@ -273,13 +298,14 @@ pub(super) fn list_directory(ws: &Workspace, args: &Args<'_>) -> Result<Outcome,
         });
         true
     });
-    if lines.is_empty() {
+    if lines.is_empty() && walked.refused.is_empty() {
         return Ok(Outcome::ok(format!("Directory is empty: {path}")));
     }
     let mut out = format!("Contents of {path}:\n\n{}", lines.join("\n"));
     if capped {
         out.push_str(&format!("\n... (listing capped at {LIST_LIMIT} entries)"));
     }
+    out.push_str(&walked.note());
     Ok(Outcome::ok(out))
 }
 
@@ -327,7 +353,7 @@ pub(super) fn glob(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
                 more = true;
                 return false;
             }
-            found.push(rel);
+            found.push(crate::text::shown_name(&rel).into_owned());
         }
         true
     });
@@ -470,6 +496,7 @@ struct Found<'a> {
 impl Found<'_> {
     /// Searches one file; false when the walk can stop (content mode, enough lines).
     fn file(&mut self, shown: &str, file: File, size: u64, regex: &Regex) -> bool {
+        let shown = &crate::text::shown_name(shown);
         let (mode, numbers, head_limit) = (self.mode, self.numbers, self.head_limit);
         let lines = &mut self.lines;
         let mut more = false;
@@ -535,36 +562,29 @@ fn ignore_rules(
 
 /// The ignore rules of a directory met by a walk, from its listing: its `.ignore` and
 /// `.gitignore`, and whether it holds `.git` (then with `.git/info/exclude`).
-fn level_of(dir: &Dir, entries: &[crate::dirfd::Entry]) -> Level {
+fn level_of(dir: &Dir, entries: &[crate::dirfd::Entry], prefix: &str) -> Level {
     let has = |name: &str| entries.iter().find(|e| e.name == name).map(|e| e.kind);
-    let read = |name: &str| has(name).and_then(|_| read_ignore_file(dir, name));
+    let shown = |name: &str| format!("{prefix}/{name}");
+    // A regular file through the directory's handle; a link or anything else is no ignore
+    // file (as git reads them).
+    let read = |name: &str| match has(name) {
+        Some(Kind::File) => read_ignore(dir.open_read(OsStr::new(name)), &shown(name)),
+        _ => Ok(None),
+    };
     let git = has(".git");
     let exclude = match git {
-        Some(Kind::Dir) => dir
-            .open_dir(OsStr::new(".git"))
-            .and_then(|git| git.open_dir(OsStr::new("info")))
-            .ok()
-            .and_then(|info| read_ignore_file(&info, "exclude")),
-        _ => None,
+        Some(Kind::Dir) => {
+            match dir.open_dir(OsStr::new(".git")).and_then(|git| git.open_dir(OsStr::new("info")))
+            {
+                Ok(info) => {
+                    read_ignore(info.open_read(OsStr::new("exclude")), &shown(".git/info/exclude"))
+                }
+                Err(_) => Ok(None),
+            }
+        }
+        _ => Ok(None),
     };
-    Level::new(
-        read(".ignore").as_deref(),
-        read(".gitignore").as_deref(),
-        git.is_some(),
-        exclude.as_deref(),
-    )
-}
-
-/// A directory's ignore file through its handle: a regular file (not a link), at most
-/// [`MAX_IGNORE_FILE_BYTES`].
-fn read_ignore_file(dir: &Dir, name: &str) -> Option<String> {
-    let (file, _) = open_file_in(dir, OsStr::new(name))?;
-    if file.metadata().ok()?.len() > MAX_IGNORE_FILE_BYTES {
-        return None;
-    }
-    let mut text = String::new();
-    file.take(MAX_IGNORE_FILE_BYTES).read_to_string(&mut text).ok()?;
-    Some(text)
+    Level::new(read(".ignore"), read(".gitignore"), git.is_some(), exclude)
 }
 
 /// Opens a regular file met by a walk, with its size (anything else there now is skipped).
