@@ -290,7 +290,7 @@ pub(super) fn list_directory(ws: &Workspace, args: &Args<'_>) -> Result<Outcome,
         }
         let indent = "  ".repeat(entry.depth);
         let name = entry.name();
-        let name = crate::text::shown_name(&name);
+        let name = crate::text::shown_name(name);
         lines.push(if entry.is_dir() {
             format!("{indent}📁 {name}/")
         } else {
