@@ -170,7 +170,8 @@ pub struct ConfigProfile {
     /// Optional for the official providers, whose endpoints are known.
     pub base_url: Option<String>,
     pub api_key: Option<String>,
-    pub model: String,
+    /// `None`: the provider's default model.
+    pub model: Option<String>,
     /// `maxOutputTokens` of this profile.
     pub max_output_tokens: Option<u64>,
     /// `openaiApi` of this profile.
@@ -378,7 +379,13 @@ fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
                 ));
             }
             let api_key = text("apiKey", false)?;
-            let model = text("model", true)?.unwrap_or_default();
+            let model = text("model", false)?.filter(|m| !m.trim().is_empty());
+            if model.is_none() && provider == Some(ProviderKind::OpenAiCompatible) {
+                return Err(at(
+                    "model",
+                    "set for an openai-compatible provider (its server names its models)",
+                ));
+            }
             text("description", false)?;
             let max_output_tokens = output_limit(
                 entry.get("maxOutputTokens"),
@@ -607,6 +614,8 @@ struct Source {
     model: Option<String>,
     max_output_tokens: Option<u64>,
     openai_api: Option<OpenAiApi>,
+    /// Variables of the environment this source overrides.
+    warnings: Vec<Warning>,
 }
 
 /// What the command line chose.
@@ -766,7 +775,7 @@ pub fn resolve(
     let mut runtime = runtime(env, &source, explicit, &requested, net, user_models)?;
     runtime.roots = extra_roots(env)?;
     runtime.profile = profile;
-    runtime.warnings = warnings;
+    runtime.warnings = source.warnings.iter().cloned().chain(warnings).collect();
     let wanted = match choice.max_output_tokens {
         Some(n) => Some((n, "--max-output-tokens")),
         None => source
@@ -831,6 +840,12 @@ fn scripted_runtime(
             ),
         ));
     }
+    if let Some(n) = choice.max_output_tokens {
+        runtime.warnings.push(Warning::new(
+            warning_code::IGNORED_OPTION,
+            format!("--max-output-tokens {n} is ignored: the scripted provider plays its script."),
+        ));
+    }
     apply_effort(&mut runtime, choice.effort.as_deref())?;
     Ok(runtime)
 }
@@ -844,20 +859,25 @@ fn source(
     if let Some(command) = env.get("ZERO_PROVIDER_COMMAND") {
         return provider_command(command);
     }
-    if let Some(config) = config {
-        if let Some(active) = &config.active_provider {
-            if let Some(profile) = config.providers.iter().find(|p| &p.name == active) {
-                return Ok(Source {
-                    origin: Origin::Profile(profile.name.clone()),
-                    kind: profile.provider,
-                    base_url: profile.base_url.clone(),
-                    api_key: profile.api_key.clone().filter(|k| !k.trim().is_empty()),
-                    model: Some(profile.model.clone()),
-                    max_output_tokens: profile.max_output_tokens,
-                    openai_api: profile.openai_api,
-                });
-            }
+    if let Some(profile) = config.map(active_profile).transpose()?.flatten() {
+        // A wrong value is an error even where the profile decides.
+        if let Some(v) = env.get("ZERO_PROVIDER") {
+            ProviderKind::parse(v).ok_or_else(|| Failure::Provider(unknown_kind(v)))?;
         }
+        let warnings = overridden_by(env, profile)
+            .into_iter()
+            .map(|name| Warning::new(warning_code::IGNORED_OPTION, overridden(name, &profile.name)))
+            .collect();
+        return Ok(Source {
+            origin: Origin::Profile(profile.name.clone()),
+            kind: profile.provider,
+            base_url: profile.base_url.clone(),
+            api_key: profile.api_key.clone().filter(|k| !k.trim().is_empty()),
+            model: profile.model.clone(),
+            max_output_tokens: profile.max_output_tokens,
+            openai_api: profile.openai_api,
+            warnings,
+        });
     }
     if flag_kind.is_some() || PROVIDER_VARS.iter().any(|v| env.get(v).is_some()) {
         let kind = match env.get("ZERO_PROVIDER") {
@@ -874,6 +894,7 @@ fn source(
             model: env.get("OPENAI_MODEL").map(str::to_string),
             max_output_tokens: None,
             openai_api: None,
+            warnings: Vec::new(),
         });
     }
     Err(Failure::Provider(
@@ -881,6 +902,56 @@ fn source(
          add a profile to the config file, or use --provider scripted --script FILE."
             .to_string(),
     ))
+}
+
+/// The profile the config file makes active: the one `activeProvider` names, else its only
+/// profile; several without `activeProvider` is an error naming them.
+fn active_profile(config: &UserConfig) -> Result<Option<&ConfigProfile>, Failure> {
+    if let Some(active) = &config.active_provider {
+        return Ok(config.providers.iter().find(|p| &p.name == active));
+    }
+    match config.providers.as_slice() {
+        [] => Ok(None),
+        [only] => Ok(Some(only)),
+        several => {
+            let names: Vec<&str> = several.iter().map(|p| p.name.as_str()).collect();
+            Err(Failure::Config(format!(
+                "The config file has {} provider profiles ({}) and no activeProvider: set \"activeProvider\" to the one to use.",
+                names.len(),
+                names.join(", ")
+            )))
+        }
+    }
+}
+
+/// The variables an active profile overrides that are set: `ZERO_PROVIDER`, `OPENAI_MODEL`
+/// and the base URL variable of the profile's provider.
+fn overridden_by(env: &Env, profile: &ConfigProfile) -> Vec<&'static str> {
+    let base = match profile.provider.unwrap_or(ProviderKind::OpenAi) {
+        ProviderKind::OpenAiCompatible => "OPENAI_BASE_URL",
+        other => other.env_names().1,
+    };
+    ["ZERO_PROVIDER", "OPENAI_MODEL", base].into_iter().filter(|n| env.get(n).is_some()).collect()
+}
+
+/// For `zero config`: each variable the active profile overrides, and that profile's name
+/// (nothing when a provider command decides, or no profile is active).
+pub fn overridden_vars(env: &Env, config: Option<&UserConfig>) -> Vec<(&'static str, String)> {
+    if env.get("ZERO_PROVIDER_COMMAND").is_some() {
+        return Vec::new();
+    }
+    match config.map(active_profile) {
+        Some(Ok(Some(profile))) => {
+            overridden_by(env, profile).into_iter().map(|n| (n, profile.name.clone())).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The warning for a variable an active config profile overrides (`zero config` shows it
+/// too).
+pub fn overridden(name: &str, profile: &str) -> String {
+    format!("{name} is ignored: the config profile \"{profile}\" is in use and sets the provider, model and base URL.")
 }
 
 /// The one message for a provider kind that does not exist, from `--provider`,
@@ -901,15 +972,21 @@ fn find_model(name: &str, user_models: &[ModelSpec]) -> Option<&'static Model> {
     }
 }
 
-/// ` (closest known models: a, b, c)` for an unknown model name.
-fn closest_models(requested: &str, user_models: &[ModelSpec]) -> String {
-    let mut ids: Vec<&str> = user_models.iter().map(|m| m.id.as_str()).collect();
-    ids.extend(models::MODELS.iter().map(|m| m.id));
+/// ` (closest known models: a, b, c)` for an unknown model name, among the models of the
+/// families the user has configured (all of them when none is).
+fn closest_models(requested: &str, user_models: &[ModelSpec], families: &[Family]) -> String {
+    let wanted = |family: Family| families.is_empty() || families.contains(&family);
+    let mut ids: Vec<&str> =
+        user_models.iter().filter(|m| wanted(m.family)).map(|m| m.id.as_str()).collect();
+    ids.extend(models::MODELS.iter().filter(|m| !m.deprecated && wanted(m.family)).map(|m| m.id));
     format!(
         " (closest known models: {})",
         crate::text::closest(requested, &ids, 3, false).join(", ")
     )
 }
+
+/// How to use a model the registry does not know.
+const OTHER_MODELS: &str = "To use another model name, point the provider's base URL at a gateway or local server that serves it (any name is taken there), or add it to the config file's \"models\"";
 
 /// An environment that configures Azure OpenAI and no other provider means Azure.
 fn azure_only(env: &Env, source: &Source) -> Option<ProviderKind> {
@@ -1006,17 +1083,17 @@ fn runtime(
             }
             Some(kind) => {
                 return Err(config_err(format!(
-                    "Unknown Zero model \"{requested}\" for official {} provider runtime. Official providers require a model from the Zero model registry{}. With a gateway or local server, set its base URL; for OpenAI-style servers, use provider: \"openai-compatible\".",
+                    "Unknown Zero model \"{requested}\" for official {} provider runtime. Official providers require a model from the Zero model registry{}. {OTHER_MODELS}.",
                     kind.name(),
-                    closest_models(requested, user_models)
+                    closest_models(requested, user_models, &configured_families(env, source))
                 )))
             }
             None if !official(&openai_base) => ProviderKind::OpenAiCompatible,
             None => {
                 return Err(config_err(format!(
-                    "Unknown Zero model \"{requested}\" for {} provider runtime{}. Use a model from the Zero model registry or set provider: \"openai-compatible\" for custom OpenAI-compatible gateways.",
+                    "Unknown Zero model \"{requested}\" for {} provider runtime{}. {OTHER_MODELS} (for OpenAI-style servers, provider: \"openai-compatible\").",
                     source.origin.describe(),
-                    closest_models(requested, user_models)
+                    closest_models(requested, user_models, &configured_families(env, source))
                 )))
             }
         },
@@ -1110,11 +1187,7 @@ fn endpoint(env: &Env, source: &Source, kind: ProviderKind) -> (Option<String>, 
 /// Trims, removes trailing slashes, and checks for `http(s)://host`.
 fn normalize_url(url: &str) -> Option<String> {
     let url = url.trim().trim_end_matches('/');
-    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"))?;
-    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let valid = !host.is_empty()
-        && !host.contains(char::is_whitespace)
-        && !url.contains(char::is_whitespace);
+    let valid = crate::url::Url::parse(url).is_ok() && !url.contains(char::is_whitespace);
     valid.then(|| url.to_string())
 }
 
@@ -1136,9 +1209,21 @@ fn custom_host(env: &Env, source: &Source, kind: ProviderKind) -> bool {
         _ => OPENAI_URL,
     };
     let base = endpoint(env, source, kind).0.and_then(|url| normalize_url(&url));
-    base.is_some_and(|url| {
-        url != official && !(kind == ProviderKind::OpenAi && is_official_openai(&url))
-    })
+    base.is_some_and(|url| !is_vendor_url(&url, official))
+}
+
+/// Whether `url` is the vendor endpoint `official` (`https://<host>`, maybe with a path):
+/// the same host by a real parse, on https and the default port, with no userinfo, and the
+/// official path or none.
+fn is_vendor_url(url: &str, official: &str) -> bool {
+    let (Ok(url), Ok(vendor)) = (crate::url::Url::parse(url), crate::url::Url::parse(official))
+    else {
+        return false;
+    };
+    let path = url.path.trim_end_matches('/');
+    url.is_https_host(&vendor.host)
+        && !url.userinfo
+        && (path.is_empty() || path == vendor.path.trim_end_matches('/'))
 }
 
 /// `AZURE_OPENAI_ENDPOINT` (or a profile's baseURL) as the resource's root: the
@@ -1162,8 +1247,7 @@ fn valid_deployment(name: &str) -> bool {
 }
 
 fn is_official_openai(url: &str) -> bool {
-    let url = url.trim().trim_end_matches('/');
-    url == "https://api.openai.com/v1" || url == "https://api.openai.com"
+    is_vendor_url(url, OPENAI_URL)
 }
 
 /// The OpenAI API: `ZERO_OPENAI_API`, else the config, else Responses for OpenAI's own
@@ -1295,6 +1379,15 @@ fn net_settings(env: &Env) -> Result<NetSettings, Failure> {
     millis("ZERO_HEADERS_TIMEOUT_MS", &mut net.headers)?;
     millis("ZERO_IDLE_TIMEOUT_MS", &mut net.idle)?;
     millis("ZERO_TOTAL_TIMEOUT_MS", &mut net.total)?;
+    let either = |name: &str| env.get(name).or_else(|| env.get(&name.to_ascii_lowercase()));
+    net.proxies = crate::url::Proxies {
+        https: either("HTTPS_PROXY").map(str::to_string),
+        http: either("HTTP_PROXY").map(str::to_string),
+        all: either("ALL_PROXY").map(str::to_string),
+        no_proxy: either("NO_PROXY")
+            .map(|list| list.split(',').map(|e| e.trim().to_ascii_lowercase()).collect())
+            .unwrap_or_default(),
+    };
     if let Some(v) = env.get("ZERO_MAX_RETRIES") {
         net.max_retries = v.parse::<u32>().ok().filter(|n| *n <= 10).ok_or_else(|| {
             Failure::Provider(format!(
@@ -1385,6 +1478,7 @@ fn provider_command(command: &str) -> Result<Source, Failure> {
         model: Some(model),
         max_output_tokens: None,
         openai_api: None,
+        warnings: Vec::new(),
     })
 }
 

@@ -147,6 +147,13 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
     warnings.extend(plan.warnings.iter().cloned());
     // Schema 2's options, and what schema 1 cannot carry.
     let stream_json = lock(shared).format() == Format::StreamJson;
+    if plan.schema_version.is_some() && !stream_json && plan.input_format != InputFormat::StreamJson
+    {
+        warnings.push(Warning::new(
+            warning_code::IGNORED_OPTION,
+            "--schema-version is ignored: it versions stream-json lines, and this run reads and writes none (-o stream-json or -i stream-json).",
+        ));
+    }
     match plan.heartbeat_ms {
         Some(_) if !schema2 => warnings.push(Warning::new(
             warning_code::IGNORED_OPTION,
@@ -198,6 +205,22 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
             .hiding_env(hidden)
             .allowing_writes(plan.autonomy != "low")
             .asking_for_approval(plan.approvals.is_some());
+    // What bash would have been given means nothing when bash does not run.
+    if let Some(why) = tools::find("bash").and_then(|bash| toolbox.withheld(bash)) {
+        let given = [
+            plan.shell_env_given.then_some("--shell-env"),
+            (!plan.shell_env.keep.is_empty()).then_some("--shell-env-keep"),
+        ];
+        for flag in given.into_iter().flatten() {
+            warnings.push(Warning::new(
+                warning_code::IGNORED_OPTION,
+                format!(
+                    "{flag} is ignored: bash does not run in this run, as it {}{why}.",
+                    if why.starts_with("needs") { "" } else { "is " }
+                ),
+            ));
+        }
+    }
     for (name, level) in toolbox.enabled_but_withheld() {
         warnings.push(Warning::new(
             warning_code::IGNORED_OPTION,
@@ -622,7 +645,7 @@ fn run_info(
 
 /// The provider for a resolved runtime.
 fn build_provider(runtime: &Runtime) -> Result<Provider, Failure> {
-    let http = || Http::new(runtime.net, &runtime.roots);
+    let http = || Http::new(runtime.net.clone(), &runtime.roots, &runtime.base_url);
     let key_header =
         if runtime.kind == ProviderKind::Azure { KeyHeader::ApiKey } else { KeyHeader::Bearer };
     Ok(match runtime.kind {

@@ -93,13 +93,15 @@ pub enum Retry {
 }
 
 /// Network limits, from the environment (documented in the README).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NetSettings {
     pub connect: Duration,
     pub headers: Duration,
     pub idle: Duration,
     pub total: Duration,
     pub max_retries: u32,
+    /// The proxies of the environment (which one a URL takes: `url::Proxies::for_url`).
+    pub proxies: crate::url::Proxies,
 }
 
 impl Default for NetSettings {
@@ -110,6 +112,7 @@ impl Default for NetSettings {
             idle: Duration::from_secs(300),
             total: Duration::from_secs(3600),
             max_retries: 2,
+            proxies: crate::url::Proxies::default(),
         }
     }
 }
@@ -215,22 +218,29 @@ pub struct Http {
     /// The extra roots worked last time: try them first.
     prefer_extra: AtomicBool,
     roots: ExtraRoots,
+    proxy: Option<ureq::Proxy>,
     settings: NetSettings,
 }
 
 impl Http {
-    pub fn new(settings: NetSettings, roots: &ExtraRoots) -> Http {
+    /// The client for requests to `url`'s host: through the environment's proxy for it, or
+    /// directly (loopback, `NO_PROXY`, no proxy set).
+    pub fn new(settings: NetSettings, roots: &ExtraRoots, url: &str) -> Http {
+        let proxy = settings.proxies.for_url(url).and_then(|p| ureq::Proxy::new(p).ok());
         Http {
-            agent: Http::agent(settings, TlsConfig::default()),
+            agent: Http::agent(&settings, TlsConfig::default(), proxy.clone()),
             extra: OnceLock::new(),
             prefer_extra: AtomicBool::new(false),
             roots: roots.clone(),
+            proxy,
             settings,
         }
     }
 
-    fn agent(settings: NetSettings, tls: TlsConfig) -> ureq::Agent {
+    fn agent(settings: &NetSettings, tls: TlsConfig, proxy: Option<ureq::Proxy>) -> ureq::Agent {
+        // The proxy is set either way: ureq would otherwise read the environment itself.
         ureq::Agent::config_builder()
+            .proxy(proxy)
             .http_status_as_error(false)
             .timeout_connect(Some(settings.connect))
             .timeout_recv_response(Some(settings.headers))
@@ -250,7 +260,8 @@ impl Http {
         Some(self.extra.get_or_init(|| {
             let certs = self.roots.load()?;
             let specific = RootCerts::Specific(Arc::new(certs));
-            Ok(Http::agent(self.settings, TlsConfig::builder().root_certs(specific).build()))
+            let tls = TlsConfig::builder().root_certs(specific).build();
+            Ok(Http::agent(&self.settings, tls, self.proxy.clone()))
         }))
     }
 
@@ -599,7 +610,7 @@ mod tests {
 
     #[test]
     fn backoff_honours_hints_and_grows() {
-        let http = Http::new(NetSettings::default(), &ExtraRoots::default());
+        let http = Http::new(NetSettings::default(), &ExtraRoots::default(), "http://127.0.0.1");
         assert_eq!(http.backoff(0, Some(Duration::from_secs(1))), Duration::from_secs(1));
         assert_eq!(http.backoff(0, Some(Duration::from_secs(600))), MAX_RETRY_AFTER);
         let first = http.backoff(0, None);

@@ -47,6 +47,7 @@ mod sys;
 mod testkit;
 mod text;
 mod tools;
+mod url;
 
 use std::process::ExitCode;
 

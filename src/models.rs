@@ -464,29 +464,31 @@ impl Profile {
         }
     }
 
-    /// Preferred models, best first.
-    pub fn preferred(self) -> &'static [&'static str] {
-        match self {
-            Profile::Fast => &["gpt-4.1-mini", "gemini-2.5-flash", "claude-haiku-4.5"],
-            Profile::Balanced => &["gpt-4.1", "claude-sonnet-4.5", "gemini-2.5-pro"],
-            Profile::Deep => &["claude-sonnet-4.5", "claude-opus-4.1", "gemini-2.5-pro", "gpt-4.1"],
-            Profile::Cheap => &["gpt-4.1-nano", "gemini-2.5-flash-lite", "gpt-4o-mini"],
+    /// The profile's model in each family (the README's table says the same).
+    pub fn model_for(self, family: Family) -> &'static str {
+        use Family::{Anthropic, Google, OpenAi};
+        match (self, family) {
+            (Profile::Fast, OpenAi) => "gpt-4.1-mini",
+            (Profile::Fast, Anthropic) => "claude-haiku-4.5",
+            (Profile::Fast, Google) => "gemini-2.5-flash",
+            (Profile::Balanced, OpenAi) => "gpt-4.1",
+            (Profile::Balanced, Anthropic) => "claude-sonnet-4.5",
+            (Profile::Balanced, Google) => "gemini-2.5-pro",
+            (Profile::Deep, OpenAi) => "gpt-5",
+            (Profile::Deep, Anthropic) => "claude-opus-4.1",
+            (Profile::Deep, Google) => "gemini-2.5-pro",
+            (Profile::Cheap, OpenAi) => "gpt-4.1-nano",
+            (Profile::Cheap, Anthropic) => "claude-haiku-4.5",
+            (Profile::Cheap, Google) => "gemini-2.5-flash-lite",
         }
     }
 
-    /// The first preferred model whose provider is configured; the first preferred model when
-    /// none is (the missing key is then reported for it).
+    /// The profile's model in the first family the user has configured (their provider's
+    /// own first), else OpenAI's (whose missing key is then reported).
     pub fn pick(self, configured: &[Family]) -> &'static Model {
-        let models = self.preferred().iter().filter_map(|id| find(id));
-        let mut first = None;
-        for model in models {
-            first.get_or_insert(model);
-            if configured.contains(&model.family) {
-                return model;
-            }
-        }
-        // Every preferred id is in the registry (tested), so `first` is set.
-        first.unwrap_or(&MODELS[0])
+        let family = configured.first().copied().unwrap_or(Family::OpenAi);
+        // Every profile model is in the registry (tested).
+        find(self.model_for(family)).unwrap_or(&MODELS[0])
     }
 }
 
@@ -595,17 +597,24 @@ mod tests {
     }
 
     #[test]
-    fn profiles_follow_the_configured_providers() {
-        assert_eq!(Profile::Fast.pick(&[Family::OpenAi]).id, "gpt-4.1-mini");
-        assert_eq!(Profile::Deep.pick(&[Family::OpenAi]).id, "gpt-4.1");
-        assert_eq!(Profile::Deep.pick(&[Family::Anthropic]).id, "claude-sonnet-4.5");
-        assert_eq!(Profile::Fast.pick(&[Family::Google]).id, "gemini-2.5-flash");
-        assert_eq!(Profile::Cheap.pick(&[]).id, "gpt-4.1-nano");
-        for profile in [Profile::Fast, Profile::Balanced, Profile::Deep, Profile::Cheap] {
-            for id in profile.preferred() {
-                assert!(find(id).is_some(), "{id} missing from the registry");
+    fn every_profile_has_a_model_of_every_family_and_follows_the_users_providers() {
+        use Family::{Anthropic, Google, OpenAi};
+        // (profile, OpenAI-only, Anthropic-only, Google-only user)
+        let table = [
+            (Profile::Fast, "gpt-4.1-mini", "claude-haiku-4.5", "gemini-2.5-flash"),
+            (Profile::Balanced, "gpt-4.1", "claude-sonnet-4.5", "gemini-2.5-pro"),
+            (Profile::Deep, "gpt-5", "claude-opus-4.1", "gemini-2.5-pro"),
+            (Profile::Cheap, "gpt-4.1-nano", "claude-haiku-4.5", "gemini-2.5-flash-lite"),
+        ];
+        for (profile, openai, anthropic, google) in table {
+            for (family, id) in [(OpenAi, openai), (Anthropic, anthropic), (Google, google)] {
+                let model = profile.pick(&[family]);
+                assert_eq!((model.id, model.family), (id, family), "{profile:?} for {family:?}");
             }
         }
+        // The user's own provider first; OpenAI's when none is configured.
+        assert_eq!(Profile::Deep.pick(&[Anthropic, OpenAi]).id, "claude-opus-4.1");
+        assert_eq!(Profile::Cheap.pick(&[]).id, "gpt-4.1-nano");
     }
 
     #[test]

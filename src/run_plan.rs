@@ -65,6 +65,8 @@ pub struct RunPlan {
     pub enabled_tools: Vec<String>,
     pub disabled_tools: Vec<String>,
     pub shell_env: ShellEnv,
+    /// `--shell-env` was given (to warn when bash does not run).
+    pub shell_env_given: bool,
     /// Provider, model, profile, effort and script, as given (resolved at run time).
     pub choice: Choice,
     /// `--redact-env` values to treat as exact secrets.
@@ -312,6 +314,7 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
         enabled_tools,
         disabled_tools,
         shell_env: ShellEnv { inherit, keep: args.shell_env_keep.clone() },
+        shell_env_given: args.shell_env.is_some(),
         choice: Choice {
             provider: args.provider.clone(),
             model: args.model.clone(),

@@ -742,6 +742,72 @@ fn options_without_effect_are_warned_about_by_name() {
         "[zero] WARNING: --profile fast is ignored: the scripted provider plays its script.\n\
          [zero] WARNING: The scripted provider takes no reasoning effort; --reasoning-effort low is ignored.\n"
     );
+    // Options that mean nothing here: a schema version without stream-json, bash's
+    // environment when bash does not run, an output limit on a script.
+    let out = dir
+        .zero()
+        .env("SOME_VAR", "x")
+        .args(&["exec", "-o", "json", "--schema-version", "2", "--shell-env", "inherit"])
+        .args(&["--shell-env-keep", "SOME_VAR", "--max-output-tokens", "100"])
+        .args(&["--script", script.to_str().unwrap(), "hi"])
+        .run();
+    out.assert_code(0);
+    let warnings: Vec<String> = out
+        .events()
+        .iter()
+        .filter(|e| e["type"] == "warning")
+        .map(|e| e["message"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "--max-output-tokens 100 is ignored: the scripted provider plays its script.",
+            "--schema-version is ignored: it versions stream-json lines, and this run reads and writes none (-o stream-json or -i stream-json).",
+            "--shell-env is ignored: bash does not run in this run, as it needs --auto high (or --skip-permissions-unsafe).",
+            "--shell-env-keep is ignored: bash does not run in this run, as it needs --auto high (or --skip-permissions-unsafe).",
+        ]
+    );
+    // Variables an active config profile overrides: named, with the profile, in the run
+    // and in `zero config`.
+    dir.write(
+        "config/zero/config.json",
+        r#"{"providers": [{"name": "team", "provider": "openai-compatible", "baseURL": "http://127.0.0.1:1/v1", "model": "m"}]}"#,
+    );
+    let out = dir
+        .zero()
+        .env("OPENAI_MODEL", "gpt-4o")
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:2/v1")
+        .env("ZERO_MAX_RETRIES", "0")
+        .args(&["exec", "-o", "stream-json", "hi"])
+        .run();
+    out.assert_code(3);
+    let expect = |name: &str| {
+        format!("{name} is ignored: the config profile \"team\" is in use and sets the provider, model and base URL.")
+    };
+    let warned: Vec<Value> = out
+        .stream()
+        .into_iter()
+        .filter(|e| e["type"] == "warning")
+        .map(|e| e["message"].clone())
+        .collect();
+    assert_eq!(
+        warned,
+        [Value::from(expect("OPENAI_MODEL")), Value::from(expect("OPENAI_BASE_URL"))]
+    );
+    let out = dir.zero().env("OPENAI_MODEL", "gpt-4o").args(&["config", "--json"]).run();
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let env_layer =
+        report["layers"].as_array().unwrap().iter().find(|l| l["source"] == "env").unwrap();
+    assert_eq!(env_layer["overridden"], serde_json::json!(["OPENAI_MODEL"]));
+    assert!(
+        report["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["id"] == "config.env.OPENAI_MODEL.overridden"
+                && i["message"] == expect("OPENAI_MODEL")),
+        "{report}"
+    );
 }
 
 #[test]
@@ -973,11 +1039,11 @@ fn list_directory_leaves_out_git_node_modules_and_ignored_entries_only() {
 }
 
 #[test]
-fn provider_calls_go_through_the_proxy_of_the_environment_unless_no_proxy_says_otherwise() {
+fn provider_calls_go_through_the_proxy_of_the_environment_unless_no_proxy_or_loopback() {
     let dir = TestDir::new("proxy-claim");
     // The "proxy" refuses the tunnel: all this test needs is to see it asked.
     let proxy = Mock::start(vec![Reply::status(403, "text/plain", "no")]);
-    let target = "http://127.0.0.1:1/v1";
+    let target = "http://llm.provider.test/v1";
     let out = dir
         .zero()
         .openai(target, "local-coder")
@@ -988,19 +1054,40 @@ fn provider_calls_go_through_the_proxy_of_the_environment_unless_no_proxy_says_o
     out.assert_code(3);
     let asked = proxy.requests();
     assert_eq!(asked.len(), 1, "{out:?}");
-    assert_eq!((asked[0].method.as_str(), asked[0].path.as_str()), ("CONNECT", "127.0.0.1:1"));
-    let bypass = Mock::start(vec![]);
-    let out = dir
-        .zero()
-        .openai(target, "local-coder")
-        .env("HTTP_PROXY", &bypass.url())
-        .env("NO_PROXY", "127.0.0.1")
-        .env("ZERO_MAX_RETRIES", "0")
-        .args(&["exec", "hi"])
-        .run();
-    out.assert_code(3);
-    assert!(out.stderr.contains("127.0.0.1:1: connection refused"), "{out:?}");
-    assert!(bypass.requests().is_empty());
+    assert_eq!(
+        (asked[0].method.as_str(), asked[0].path.as_str()),
+        ("CONNECT", "llm.provider.test:80")
+    );
+    // NO_PROXY names the host (or a domain above it): no proxy is asked.
+    for no_proxy in ["llm.provider.test", ".provider.test", "provider.test:80", "*"] {
+        let bypass = Mock::start(vec![]);
+        let out = dir
+            .zero()
+            .openai(target, "local-coder")
+            .env("HTTP_PROXY", &bypass.url())
+            .env("NO_PROXY", no_proxy)
+            .env("ZERO_MAX_RETRIES", "0")
+            .args(&["exec", "hi"])
+            .run();
+        out.assert_code(3);
+        assert!(bypass.requests().is_empty(), "NO_PROXY={no_proxy}");
+    }
+    // A loopback server (a local Ollama, say) is reached directly, whatever the proxy.
+    let local = Mock::start(vec![Reply::sse(&crate::mock::openai::answer(&["local"], 1, 1))]);
+    let unused = Mock::start(vec![]);
+    for variable in ["HTTP_PROXY", "http_proxy", "ALL_PROXY"] {
+        let out = dir
+            .zero()
+            .openai(&local.v1(), "local-coder")
+            .env(variable, &unused.url())
+            .args(&["exec", "--ephemeral", "hi"])
+            .run();
+        if variable == "HTTP_PROXY" {
+            out.assert_code(0);
+            assert_eq!(out.stdout, "local\n");
+        }
+        assert!(unused.requests().is_empty(), "{variable}: the proxy was asked");
+    }
 }
 
 /// The README's ```json blocks, in order.

@@ -92,10 +92,26 @@ pub(super) fn inspect(env: &Env) -> Inspection {
         .chain(config::SETTING_VARS)
         .filter_map(|name| Some((name.to_string(), Value::String(env.get(name)?.to_string()))))
         .collect();
-    if !set.is_empty() {
-        layers.push(json!({"source": "env", "status": "loaded", "present": true, "config": set}));
-    }
     let loaded = user_config.as_ref().ok().and_then(Option::as_ref);
+    let overridden = config::overridden_vars(env, loaded);
+    if !set.is_empty() {
+        let mut layer =
+            json!({"source": "env", "status": "loaded", "present": true, "config": set});
+        if !overridden.is_empty() {
+            let names: Vec<&str> = overridden.iter().map(|(n, _)| *n).collect();
+            layer["overridden"] = json!(names);
+        }
+        layers.push(layer);
+    }
+    for (name, profile) in &overridden {
+        issues.push(issue(
+            &format!("config.env.{name}.overridden"),
+            "warning",
+            "env",
+            &config::overridden(name, profile),
+            &None,
+        ));
+    }
     let runtime = match &user_config {
         Ok(_) => config::resolve(env, loaded, &Choice::default()),
         Err(failure) => Err(failure.clone()),

@@ -192,11 +192,13 @@ fn adapter(runtime: &Runtime) -> Check {
         _ => "OpenAI Chat Completions",
     };
     let api = format!("{format} at {}", runtime.request_url());
-    let host =
-        base.strip_prefix("http://").map(|rest| rest.split(['/', ':']).next().unwrap_or(rest));
-    let loopback = |h: &str| h == "localhost" || h.starts_with("127.") || h == "[::1]";
-    match host {
-        Some(h) if runtime.api_key.is_some() && !loopback(h) => Check {
+    // Decided on a parse: `http://localhost:1@attacker.example` is attacker.example.
+    let plain_elsewhere = crate::url::Url::parse(base)
+        .ok()
+        .filter(|url| !url.https && !url.is_loopback())
+        .map(|url| url.host);
+    match plain_elsewhere {
+        Some(h) if runtime.api_key.is_some() => Check {
             fix: Some("Use an https:// base URL.".to_string()),
             ..warn(
                 "provider.adapter",
@@ -216,9 +218,10 @@ fn connectivity(runtime: &Runtime) -> Check {
         idle: PROBE_TOTAL,
         total: PROBE_TOTAL,
         max_retries: 0,
+        proxies: runtime.net.proxies.clone(),
     };
     let started = Instant::now();
-    match Http::new(settings, &runtime.roots).probe(&runtime.base_url) {
+    match Http::new(settings, &runtime.roots, &runtime.base_url).probe(&runtime.base_url) {
         Ok(status) => pass(
             "provider.connectivity",
             "Provider connectivity",

@@ -133,11 +133,25 @@ fn profiles_resolve_among_configured_providers() {
     let openai = env(&[("OPENAI_API_KEY", "k")]);
     let deep = Choice { profile: Some(" DEEP ".into()), ..Choice::default() };
     let rt = resolve_ok(&openai, &deep);
-    assert_eq!((rt.model_id.as_str(), rt.profile), ("gpt-4.1", Some(Profile::Deep)));
-    let rt = resolve_ok(&env(&[("ANTHROPIC_API_KEY", "a")]), &deep);
-    assert_eq!(rt.model_id, "claude-sonnet-4.5");
-    let rt = resolve_ok(&openai, &choice(Some("fast")));
-    assert_eq!(rt.model_id, "gpt-4.1-mini");
+    assert_eq!((rt.model_id.as_str(), rt.profile), ("gpt-5", Some(Profile::Deep)));
+    // Every profile resolves for a user of each single family, to a model of that family.
+    let users = [
+        (env(&[("OPENAI_API_KEY", "o")]), ProviderKind::OpenAi),
+        (env(&[("ANTHROPIC_API_KEY", "a")]), ProviderKind::Anthropic),
+        (env(&[("GEMINI_API_KEY", "g")]), ProviderKind::Google),
+    ];
+    let expected = [
+        ("fast", ["gpt-4.1-mini", "claude-haiku-4.5", "gemini-2.5-flash"]),
+        ("balanced", ["gpt-4.1", "claude-sonnet-4.5", "gemini-2.5-pro"]),
+        ("deep", ["gpt-5", "claude-opus-4.1", "gemini-2.5-pro"]),
+        ("cheap", ["gpt-4.1-nano", "claude-haiku-4.5", "gemini-2.5-flash-lite"]),
+    ];
+    for (profile, models) in expected {
+        for ((user, kind), model) in users.iter().zip(models) {
+            let rt = resolve_ok(user, &choice(Some(profile)));
+            assert_eq!((rt.model_id.as_str(), rt.kind), (model, *kind), "{profile} for {kind:?}");
+        }
+    }
     let bogus = Choice { profile: Some("bogus".into()), ..Choice::default() };
     assert_eq!(resolve_err(&openai, &bogus), Failure::Usage("Unknown model profile: bogus".into()));
     // With no provider at all, the provider error comes first (B 1.3 step 7 order).
@@ -281,4 +295,87 @@ fn scripted_and_network_settings() {
     );
     let bad_kind = Choice { provider: Some("mistral".into()), ..Choice::default() };
     assert!(matches!(resolve_err(&env(&[]), &bad_kind), Failure::Usage(_)));
+}
+
+/// A config file parsed from its JSON text.
+fn config_of(json: &str) -> UserConfig {
+    parse_user_config(&serde_json::from_str(json).unwrap()).unwrap()
+}
+
+#[test]
+fn a_lone_profile_is_active_several_need_active_provider_and_a_model_may_be_left_out() {
+    let none = env(&[]);
+    let one = config_of(
+        r#"{"providers":[{"name":"work","provider":"anthropic","apiKey":"cfg-key-123"}]}"#,
+    );
+    let rt = resolve(&none, Some(&one), &Choice::default()).unwrap();
+    assert_eq!(
+        (rt.kind, rt.model_id.as_str(), rt.origin),
+        (ProviderKind::Anthropic, "claude-sonnet-4.5", Some(Origin::Profile("work".into())))
+    );
+    let google = config_of(r#"{"providers":[{"name":"g","provider":"google","apiKey":"k"}]}"#);
+    assert_eq!(
+        resolve(&none, Some(&google), &Choice::default()).unwrap().model_id,
+        "gemini-2.5-flash"
+    );
+    let openai = config_of(r#"{"providers":[{"name":"o","apiKey":"k"}]}"#);
+    assert_eq!(resolve(&none, Some(&openai), &Choice::default()).unwrap().model_id, "gpt-4.1");
+    let two = config_of(
+        r#"{"providers":[{"name":"work","apiKey":"k","model":"gpt-4.1"},{"name":"home","apiKey":"k","model":"gpt-4o"}]}"#,
+    );
+    assert_eq!(
+        resolve(&env(&[("OPENAI_API_KEY", "k")]), Some(&two), &Choice::default()),
+        Err(Failure::Config("The config file has 2 provider profiles (work, home) and no activeProvider: set \"activeProvider\" to the one to use.".into()))
+    );
+    let err = parse_user_config(
+        &serde_json::json!({"providers": [{"name": "l", "provider": "openai-compatible", "baseURL": "http://localhost:1/v1"}]}),
+    );
+    assert_eq!(err, Err("providers[0].model must be set for an openai-compatible provider (its server names its models)".into()));
+}
+
+#[test]
+fn variables_an_active_profile_overrides_are_warned_about_by_name() {
+    let config = config_of(
+        r#"{"activeProvider":"work","providers":[{"name":"work","provider":"anthropic","apiKey":"k","model":"haiku-4.5"}]}"#,
+    );
+    let e = env(&[
+        ("ZERO_PROVIDER", "openai"),
+        ("OPENAI_MODEL", "gpt-4o"),
+        ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"),
+        ("OPENAI_BASE_URL", "http://127.0.0.1:8"),
+    ]);
+    let rt = resolve(&e, Some(&config), &Choice::default()).unwrap();
+    let said: Vec<&str> = rt.warnings.iter().map(|w| w.message.as_str()).collect();
+    let expect = |name: &str| {
+        format!("{name} is ignored: the config profile \"work\" is in use and sets the provider, model and base URL.")
+    };
+    assert_eq!(
+        said,
+        [expect("ZERO_PROVIDER"), expect("OPENAI_MODEL"), expect("ANTHROPIC_BASE_URL")]
+    );
+    assert!(rt.warnings.iter().all(|w| w.code == warning_code::IGNORED_OPTION));
+    assert_eq!(rt.model_id, "claude-haiku-4.5");
+    assert_eq!(
+        overridden_vars(&e, Some(&config)),
+        [
+            ("ZERO_PROVIDER", "work".to_string()),
+            ("OPENAI_MODEL", "work".into()),
+            ("ANTHROPIC_BASE_URL", "work".into())
+        ]
+    );
+    // A value that names no provider is an error even so.
+    let bad = env(&[("ZERO_PROVIDER", "bogus")]);
+    assert!(
+        matches!(resolve(&bad, Some(&config), &Choice::default()), Err(Failure::Provider(m)) if m.starts_with("Unknown provider \"bogus\""))
+    );
+}
+
+#[test]
+fn unknown_model_advice_stays_in_the_families_the_user_has() {
+    let anthropic = env(&[("ANTHROPIC_API_KEY", "a")]);
+    let err = resolve_err(&anthropic, &choice(Some("qwen3-coder")));
+    let Failure::Provider(message) = err else { panic!("{err:?}") };
+    let shown = message.split("(closest known models: ").nth(1).unwrap().split(')').next().unwrap();
+    assert!(shown.split(", ").all(|id| id.starts_with("claude-")), "{message}");
+    assert!(message.contains("To use another model name, point the provider's base URL at a gateway or local server that serves it (any name is taken there), or add it to the config file's \"models\""), "{message}");
 }
