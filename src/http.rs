@@ -349,6 +349,25 @@ impl Http {
         Ok(response.status().as_u16())
     }
 
+    /// GETs `url` with `headers`: the status and what the body says (the JSON error message,
+    /// or the start of the text; at most [`ERROR_BODY_CAP`] is read).
+    pub fn get(&self, url: &str, headers: &[(&str, String)]) -> Result<(u16, String), CallError> {
+        let response = self
+            .call(|agent| {
+                let mut request = agent.get(url);
+                for (name, value) in headers {
+                    request = request.header(*name, value.as_str());
+                }
+                request.call()
+            })
+            .map_err(|err| self.send_error(err, url))?;
+        let status = response.status().as_u16();
+        let reason = response.status().canonical_reason().unwrap_or("").to_string();
+        let mut text = String::new();
+        let _ = response.into_body().into_reader().take(ERROR_BODY_CAP).read_to_string(&mut text);
+        Ok((status, body_detail(&text).unwrap_or(reason)))
+    }
+
     /// A failure before the response headers arrived.
     fn send_error(&self, err: ureq::Error, url: &str) -> CallError {
         let host = host_of(url);

@@ -648,9 +648,14 @@ fn doctor_checks_each_step_and_says_how_to_fix_what_fails() {
         "provider.model",
         "provider.adapter",
         "provider.connectivity",
+        "provider.auth",
     ];
-    // Everything in order: the endpoint answers (any status is an answer).
-    let mock = Mock::start(vec![Reply::status(404, "text/plain", "not here")]);
+    // Everything in order: the endpoint answers (any status is an answer), and the models
+    // list takes the key.
+    let mock = Mock::start(vec![
+        Reply::status(404, "text/plain", "not here"),
+        Reply::status(200, "application/json", r#"{"data": []}"#),
+    ]);
     let out = dir
         .zero()
         .openai_keyed(&mock.v1(), REFERENCE_KEY, "gpt-4.1")
@@ -667,6 +672,101 @@ fn doctor_checks_each_step_and_says_how_to_fix_what_fails() {
     assert_eq!(status, "pass");
     assert!(message.starts_with(&format!("{} answered HTTP 404 in ", mock.v1())), "{message}");
     assert_eq!(mock.requests()[0].path, "/v1");
+    let (status, message) = check_row(&report, "provider.auth");
+    assert_eq!(
+        (status.as_str(), message),
+        ("pass", format!("GET {}/models with the key answered HTTP 200.", mock.v1()))
+    );
+    let asked = &mock.requests()[1];
+    assert_eq!(
+        (asked.method.as_str(), asked.path.as_str(), asked.headers.get("authorization")),
+        ("GET", "/v1/models", Some(&format!("Bearer {REFERENCE_KEY}")))
+    );
+    // A key the provider refuses fails, with its message (redacted) and the fix; a server
+    // with no models list is a warning.
+    let refused =
+        format!(r#"{{"error": {{"message": "Incorrect API key provided: {REFERENCE_KEY}"}}}}"#);
+    for (reply, code, status, message) in [
+        (
+            Reply::status(401, "application/json", &refused),
+            3,
+            "fail",
+            "openai-compatible refused the key (HTTP 401): Incorrect API key provided: [REDACTED]",
+        ),
+        (Reply::status(404, "text/plain", "no"), 0, "warn", ""),
+    ] {
+        let mock = Mock::start(vec![Reply::status(200, "text/plain", "up"), reply]);
+        let out = dir
+            .zero()
+            .openai_keyed(&mock.v1(), REFERENCE_KEY, "gpt-4.1")
+            .args(&["doctor", "--json"])
+            .run();
+        out.assert_code(code);
+        assert!(!out.stdout.contains(REFERENCE_KEY));
+        let report: Value = serde_json::from_str(&out.stdout).unwrap();
+        let (got, said) = check_row(&report, "provider.auth");
+        assert_eq!(got, status, "{said}");
+        if status == "fail" {
+            assert_eq!(said, message);
+            let fix = report["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["id"] == "provider.auth")
+                .unwrap()["fix"]
+                .clone();
+            assert_eq!(fix, "Set OPENAI_API_KEY to a valid key of this provider (not expired or revoked); `zero config` shows where the key comes from.");
+        } else {
+            assert!(said.ends_with("answered HTTP 404: this server lists no models there, so the key could not be checked."), "{said}");
+        }
+    }
+    // Every wire format asks its own models list, with its own key header.
+    let anthropic = Mock::start(vec![
+        Reply::status(200, "text/plain", "up"),
+        Reply::status(200, "application/json", "{}"),
+    ]);
+    let out = dir
+        .zero()
+        .env("ANTHROPIC_API_KEY", "ant-key-123456")
+        .env("ANTHROPIC_BASE_URL", &anthropic.url())
+        .env("ZERO_PROVIDER", "anthropic")
+        .args(&["doctor", "--json"])
+        .run();
+    out.assert_code(0);
+    let asked = &anthropic.requests()[1];
+    assert_eq!(
+        (asked.path.as_str(), asked.headers.get("x-api-key").map(String::as_str)),
+        ("/v1/models", Some("ant-key-123456"))
+    );
+    let gemini = Mock::start(vec![
+        Reply::status(200, "text/plain", "up"),
+        Reply::status(200, "application/json", "{}"),
+    ]);
+    let out = dir
+        .zero()
+        .env("GEMINI_API_KEY", "gem-key-123456")
+        .env("GEMINI_BASE_URL", &gemini.url())
+        .env("ZERO_PROVIDER", "google")
+        .args(&["doctor", "--json"])
+        .run();
+    out.assert_code(0);
+    let asked = &gemini.requests()[1];
+    assert_eq!(
+        (asked.path.as_str(), asked.headers.get("x-goog-api-key").map(String::as_str)),
+        ("/v1beta/models", Some("gem-key-123456"))
+    );
+    // A key that would travel in the clear to another host is named, however the URL hides
+    // the host.
+    for url in ["http://localhost:1@attacker.example/v1", "http://127.0.0.1.attacker.example/v1"] {
+        let out = dir.zero().openai(url, "gpt-4.1").args(&["doctor", "--json", "--offline"]).run();
+        let report: Value = serde_json::from_str(&out.stdout).unwrap();
+        let (status, message) = check_row(&report, "provider.adapter");
+        assert_eq!(status, "warn", "{url}: {message}");
+        assert!(
+            message.contains("attacker.example, so the API key travels unencrypted"),
+            "{message}"
+        );
+    }
     // --offline does not touch the network.
     let out = dir
         .zero()
@@ -679,6 +779,7 @@ fn doctor_checks_each_step_and_says_how_to_fix_what_fails() {
         check_row(&report, "provider.connectivity"),
         ("warn".into(), "Skipped (--offline).".into())
     );
+    assert_eq!(check_row(&report, "provider.auth"), ("warn".into(), "Skipped (--offline).".into()));
     // Nothing listens: a failure, with its fix, exit 3.
     let out = dir.zero().openai("http://127.0.0.1:1/v1", "gpt-4.1").args(&["doctor"]).run();
     out.assert_code(3);

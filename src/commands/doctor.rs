@@ -141,15 +141,20 @@ pub fn doctor(json: bool, offline: bool, env: &Env) -> u8 {
     match runtime {
         Some(runtime) => {
             checks.push(adapter(runtime));
-            checks.push(if offline {
-                warn(
-                    "provider.connectivity",
-                    "Provider connectivity",
-                    "Skipped (--offline).".into(),
-                )
+            if offline {
+                let off = |id, label| warn(id, label, "Skipped (--offline).".into());
+                checks.push(off("provider.connectivity", "Provider connectivity"));
+                checks.push(off("provider.auth", "Provider key"));
             } else {
-                connectivity(runtime)
-            });
+                let reached = connectivity(runtime);
+                let reached_ok = reached.status == "pass";
+                checks.push(reached);
+                checks.push(if reached_ok {
+                    auth(runtime)
+                } else {
+                    skipped("provider.auth", "Provider key", "the provider could not be reached")
+                });
+            }
         }
         None => {
             checks.push(skipped("provider.adapter", "Provider adapter", "no model resolved"));
@@ -158,6 +163,7 @@ pub fn doctor(json: bool, offline: bool, env: &Env) -> u8 {
                 "Provider connectivity",
                 "no model resolved",
             ));
+            checks.push(skipped("provider.auth", "Provider key", "no model resolved"));
         }
     }
     let ok = checks.iter().all(|c| c.status != "fail");
@@ -212,14 +218,7 @@ fn adapter(runtime: &Runtime) -> Check {
 
 /// One GET of the base URL with short deadlines: any HTTP answer means the endpoint is there.
 fn connectivity(runtime: &Runtime) -> Check {
-    let settings = NetSettings {
-        connect: PROBE_CONNECT,
-        headers: PROBE_TOTAL,
-        idle: PROBE_TOTAL,
-        total: PROBE_TOTAL,
-        max_retries: 0,
-        proxies: runtime.net.proxies.clone(),
-    };
+    let settings = probe_settings(runtime);
     let started = Instant::now();
     match Http::new(settings, &runtime.roots, &runtime.base_url).probe(&runtime.base_url) {
         Ok(status) => pass(
@@ -239,6 +238,87 @@ fn connectivity(runtime: &Runtime) -> Check {
             };
             fail("provider.connectivity", "Provider connectivity", err.message, fix.to_string())
         }
+    }
+}
+
+/// The cheapest authenticated request of each wire format: its models list, with the key sent
+/// as a run sends it. `None` for the scripted provider.
+fn models_request(runtime: &Runtime) -> Option<(String, Vec<(&'static str, String)>)> {
+    let base = &runtime.base_url;
+    let key = runtime.api_key.clone();
+    let mut headers = Vec::new();
+    let url = match runtime.kind {
+        ProviderKind::Scripted => return None,
+        ProviderKind::Anthropic => {
+            headers
+                .push(("anthropic-version", crate::provider::anthropic::API_VERSION.to_string()));
+            headers.extend(key.map(|k| ("x-api-key", k)));
+            format!("{base}/v1/models")
+        }
+        ProviderKind::Google => {
+            headers.extend(key.map(|k| ("x-goog-api-key", k)));
+            format!("{base}/v1beta/models")
+        }
+        ProviderKind::Azure => {
+            headers.extend(key.map(|k| ("api-key", k)));
+            match &runtime.api_version {
+                None => format!("{base}/openai/v1/models"),
+                Some(v) => format!("{base}/openai/models?api-version={v}"),
+            }
+        }
+        ProviderKind::OpenAi | ProviderKind::OpenAiCompatible => {
+            headers.extend(key.map(|k| ("authorization", format!("Bearer {k}"))));
+            format!("{base}/models")
+        }
+    };
+    Some((url, headers))
+}
+
+/// One authenticated request (the models list): a key the provider refuses fails here, where
+/// connectivity, which sends none, passes.
+fn auth(runtime: &Runtime) -> Check {
+    let (id, label) = ("provider.auth", "Provider key");
+    let Some((url, headers)) = models_request(runtime) else {
+        return pass(id, label, "The scripted provider needs no key.".to_string());
+    };
+    let settings = probe_settings(runtime);
+    let sent = if runtime.api_key.is_some() { "the key" } else { "no key" };
+    match Http::new(settings, &runtime.roots, &url).get(&url, &headers) {
+        Ok((status, _)) if status < 300 => {
+            pass(id, label, format!("GET {url} with {sent} answered HTTP {status}."))
+        }
+        Ok((status @ (401 | 403), said)) => {
+            let var = runtime.kind.env_names().0.first().copied().unwrap_or("the API key");
+            let fix = match &runtime.origin {
+                Some(config::Origin::Profile(name)) => format!("Correct the apiKey of config profile \"{name}\" (a key of this provider, not expired or revoked)."),
+                Some(config::Origin::Command) => "Make ZERO_PROVIDER_COMMAND print a valid api_key for this provider.".to_string(),
+                _ => format!("Set {var} to a valid key of this provider (not expired or revoked); `zero config` shows where the key comes from."),
+            };
+            fail(id, label, format!("{} refused {sent} (HTTP {status}): {said}", runtime.kind.name()), fix)
+        }
+        Ok((404, _)) => warn(
+            id,
+            label,
+            format!("{url} answered HTTP 404: this server lists no models there, so the key could not be checked."),
+        ),
+        Ok((status, said)) => warn(
+            id,
+            label,
+            format!("GET {url} answered HTTP {status}: {said}; the key could not be checked."),
+        ),
+        Err(err) => warn(id, label, format!("The key could not be checked: {}", err.message)),
+    }
+}
+
+/// Short deadlines and no retries, with the run's proxies.
+fn probe_settings(runtime: &Runtime) -> NetSettings {
+    NetSettings {
+        connect: PROBE_CONNECT,
+        headers: PROBE_TOTAL,
+        idle: PROBE_TOTAL,
+        total: PROBE_TOTAL,
+        max_retries: 0,
+        proxies: runtime.net.proxies.clone(),
     }
 }
 
