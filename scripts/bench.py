@@ -476,6 +476,7 @@ GREP_PATTERNS = [
     # (what it is, pattern, case-insensitive)
     ("literal", "TODO", False),
     ("alternation", "unsafe|unwrap|FIXME", False),
+    ("alternation of six", "unsafe|unwrap|FIXME|TODO|panic|expect", False),
     ("class", "[A-Z][a-z]+Error", False),
     ("-i literal", "tokio", True),
 ]

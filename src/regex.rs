@@ -116,6 +116,8 @@ pub struct Regex {
     /// Literals one of which every match contains: whole buffers are searched for them
     /// first, and the program runs only on the lines they are in.
     prefilter: Vec<Finder>,
+    /// The same literals searched for in one pass (when their rare bytes are few enough).
+    together: Option<substring::Finders>,
     /// The pattern is exactly an alternation of those literals: a line that holds one
     /// matches, with no program to run.
     exact: bool,
@@ -143,9 +145,11 @@ impl Regex {
         compile(&node, &mut program, fold)?;
         program.push(Inst::Match);
         let (prefilter, exact, outsiders) = prefilter(&node, fold);
+        let together =
+            (prefilter.len() > 1).then(|| substring::Finders::new(prefilter.clone())).flatten();
         let has_looks = program.iter().any(|inst| matches!(inst, Inst::Look(_)));
         let dfa = (!has_looks).then(Default::default);
-        Ok(Regex { program, fold, literal, prefilter, exact, outsiders, dfa })
+        Ok(Regex { program, fold, literal, prefilter, together, exact, outsiders, dfa })
     }
 
     /// Calls `on_line(start, end)` for each line of `haystack` the pattern matches (byte
@@ -189,7 +193,12 @@ impl Regex {
         let mut pos = 0;
         while pos < haystack.len() {
             let mut candidate: Option<usize> = None;
-            for (i, finder) in self.prefilter.iter().enumerate() {
+            if let Some(together) = &self.together {
+                // One pass for every literal.
+                candidate = together.find(haystack, pos);
+            }
+            for (i, finder) in self.prefilter.iter().enumerate().filter(|_| self.together.is_none())
+            {
                 let stale = match next[i] {
                     None => true,
                     Some(Some(at)) => at < pos,

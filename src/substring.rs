@@ -101,6 +101,110 @@ fn find_either_words(
     (i..haystack.len()).find(|&at| (haystack[at] == a || haystack[at] == b) && accept(at))
 }
 
+/// Two bytes side by side that a needle holds at `offset` (compared with `mask` OR-ed in:
+/// `0x20` for a letter matched in either case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pair {
+    offset: usize,
+    bytes: [u8; 2],
+    masks: [u8; 2],
+}
+
+impl Pair {
+    #[inline]
+    fn at(&self, haystack: &[u8], i: usize) -> bool {
+        haystack[i] | self.masks[0] == self.bytes[0]
+            && haystack[i + 1] | self.masks[1] == self.bytes[1]
+    }
+}
+
+/// Pairs [`find_pairs`] looks for at once, at most.
+const MAX_PAIRS: usize = 8;
+
+/// The first position `i` at or after `from` where one of `pairs` (at most [`MAX_PAIRS`])
+/// sits, at `i` and `i + 1`, that `accept` takes: one pass over the haystack whatever their
+/// number. Two bytes rule out far more places than one, so few are left to check.
+#[inline]
+fn find_pairs(
+    pairs: &[Pair],
+    haystack: &[u8],
+    from: usize,
+    accept: impl FnMut(usize) -> bool,
+) -> Option<usize> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        #[allow(unsafe_code)]
+        // SAFETY: as in `find_either`: SSE2 is in this build's baseline, and the haystack is
+        // read through slices only.
+        unsafe {
+            find_pairs_sse2(pairs, haystack, from, accept)
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    {
+        find_pairs_scalar(pairs, haystack, from, haystack.len(), accept)
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[target_feature(enable = "sse2")]
+fn find_pairs_sse2(
+    pairs: &[Pair],
+    haystack: &[u8],
+    from: usize,
+    mut accept: impl FnMut(usize) -> bool,
+) -> Option<usize> {
+    use std::arch::x86_64::{
+        __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        _mm_set_epi64x, _mm_setzero_si128,
+    };
+    let n = pairs.len().min(MAX_PAIRS);
+    let zero = _mm_setzero_si128();
+    // Per pair: the two bytes and their masks, as vectors.
+    let mut wanted: [[__m128i; 4]; MAX_PAIRS] = [[zero; 4]; MAX_PAIRS];
+    for (slot, pair) in wanted.iter_mut().zip(&pairs[..n]) {
+        *slot = [
+            _mm_set1_epi8(pair.bytes[0] as i8),
+            _mm_set1_epi8(pair.bytes[1] as i8),
+            _mm_set1_epi8(pair.masks[0] as i8),
+            _mm_set1_epi8(pair.masks[1] as i8),
+        ];
+    }
+    let load =
+        |at: usize| _mm_set_epi64x(word_at(haystack, at + 8) as i64, word_at(haystack, at) as i64);
+    let mut i = from;
+    while i + 17 <= haystack.len() {
+        let (first, second) = (load(i), load(i + 1));
+        let mut hits = zero;
+        for [b0, b1, m0, m1] in &wanted[..n] {
+            let one = _mm_cmpeq_epi8(_mm_or_si128(first, *m0), *b0);
+            let two = _mm_cmpeq_epi8(_mm_or_si128(second, *m1), *b1);
+            hits = _mm_or_si128(hits, _mm_and_si128(one, two));
+        }
+        let mut lanes = _mm_movemask_epi8(hits) as u32;
+        while lanes != 0 {
+            let at = i + lanes.trailing_zeros() as usize;
+            if accept(at) {
+                return Some(at);
+            }
+            lanes &= lanes - 1;
+        }
+        i += 16;
+    }
+    find_pairs_scalar(&pairs[..n], haystack, i, haystack.len(), accept)
+}
+
+/// [`find_pairs`] a byte at a time (the tail of a buffer, and targets without SSE2).
+fn find_pairs_scalar(
+    pairs: &[Pair],
+    haystack: &[u8],
+    from: usize,
+    end: usize,
+    mut accept: impl FnMut(usize) -> bool,
+) -> Option<usize> {
+    (from..end.saturating_sub(1)).find(|&at| pairs.iter().any(|p| p.at(haystack, at)) && accept(at))
+}
+
 /// The first `needle` byte at or after `from`.
 pub fn memchr(needle: u8, haystack: &[u8], from: usize) -> Option<usize> {
     find_either(needle, needle, haystack, from, |_| true)
@@ -205,6 +309,17 @@ impl Finder {
         find_either(first, other, haystack, from.checked_add(r1)?, candidate).map(|at| at - r1)
     }
 
+    /// Whether the needle starts at `start`, its rare bytes checked first.
+    #[inline]
+    fn starts_at(&self, haystack: &[u8], start: usize) -> bool {
+        let (_, r2) = self.rare;
+        let second = self.needle[r2];
+        start + self.needle.len() <= haystack.len()
+            && (haystack[start + r2] == second
+                || (self.fold && haystack[start + r2].to_ascii_lowercase() == second))
+            && self.is_at(haystack, start)
+    }
+
     #[inline]
     fn is_at(&self, haystack: &[u8], start: usize) -> bool {
         let window = &haystack[start..start + self.needle.len()];
@@ -213,6 +328,55 @@ impl Finder {
         } else {
             window == self.needle.as_slice()
         }
+    }
+}
+
+/// Several needles searched for in one pass: each by its rarest two neighbouring bytes, all
+/// those pairs looked for at once (so an alternation of six literals reads the buffer once,
+/// not six times, and stops at few places that are not a match).
+#[derive(Debug, Clone)]
+pub struct Finders {
+    finders: Vec<Finder>,
+    /// The pair each needle is found by, in the same order.
+    pairs: Vec<Pair>,
+}
+
+impl Finders {
+    /// `None` when the needles are too many for one pass, or one is shorter than two bytes.
+    pub fn new(finders: Vec<Finder>) -> Option<Finders> {
+        if finders.len() > MAX_PAIRS {
+            return None;
+        }
+        let mut pairs = Vec::new();
+        for finder in &finders {
+            let needle = &finder.needle;
+            let offset = (0..needle.len().checked_sub(1)?)
+                .min_by_key(|&k| commonness(needle[k]) as u16 + commonness(needle[k + 1]) as u16)?;
+            let mask = |b: u8| if finder.fold && b.is_ascii_lowercase() { 0x20 } else { 0 };
+            let bytes = [needle[offset], needle[offset + 1]];
+            pairs.push(Pair { offset, bytes, masks: [mask(bytes[0]), mask(bytes[1])] });
+        }
+        Some(Finders { finders, pairs })
+    }
+
+    /// The start of an occurrence of a needle at or after `from`: of the one whose pair comes
+    /// first. No needle holds a newline (grep's literals never do), so no occurrence on an
+    /// earlier line is passed over.
+    pub fn find(&self, haystack: &[u8], from: usize) -> Option<usize> {
+        let mut found = None;
+        find_pairs(&self.pairs, haystack, from, |at| {
+            for (f, pair) in self.finders.iter().zip(&self.pairs) {
+                let Some(start) = at.checked_sub(pair.offset).filter(|&s| s >= from) else {
+                    continue;
+                };
+                if pair.at(haystack, at) && f.starts_at(haystack, start) {
+                    found = Some(start);
+                    return true;
+                }
+            }
+            false
+        })?;
+        found
     }
 }
 
@@ -284,6 +448,52 @@ mod tests {
     }
 
     #[test]
+    fn several_needles_are_found_in_one_pass_as_each_alone_would_find_them() {
+        let haystack =
+            b"fn main() { unsafe { x.unwrap() } } // FIXME TODO\npanic! expect(\nUNWRAP Unsafe\n"
+                .repeat(5);
+        let sets: [&[&[u8]]; 3] = [
+            &[b"unsafe", b"unwrap", b"FIXME"],
+            &[b"unsafe", b"unwrap", b"FIXME", b"TODO", b"panic", b"expect"],
+            &[b"}\n", b"//", b"x.", b"zz"],
+        ];
+        for needles in sets {
+            for fold in [false, true] {
+                let finders: Vec<Finder> = needles
+                    .iter()
+                    .map(|n| {
+                        Finder::new(&if fold { n.to_ascii_lowercase() } else { n.to_vec() }, fold)
+                    })
+                    .collect();
+                let all = Finders::new(finders.clone()).unwrap();
+                let mut from = 0;
+                while from <= haystack.len() {
+                    let got = all.find(&haystack, from);
+                    // Each needle alone: the occurrence a line search would come to first
+                    // is the one on the earliest line, and on it the earliest rare byte.
+                    let line_of =
+                        |at: usize| haystack[..at].iter().filter(|&&b| b == b'\n').count();
+                    let alone: Vec<usize> =
+                        finders.iter().filter_map(|f| f.find(&haystack, from)).collect();
+                    match got {
+                        None => assert!(alone.is_empty(), "{needles:?} from {from}"),
+                        Some(at) => {
+                            let first_line = alone.iter().map(|&a| line_of(a)).min().unwrap();
+                            assert!(alone.contains(&at), "{at} is no needle's occurrence");
+                            assert_eq!(line_of(at), first_line, "{needles:?} from {from}");
+                        }
+                    }
+                    from += 1;
+                }
+            }
+        }
+        // More needles than one pass looks for, or a needle of one byte: no set.
+        let many: Vec<Finder> = (b'a'..=b'z').map(|b| Finder::new(&[b, b], false)).collect();
+        assert!(Finders::new(many).is_none());
+        assert!(Finders::new(vec![Finder::new(b"ab", false), Finder::new(b"c", false)]).is_none());
+    }
+
+    #[test]
     fn the_word_scan_used_off_x86_agrees_with_the_one_used_here() {
         let haystack: Vec<u8> = (0..300u32).map(|i| (i * 11 % 17) as u8 + b'a').collect();
         for from in 0..=haystack.len() {
@@ -299,6 +509,21 @@ mod tests {
                     at % 3 == 0
                 });
                 assert_eq!((words, &seen), (here, &seen_here), "{a} {b} from {from}");
+                let pairs = [
+                    Pair { offset: 0, bytes: [a, b], masks: [0, 0] },
+                    Pair { offset: 1, bytes: [b'x' | 0x20, b], masks: [0x20, 0] },
+                ];
+                let mut seen_pairs = Vec::new();
+                let simd = find_pairs(&pairs, &haystack, from, |at| {
+                    seen_pairs.push(at);
+                    at % 3 == 0
+                });
+                let mut seen_scalar = Vec::new();
+                let scalar = find_pairs_scalar(&pairs, &haystack, from, haystack.len(), |at| {
+                    seen_scalar.push(at);
+                    at % 3 == 0
+                });
+                assert_eq!((simd, &seen_pairs), (scalar, &seen_scalar), "{a} {b} from {from}");
             }
         }
     }
