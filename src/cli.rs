@@ -97,16 +97,35 @@ Other:
   -h, --help                   print this help
   -V, --version                print the version
 
-Environment: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL, ANTHROPIC_API_KEY,
-ANTHROPIC_BASE_URL, GEMINI_API_KEY (or GOOGLE_API_KEY), GEMINI_BASE_URL,
-ZERO_PROVIDER, ZERO_PROVIDER_COMMAND, ZERO_MAX_TURNS, ZERO_MAX_RETRIES,
-ZERO_CONNECT_TIMEOUT_MS, ZERO_HEADERS_TIMEOUT_MS, ZERO_IDLE_TIMEOUT_MS,
-ZERO_TOTAL_TIMEOUT_MS. Config: $XDG_CONFIG_HOME/zero/config.json.
-
+{ENVIRONMENT}
 Exit codes: 0 success, 1 internal error or closed output, 2 usage,
 3 provider or configuration, 4 no answer within the turn limit,
 130 interrupted.
 ";
+
+/// `zero exec --help`: [`EXEC_HELP`] with the environment variables zero reads, from the one
+/// list of them (`config::read_vars`), wrapped to 79 columns.
+pub fn exec_help() -> String {
+    let mut paragraph = String::new();
+    let mut line = String::from("Environment:");
+    let names: Vec<&str> = crate::config::read_vars().collect();
+    for (i, name) in names.iter().enumerate() {
+        let word = if i + 1 == names.len() { format!("{name}.") } else { format!("{name},") };
+        if line.len() + 1 + word.len() > 79 {
+            paragraph.push_str(&line);
+            paragraph.push('\n');
+            line.clear();
+        } else {
+            line.push(' ');
+        }
+        line.push_str(&word);
+    }
+    paragraph.push_str(&line);
+    paragraph.push_str(
+        "\nVariables whose names say they hold secrets are withheld from bash, and\ntheir values redacted. Config: $XDG_CONFIG_HOME/zero/config.json.\n\n",
+    );
+    EXEC_HELP.replace("{ENVIRONMENT}\n", &paragraph)
+}
 
 pub const REDACT_HELP: &str = "\
 Usage: zero redact [--redact-env NAME]...
@@ -160,7 +179,7 @@ check. Exit 0 when every check passes, 3 when one fails.
 #[derive(Debug, PartialEq)]
 pub enum Command {
     /// Print this text on stdout, exit 0.
-    Help(&'static str),
+    Help(String),
     Version,
     Exec(Box<ExecArgs>),
     Sessions(SessionsArgs),
@@ -299,9 +318,8 @@ fn parse_exec(args: Vec<OsString>, root: bool) -> Command {
             }
         };
         let result = match arg {
-            Owned::Short('h') => return Command::Help(if root { HELP } else { EXEC_HELP }),
-            Owned::Long(ref l) if l == "help" => {
-                return Command::Help(if root { HELP } else { EXEC_HELP })
+            Owned::Short('h') | Owned::Long(_) if is_help(&arg) => {
+                return Command::Help(if root { HELP.to_string() } else { exec_help() })
             }
             Owned::Short('V') => return Command::Version,
             Owned::Long(ref l) if l == "version" => return Command::Version,
@@ -384,6 +402,11 @@ fn describe(err: lexopt::Error) -> String {
 
 /// The commands `zero` knows, for "did you mean" suggestions.
 const COMMANDS: &[&str] = &["exec", "sessions", "search", "config", "doctor", "redact", "schema"];
+
+/// `-h` or `--help`.
+fn is_help(arg: &Owned) -> bool {
+    matches!(arg, Owned::Short('h')) || matches!(arg, Owned::Long(l) if l == "help")
+}
 
 /// A parsed argument that no longer borrows the parser.
 enum Owned {
@@ -509,7 +532,7 @@ fn parse_schema(args: Vec<OsString>) -> Command {
     let words: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     match words.as_slice() {
         [] => Command::Schema("1".into()),
-        [help] if help == "-h" || help == "--help" => Command::Help(SCHEMA_HELP),
+        [help] if help == "-h" || help == "--help" => Command::Help(SCHEMA_HELP.to_string()),
         [version] => Command::Schema(version.clone()),
         _ => Command::Invalid(
             "zero schema takes one version at most (see zero schema --help)".into(),
@@ -527,8 +550,8 @@ fn parse_redact(args: Vec<OsString>) -> Command {
             Err(err) => return Command::Invalid(err.to_string()),
         };
         let result = match arg {
-            Owned::Short('h') => return Command::Help(REDACT_HELP),
-            Owned::Long(l) if l == "help" => return Command::Help(REDACT_HELP),
+            Owned::Short('h') => return Command::Help(REDACT_HELP.to_string()),
+            Owned::Long(l) if l == "help" => return Command::Help(REDACT_HELP.to_string()),
             Owned::Long(l) if l == "redact-env" => parser.value().and_then(|v| v.string()),
             Owned::Short(c) => Err(lexopt::Error::UnexpectedOption(format!("-{c}"))),
             Owned::Long(l) => Err(lexopt::Error::UnexpectedOption(format!("--{l}"))),
@@ -544,7 +567,7 @@ fn parse_redact(args: Vec<OsString>) -> Command {
 fn parse_sessions(args: Vec<OsString>) -> Command {
     let sub = args.first().and_then(|a| a.to_str()).map(str::to_string);
     match sub.as_deref() {
-        Some("-h" | "--help") => Command::Help(SESSIONS_HELP),
+        Some("-h" | "--help") => Command::Help(SESSIONS_HELP.to_string()),
         Some(sub @ ("list" | "show" | "delete" | "prune" | "search")) => {
             parse_command(args[1..].to_vec(), &format!("sessions {sub}"))
         }
@@ -581,8 +604,8 @@ fn parse_command(args: Vec<OsString>, command: &str) -> Command {
             Err(err) => return Command::Invalid(err.to_string()),
         };
         match arg {
-            Owned::Short('h') => return Command::Help(help),
-            Owned::Long(l) if l == "help" => return Command::Help(help),
+            Owned::Short('h') => return Command::Help(help.to_string()),
+            Owned::Long(l) if l == "help" => return Command::Help(help.to_string()),
             Owned::Long(l) if allowed.contains(&l.as_str()) => {
                 let takes_value =
                     matches!(l.as_str(), "older-than" | "limit" | "context" | "session" | "type");
@@ -768,8 +791,8 @@ mod tests {
         );
         assert_eq!(parse(vec!["--version".into()]), Command::Version);
         assert_eq!(parse(vec!["-V".into()]), Command::Version);
-        assert_eq!(parse(vec!["--help".into()]), Command::Help(HELP));
-        assert_eq!(parse(vec!["exec".into(), "-h".into()]), Command::Help(EXEC_HELP));
+        assert_eq!(parse(vec!["--help".into()]), Command::Help(HELP.to_string()));
+        assert_eq!(parse(vec!["exec".into(), "-h".into()]), Command::Help(exec_help()));
     }
 
     #[test]
@@ -836,9 +859,23 @@ mod tests {
     }
 
     #[test]
+    fn exec_help_names_every_variable_zero_reads() {
+        let help = exec_help();
+        for name in crate::config::read_vars() {
+            assert!(
+                help.contains(&format!(" {name},"))
+                    || help.contains(&format!(" {name}."))
+                    || help.contains(&format!("\n{name},")),
+                "{name} is not in exec --help"
+            );
+        }
+        assert!(!help.contains("{ENVIRONMENT}"));
+    }
+
+    #[test]
     fn help_lines_fit_79_columns() {
-        for text in
-            [HELP, EXEC_HELP, SESSIONS_HELP, REDACT_HELP, SEARCH_HELP, CONFIG_HELP, DOCTOR_HELP]
+        let exec = exec_help();
+        for text in [HELP, &exec, SESSIONS_HELP, REDACT_HELP, SEARCH_HELP, CONFIG_HELP, DOCTOR_HELP]
         {
             for line in text.lines() {
                 assert!(line.chars().count() <= 79, "too long: {line}");

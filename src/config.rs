@@ -565,7 +565,8 @@ pub const PROVIDER_VARS: &[&str] = &[
     "ZERO_PROVIDER",
 ];
 
-/// The other variables zero reads: the provider command, limits and timeouts.
+/// The other variables zero reads: the provider command, limits, timeouts, certificates and
+/// proxies (each proxy variable is also read in lower case).
 pub const SETTING_VARS: &[&str] = &[
     "ZERO_PROVIDER_COMMAND",
     "ZERO_OPENAI_API",
@@ -577,7 +578,20 @@ pub const SETTING_VARS: &[&str] = &[
     "ZERO_HEADERS_TIMEOUT_MS",
     "ZERO_IDLE_TIMEOUT_MS",
     "ZERO_TOTAL_TIMEOUT_MS",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
 ];
+
+/// Where zero keeps its files: the config file and the sessions.
+pub const PLACE_VARS: &[&str] = &["XDG_CONFIG_HOME", "XDG_DATA_HOME", "HOME"];
+
+/// Every variable zero reads (besides the values of those whose names say they hold secrets,
+/// which are redacted), in the order `zero exec --help` lists them.
+pub fn read_vars() -> impl Iterator<Item = &'static str> {
+    PROVIDER_VARS.iter().chain(SETTING_VARS).chain(PLACE_VARS).copied()
+}
 
 /// Where the provider settings would come from, without resolving a model: the provider
 /// command (which is run), the active profile, or the environment.
@@ -1380,6 +1394,9 @@ fn net_settings(env: &Env) -> Result<NetSettings, Failure> {
     millis("ZERO_IDLE_TIMEOUT_MS", &mut net.idle)?;
     millis("ZERO_TOTAL_TIMEOUT_MS", &mut net.total)?;
     let either = |name: &str| env.get(name).or_else(|| env.get(&name.to_ascii_lowercase()));
+    debug_assert!(["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY"]
+        .iter()
+        .all(|v| SETTING_VARS.contains(v)));
     net.proxies = crate::url::Proxies {
         https: either("HTTPS_PROXY").map(str::to_string),
         http: either("HTTP_PROXY").map(str::to_string),
