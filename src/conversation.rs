@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::images::Image;
+use crate::protocol::images::Image;
 
 /// Who said something.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

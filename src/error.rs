@@ -63,8 +63,8 @@ impl Failure {
     }
 
     /// `run_end.status` in schema 2.
-    pub fn status_v2(&self) -> crate::events::RunStatus {
-        use crate::events::RunStatus;
+    pub fn status_v2(&self) -> crate::protocol::events::RunStatus {
+        use crate::protocol::events::RunStatus;
         match self {
             Failure::MaxTurns(_) => RunStatus::Incomplete,
             Failure::Interrupted => RunStatus::Interrupted,

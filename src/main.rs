@@ -10,44 +10,24 @@
 //! it, since a forbid here would reach them too).
 #![deny(unsafe_code)]
 
-mod agent;
 mod cli;
 mod clock;
 mod commands;
 mod config;
 mod conversation;
-#[cfg(test)]
-mod differential;
-mod dirfd;
-mod ending;
 mod error;
-mod events;
-mod exec;
-#[cfg(test)]
-mod fuzz;
-mod glob;
-mod http;
-mod ignore;
-mod images;
-mod input;
-mod live;
-mod models;
 mod output;
-mod process;
+mod protocol;
 mod provider;
 mod redact;
-mod regex;
-mod run_plan;
+mod run;
+mod search;
 mod session;
-mod signals;
-mod sse;
-mod substring;
 mod sys;
 #[cfg(test)]
-mod testkit;
+mod testing;
 mod text;
 mod tools;
-mod url;
 
 use std::process::ExitCode;
 
@@ -76,12 +56,12 @@ fn main() -> ExitCode {
         Command::Redact(names) => commands::redact(&names, &config::Env::from_process()),
         Command::Schema(version) => commands::print_schema(&version),
         Command::Exec(args) => {
-            let process = exec::Process {
+            let process = run::exec::Process {
                 env: config::Env::from_process(),
                 stdout: Box::new(sys::stdio::stdout()),
                 stderr: Box::new(sys::stdio::stderr()),
             };
-            exec::run(*args, process, ending::install)
+            run::exec::run(*args, process, run::ending::install)
         }
     };
     ExitCode::from(code)

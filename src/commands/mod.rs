@@ -6,13 +6,12 @@
 
 mod config;
 mod doctor;
-pub mod schema;
-mod search;
+mod session_search;
 mod sessions;
 
 pub use config::config;
 pub use doctor::doctor;
-pub use search::search;
+pub use session_search::search;
 pub use sessions::sessions;
 
 use crate::config::Env;
@@ -95,7 +94,7 @@ pub fn redact(names: &[String], env: &Env) -> u8 {
 /// `zero schema [VERSION]`: the JSON Schema of that version on stdout, or a usage error that
 /// lists the versions zero speaks.
 pub fn print_schema(version: &str) -> u8 {
-    match version.parse::<u8>().ok().and_then(schema::document) {
+    match version.parse::<u8>().ok().and_then(crate::protocol::schema::document) {
         Some(document) => {
             let text = serde_json::to_string_pretty(&document).unwrap_or_default();
             match crate::sys::stdio::print(format!("{text}\n").as_bytes()) {
@@ -104,7 +103,8 @@ pub fn print_schema(version: &str) -> u8 {
             }
         }
         None => {
-            let supported: Vec<String> = schema::SUPPORTED.iter().map(u8::to_string).collect();
+            let supported: Vec<String> =
+                crate::protocol::schema::SUPPORTED.iter().map(u8::to_string).collect();
             crate::sys::stdio::eprint_line(&format!(
                 "[zero] zero schema: unsupported schema version {version:?}; supported: {}",
                 supported.join(", ")

@@ -198,7 +198,7 @@ fn reasoning_effort_is_validated_and_sent_where_taken() {
 
 #[test]
 fn config_file_profiles_and_errors() {
-    let scratch = crate::testkit::TempDir::new("config");
+    let scratch = crate::testing::kit::TempDir::new("config");
     let dir = scratch.path.clone();
     std::fs::create_dir_all(dir.join("zero")).unwrap();
     let e = env(&[("XDG_CONFIG_HOME", dir.to_str().unwrap())]);

@@ -1,6 +1,6 @@
 use super::*;
-use crate::events::{ListedTool, RunDetails};
-use crate::testkit::SharedBuf as Buffer;
+use crate::protocol::events::{ListedTool, RunDetails};
+use crate::testing::kit::SharedBuf as Buffer;
 use serde_json::json;
 
 /// A writer that is closed.

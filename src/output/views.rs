@@ -5,7 +5,7 @@ use std::io::Write;
 
 use serde_json::Value;
 
-use crate::events::{Event, Legacy, RunStatus, Status};
+use crate::protocol::events::{Event, Legacy, RunStatus, Status};
 use crate::text::{cut_chars, one_line};
 
 /// `[result]` rows in text mode are cut at this many characters.

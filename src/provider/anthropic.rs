@@ -16,9 +16,9 @@ use super::{
 };
 use crate::conversation::{Message, Role, ToolCall};
 use crate::error::Stop;
-use crate::http::{error_message, Http};
-use crate::models::{Effort, Usage};
-use crate::sse::Frame;
+use crate::provider::http::{error_message, Http};
+use crate::provider::models::{Effort, Usage};
+use crate::provider::sse::Frame;
 
 pub const API_VERSION: &str = "2023-06-01";
 
@@ -49,7 +49,7 @@ impl Anthropic {
 /// The thinking budget for an effort, kept below `max_tokens` as the API requires (none when
 /// the output limit leaves no room for the smallest budget).
 fn thinking_budget(effort: Effort, max_tokens: u64) -> Option<u64> {
-    if max_tokens <= crate::models::MIN_THINKING_BUDGET {
+    if max_tokens <= crate::provider::models::MIN_THINKING_BUDGET {
         return None;
     }
     let budget = match effort {
@@ -58,7 +58,7 @@ fn thinking_budget(effort: Effort, max_tokens: u64) -> Option<u64> {
         Effort::Medium => 16_384,
         Effort::High | Effort::XHigh => 32_768,
     };
-    Some(budget.min(max_tokens / 2).max(crate::models::MIN_THINKING_BUDGET))
+    Some(budget.min(max_tokens / 2).max(crate::provider::models::MIN_THINKING_BUDGET))
 }
 
 /// The JSON body of one call.

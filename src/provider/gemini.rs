@@ -11,9 +11,9 @@ use serde_json::{json, Map, Value};
 use super::{parse_payload, stream_call, CallError, Decoder, Request, Sink, StreamEvent};
 use crate::conversation::{Message, Role, ToolCall};
 use crate::error::Stop;
-use crate::http::{body_detail, error_message, Http};
-use crate::models::{Effort, Usage};
-use crate::sse::Frame;
+use crate::provider::http::{body_detail, error_message, Http};
+use crate::provider::models::{Effort, Usage};
+use crate::provider::sse::Frame;
 
 pub struct Gemini {
     pub http: Http,

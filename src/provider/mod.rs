@@ -7,9 +7,13 @@
 
 pub mod anthropic;
 pub mod gemini;
+pub mod http;
+pub mod models;
 pub mod openai;
 pub mod responses;
 pub mod scripted;
+pub mod sse;
+pub mod url;
 
 #[cfg(test)]
 mod replay_tests;
@@ -20,10 +24,10 @@ use serde_json::Value;
 
 use crate::conversation::{Message, ToolCall, ToolSpec};
 use crate::error::{Failure, Stop};
-use crate::events::{warning_code, Warning};
-use crate::http::{CallError, Http, Retry};
-use crate::models::Usage;
-use crate::sse::{Frame, SseReader};
+use crate::protocol::events::{warning_code, Warning};
+use crate::provider::http::{CallError, Http, Retry};
+use crate::provider::models::Usage;
+use crate::provider::sse::{Frame, SseReader};
 
 /// What one call sends.
 pub struct Request<'a> {
@@ -139,7 +143,7 @@ pub(crate) fn event_data(frame: Frame) -> Result<Option<String>, CallError> {
     let data = match frame {
         Frame::Event { data, .. } => data,
         Frame::Stray(text) => {
-            let detail = crate::http::body_detail(&text).unwrap_or_default();
+            let detail = crate::provider::http::body_detail(&text).unwrap_or_default();
             return Err(CallError::fatal(format!(
                 "Provider returned a response that is not an event stream: {detail}"
             )));
@@ -159,7 +163,7 @@ pub trait Decoder {
 /// decoders' tests and the fuzzer).
 #[cfg(test)]
 pub(crate) fn decode_body<D: Decoder + Default>(body: &str) -> (Vec<StreamEvent>, Option<String>) {
-    let mut sse = crate::sse::SseReader::new(body.as_bytes());
+    let mut sse = crate::provider::sse::SseReader::new(body.as_bytes());
     let mut decoder = D::default();
     let mut out = Vec::new();
     while let Some(frame) = sse.next_frame().unwrap() {

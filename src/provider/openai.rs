@@ -16,9 +16,9 @@ use super::{
 };
 use crate::conversation::{Message, Role, ToolCall};
 use crate::error::Stop;
-use crate::http::{body_detail, error_message, Http};
-use crate::models::{Effort, Usage};
-use crate::sse::Frame;
+use crate::provider::http::{body_detail, error_message, Http};
+use crate::provider::models::{Effort, Usage};
+use crate::provider::sse::Frame;
 
 /// A configured OpenAI-compatible endpoint.
 pub struct OpenAi {

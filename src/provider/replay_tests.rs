@@ -13,8 +13,8 @@ use super::gemini::GeminiDecoder;
 use super::openai::OpenAiDecoder;
 use super::responses::ResponsesDecoder;
 use super::{Decoder, StreamEvent};
-use crate::http::status_error;
-use crate::sse::SseReader;
+use crate::provider::http::status_error;
+use crate::provider::sse::SseReader;
 
 fn fixtures() -> Option<PathBuf> {
     match std::env::var_os("ZERO_RECORDED_FIXTURES") {

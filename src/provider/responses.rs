@@ -18,9 +18,9 @@ use super::{
 };
 use crate::conversation::{Message, Role, ToolCall};
 use crate::error::Stop;
-use crate::http::{error_message, Http};
-use crate::models::{Effort, Usage};
-use crate::sse::Frame;
+use crate::provider::http::{error_message, Http};
+use crate::provider::models::{Effort, Usage};
+use crate::provider::sse::Frame;
 
 use super::openai::KeyHeader;
 

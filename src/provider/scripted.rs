@@ -21,7 +21,7 @@ use serde_json::Value;
 use super::{CallError, Request, Sink, StreamEvent};
 use crate::conversation::ToolCall;
 use crate::error::{Failure, Stop};
-use crate::models::Usage;
+use crate::provider::models::Usage;
 
 /// One scripted model turn.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,7 +55,8 @@ impl Scripted {
         let cannot = |detail: String| ScriptError(format!("Cannot read script {shown}: {detail}"));
         // A regular file, and only so much of it: a script linked to a FIFO or /dev/zero is an
         // error at once, not a hang.
-        let file = crate::dirfd::open_path_nonblocking(path).map_err(|e| cannot(e.to_string()))?;
+        let file =
+            crate::sys::dirfd::open_path_nonblocking(path).map_err(|e| cannot(e.to_string()))?;
         match file.metadata() {
             Ok(meta) if meta.is_file() => {}
             Ok(_) => return Err(cannot("it is not a regular file".to_string())),

@@ -1,5 +1,5 @@
 use super::*;
-use crate::testkit::Rng;
+use crate::testing::kit::Rng;
 use serde_json::json;
 
 fn plain() -> Redactor {

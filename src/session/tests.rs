@@ -1,6 +1,6 @@
 use super::*;
 use crate::conversation::Role;
-use crate::testkit::TempDir;
+use crate::testing::kit::TempDir;
 
 /// A store in a fresh directory.
 struct Scratch {

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::workspace::{self, open_regular, refusal, Parents, Place};
 use super::{looks_binary, object_schema, ArgError, Args, Outcome, Workspace};
-use crate::dirfd::Kind;
+use crate::sys::dirfd::Kind;
 
 /// Lines returned when the caller gives no range.
 const DEFAULT_LINES: u64 = 2000;

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use super::files::read_for_edit;
 use super::workspace::{self, write_temp, Parents, Place};
 use super::{object_schema, ArgError, Args, Outcome, Workspace};
-use crate::dirfd::{Dir, Kind};
+use crate::sys::dirfd::{Dir, Kind};
 
 pub fn schema() -> Value {
     object_schema(

@@ -14,10 +14,10 @@ use serde_json::{json, Value};
 
 use super::workspace::{open_regular, refusal, Parents};
 use super::{looks_binary, object_schema, ArgError, Args, Outcome, Workspace};
-use crate::dirfd::{Dir, Kind};
-use crate::glob::Glob;
-use crate::ignore::{read_ignore, Level, Stack, Verdict};
-use crate::regex::Regex;
+use crate::search::glob::Glob;
+use crate::search::ignore::{read_ignore, Level, Stack, Verdict};
+use crate::search::regex::Regex;
+use crate::sys::dirfd::{Dir, Kind};
 
 /// Directories skipped like ignored ones (unless `include_ignored`), whatever the ignore
 /// files say: dependencies nobody edits.
@@ -205,7 +205,7 @@ impl Walk {
     fn visit_all(
         &mut self,
         dir: &Dir,
-        entries: Vec<crate::dirfd::Entry>,
+        entries: Vec<crate::sys::dirfd::Entry>,
         prefix: &str,
         depth: usize,
         descend: &dyn Fn(&Entry) -> bool,
@@ -562,7 +562,7 @@ fn ignore_rules(
 
 /// The ignore rules of a directory met by a walk, from its listing: its `.ignore` and
 /// `.gitignore`, and whether it holds `.git` (then with `.git/info/exclude`).
-fn level_of(dir: &Dir, entries: &[crate::dirfd::Entry], prefix: &str) -> Level {
+fn level_of(dir: &Dir, entries: &[crate::sys::dirfd::Entry], prefix: &str) -> Level {
     let has = |name: &str| entries.iter().find(|e| e.name == name).map(|e| e.kind);
     let shown = |name: &str| format!("{prefix}/{name}");
     // A regular file through the directory's handle; a link or anything else is no ignore
@@ -638,7 +638,7 @@ fn search_file(
             first = false;
         }
         if skipping {
-            match crate::substring::memchr(b'\n', buffer, 0) {
+            match crate::search::substring::memchr(b'\n', buffer, 0) {
                 Some(newline) => {
                     buffer.drain(..=newline);
                     first_line += 1;
@@ -658,7 +658,8 @@ fn search_file(
         let whole = if at_end {
             buffer.len()
         } else {
-            crate::substring::memrchr(b'\n', buffer, buffer.len()).map_or(0, |newline| newline + 1)
+            crate::search::substring::memrchr(b'\n', buffer, buffer.len())
+                .map_or(0, |newline| newline + 1)
         };
         let (part, rest) = if whole == 0 && !at_end {
             skipping = true;
@@ -673,7 +674,8 @@ fn search_file(
             count += 1;
             if reporting {
                 if want_numbers {
-                    line_number += crate::substring::count(b'\n', haystack, counted_to, start);
+                    line_number +=
+                        crate::search::substring::count(b'\n', haystack, counted_to, start);
                     counted_to = start;
                 }
                 let mut line = &haystack[start..end.min(start + GREP_LINE_BYTES)];
@@ -688,7 +690,7 @@ fn search_file(
             break;
         }
         if want_numbers && !skipping {
-            first_line += crate::substring::count(b'\n', buffer, 0, rest);
+            first_line += crate::search::substring::count(b'\n', buffer, 0, rest);
         }
         buffer.drain(..rest);
     }
@@ -698,7 +700,7 @@ fn search_file(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::TempDir;
+    use crate::testing::kit::TempDir;
 
     /// What grep must report: every line (its first GREP_LINE_BYTES) the regex matches, with
     /// its number.

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::{object_schema, ArgError, Args, Outcome, Workspace};
-use crate::process::{self, Finished};
+use crate::sys::process::{self, Finished};
 
 /// Bytes kept of each stream.
 pub const OUTPUT_CAP: usize = 1024 * 1024;

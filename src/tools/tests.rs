@@ -1,5 +1,5 @@
 use super::*;
-use crate::testkit::TempDir;
+use crate::testing::kit::TempDir;
 use std::path::PathBuf;
 
 /// A workspace directory (`ws/`) with a file beside it, outside the workspace.
@@ -325,7 +325,7 @@ fn bash_timeout_kills_the_whole_group() {
     let pid = std::fs::read_to_string(&marker).unwrap().trim().to_string();
     // The grandchild goes (or becomes a zombie being reaped) soon after SIGKILL, not at once.
     let pid: u32 = pid.parse().unwrap();
-    let gone = crate::testkit::process_gone_within(pid, std::time::Duration::from_secs(5));
+    let gone = crate::testing::kit::process_gone_within(pid, std::time::Duration::from_secs(5));
     assert!(gone, "grandchild {pid} survived");
 }
 
@@ -611,7 +611,7 @@ fn writes_stay_inside_while_a_directory_is_swapped_for_a_link() {
 
 /// Makes a FIFO with mkfifo(1) (std has no call for it).
 fn mkfifo(path: &std::path::Path) {
-    let status = crate::process::serialized(|| {
+    let status = crate::sys::process::serialized(|| {
         std::process::Command::new("mkfifo").arg(path).status().expect("run mkfifo")
     });
     assert!(status.success(), "mkfifo {}", path.display());

@@ -18,7 +18,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use crate::dirfd::{self, Dir, Kind};
+use crate::sys::dirfd::{self, Dir, Kind};
 
 /// Symbolic links followed while resolving one path at most (as the kernel's MAXSYMLINKS).
 const MAX_LINKS: u32 = 40;
@@ -479,7 +479,7 @@ pub fn create(place: &Place, content: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::TempDir;
+    use crate::testing::kit::TempDir;
 
     fn scratch(name: &str) -> TempDir {
         let dir = TempDir::new(name);

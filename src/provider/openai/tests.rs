@@ -1,6 +1,6 @@
 use super::*;
+use crate::provider::sse::SseReader;
 use crate::provider::ToolSpec;
-use crate::sse::SseReader;
 
 /// Decodes a whole SSE body; the error, if any, ends the list.
 pub(crate) fn decode(body: &str) -> (Vec<StreamEvent>, Option<String>) {

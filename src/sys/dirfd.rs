@@ -344,7 +344,7 @@ pub fn try_lock(file: &File) -> io::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::TempDir;
+    use crate::testing::kit::TempDir;
 
     #[test]
     fn names_are_single_components() {

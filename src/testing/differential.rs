@@ -5,10 +5,10 @@
 
 use serde_json::Value;
 
-use crate::glob::Glob;
-use crate::regex::Regex;
+use crate::search::glob::Glob;
+use crate::search::regex::Regex;
 
-const CORPUS: &str = include_str!("../tests/data/engines.jsonl");
+const CORPUS: &str = include_str!("../../tests/data/engines.jsonl");
 
 #[test]
 fn regex_and_glob_agree_with_python_on_the_corpus() {

@@ -14,9 +14,9 @@ use std::path::PathBuf;
 use crate::cli::{ExecArgs, Resume};
 use crate::config::{Choice, Env};
 use crate::error::Failure;
-use crate::events::warning_code::IGNORED_OPTION;
-use crate::events::{Warning, SCHEMA_VERSIONS};
-use crate::input::InputFormat;
+use crate::protocol::events::warning_code::IGNORED_OPTION;
+use crate::protocol::events::{Warning, SCHEMA_VERSIONS};
+use crate::protocol::input::InputFormat;
 use crate::session;
 use crate::tools::{self, Mode};
 

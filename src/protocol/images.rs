@@ -219,7 +219,7 @@ mod tests {
 
     #[test]
     fn files_are_read_typed_and_capped() {
-        let dir = crate::testkit::TempDir::new("images");
+        let dir = crate::testing::kit::TempDir::new("images");
         dir.write("shot.png", "");
         std::fs::write(dir.join("shot.png"), PNG).unwrap();
         let image = from_file(&dir.join("shot.png")).unwrap();

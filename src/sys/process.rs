@@ -20,7 +20,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, Once, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::signals;
+use crate::sys::signals;
 
 /// How long output is still read after the command ended or was killed.
 const OUTPUT_GRACE: Duration = Duration::from_millis(500);
@@ -290,7 +290,7 @@ pub fn kill_everything() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::process_gone_within;
+    use crate::testing::kit::process_gone_within;
 
     fn spec<'a>(command: &'a str, cwd: &'a Path, timeout_ms: u64) -> Spec<'a> {
         Spec {
@@ -347,7 +347,7 @@ mod tests {
 
     #[test]
     fn a_process_that_left_the_group_is_killed_and_does_not_hold_the_call() {
-        let dir = crate::testkit::TempDir::new("process-setsid");
+        let dir = crate::testing::kit::TempDir::new("process-setsid");
         let marker = dir.join("pid");
         // The daemon keeps stdout open and sleeps far longer than the call may take.
         let command = format!(
@@ -364,7 +364,7 @@ mod tests {
 
     #[test]
     fn a_deadline_holds_even_when_a_daemon_keeps_the_pipe() {
-        let dir = crate::testkit::TempDir::new("process-deadline");
+        let dir = crate::testing::kit::TempDir::new("process-deadline");
         let command = "setsid sleep 60 & sleep 60";
         let started = Instant::now();
         let done = run_shell(&spec(command, &dir.path, 300)).unwrap();

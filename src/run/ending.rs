@@ -36,7 +36,7 @@ pub fn set_live_turn(in_turn: bool) {
         TURN_INTERRUPTED.store(false, Ordering::SeqCst);
     }
     LIVE_STATE.store(if in_turn { LIVE_IN_TURN } else { LIVE_WAITING }, Ordering::SeqCst);
-    crate::signals::set_live(true);
+    crate::sys::signals::set_live(true);
 }
 
 /// Whether a SIGINT interrupted the current live turn.
@@ -48,13 +48,13 @@ pub fn turn_interrupted() -> bool {
 /// group is killed at once); anything else ends the process.
 fn on_signal(shared: &Shared, signum: i32) {
     let in_turn = LIVE_STATE.load(Ordering::SeqCst) == LIVE_IN_TURN;
-    if signum == crate::signals::SIGINT && in_turn {
+    if signum == crate::sys::signals::SIGINT && in_turn {
         let mut last = LAST_TURN_INTERRUPT.lock().unwrap_or_else(|p| p.into_inner());
         let recent = last.is_some_and(|at| at.elapsed() < SECOND_INTERRUPT);
         if !recent {
             *last = Some(Instant::now());
             TURN_INTERRUPTED.store(true, Ordering::SeqCst);
-            crate::signals::kill_running_group();
+            crate::sys::signals::kill_running_group();
             return;
         }
     }
@@ -123,7 +123,7 @@ pub fn install(shared: &Shared) {
     let for_signals = shared.clone();
     // Without the handler the default action (terminate) still applies; that is the best
     // that can be done if the socket pair cannot be created.
-    let _ = crate::signals::install(move |signum| on_signal(&for_signals, signum));
+    let _ = crate::sys::signals::install(move |signum| on_signal(&for_signals, signum));
     let for_panics = shared.clone();
     std::panic::set_hook(Box::new(move |info| {
         let what = info
@@ -155,7 +155,7 @@ fn end_from_outside(shared: &Shared, failure: Failure) -> ! {
     // before anything is killed, so a tool that ends now cannot report first. Whoever holds it
     // is writing a line, perhaps to a reader that is slow: the line is let finish, so it is
     // never torn, but not for ever. A second signal meanwhile exits at once, in live mode too.
-    crate::signals::set_ending();
+    crate::sys::signals::set_ending();
     let mut emitter = lock_for(shared, LINE_IN_PROGRESS);
     if let Some(emitter) = emitter.as_mut() {
         // A reader that stopped reading must not keep the process alive: the ending's lines
@@ -167,7 +167,7 @@ fn end_from_outside(shared: &Shared, failure: Failure) -> ! {
 }
 
 fn finish(failure: &Failure) -> ! {
-    crate::process::kill_everything();
+    crate::sys::process::kill_everything();
     record_failure(failure);
     std::process::exit(failure.exit_code().into());
 }

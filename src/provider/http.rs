@@ -16,7 +16,7 @@ use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
 use ureq::Timeout;
 
 use crate::error::Failure;
-use crate::sse::SseError;
+use crate::provider::sse::SseError;
 use crate::text::summarize;
 
 /// Error bodies are read up to this size.
@@ -101,7 +101,7 @@ pub struct NetSettings {
     pub total: Duration,
     pub max_retries: u32,
     /// The proxies of the environment (which one a URL takes: `url::Proxies::for_url`).
-    pub proxies: crate::url::Proxies,
+    pub proxies: crate::provider::url::Proxies,
 }
 
 impl Default for NetSettings {
@@ -112,7 +112,7 @@ impl Default for NetSettings {
             idle: Duration::from_secs(300),
             total: Duration::from_secs(3600),
             max_retries: 2,
-            proxies: crate::url::Proxies::default(),
+            proxies: crate::provider::url::Proxies::default(),
         }
     }
 }
@@ -189,7 +189,7 @@ impl ExtraRoots {
 
 /// The certificates of a PEM file (a regular file, at most 16 MiB).
 fn read_pem_certs(path: &Path) -> Result<Vec<Certificate<'static>>, String> {
-    let file = crate::dirfd::open_path_nonblocking(path).map_err(|e| e.to_string())?;
+    let file = crate::sys::dirfd::open_path_nonblocking(path).map_err(|e| e.to_string())?;
     match file.metadata() {
         Ok(meta) if meta.is_file() => {}
         Ok(_) => return Err("it is not a regular file".to_string()),

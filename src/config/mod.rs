@@ -14,9 +14,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::error::Failure;
-use crate::events::{warning_code, Warning};
-use crate::http::{ExtraRoots, NetSettings};
-use crate::models::{self, Effort, Family, Model, ModelSpec, Prices, Profile, Rates};
+use crate::protocol::events::{warning_code, Warning};
+use crate::provider::http::{ExtraRoots, NetSettings};
+use crate::provider::models::{self, Effort, Family, Model, ModelSpec, Prices, Profile, Rates};
 
 /// A snapshot of the environment. Empty values count as unset (B 2.1).
 #[derive(Debug, Clone, Default)]
@@ -262,7 +262,7 @@ pub fn load_user_config(env: &Env) -> Result<Option<UserConfig>, Failure> {
     let cannot = |detail: String| {
         Failure::Config(format!("Cannot read config {}: {detail}", path.display()))
     };
-    let file = match crate::dirfd::open_path_nonblocking(&path) {
+    let file = match crate::sys::dirfd::open_path_nonblocking(&path) {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(cannot(err.to_string())),
@@ -1201,7 +1201,7 @@ fn endpoint(env: &Env, source: &Source, kind: ProviderKind) -> (Option<String>, 
 /// Trims, removes trailing slashes, and checks for `http(s)://host`.
 fn normalize_url(url: &str) -> Option<String> {
     let url = url.trim().trim_end_matches('/');
-    let valid = crate::url::Url::parse(url).is_ok() && !url.contains(char::is_whitespace);
+    let valid = crate::provider::url::Url::parse(url).is_ok() && !url.contains(char::is_whitespace);
     valid.then(|| url.to_string())
 }
 
@@ -1230,7 +1230,8 @@ fn custom_host(env: &Env, source: &Source, kind: ProviderKind) -> bool {
 /// the same host by a real parse, on https and the default port, with no userinfo, and the
 /// official path or none.
 fn is_vendor_url(url: &str, official: &str) -> bool {
-    let (Ok(url), Ok(vendor)) = (crate::url::Url::parse(url), crate::url::Url::parse(official))
+    let (Ok(url), Ok(vendor)) =
+        (crate::provider::url::Url::parse(url), crate::provider::url::Url::parse(official))
     else {
         return false;
     };
@@ -1397,7 +1398,7 @@ fn net_settings(env: &Env) -> Result<NetSettings, Failure> {
     debug_assert!(["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY"]
         .iter()
         .all(|v| SETTING_VARS.contains(v)));
-    net.proxies = crate::url::Proxies {
+    net.proxies = crate::provider::url::Proxies {
         https: either("HTTPS_PROXY").map(str::to_string),
         http: either("HTTP_PROXY").map(str::to_string),
         all: either("ALL_PROXY").map(str::to_string),
@@ -1440,7 +1441,7 @@ const PROVIDER_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 fn provider_command(command: &str) -> Result<Source, Failure> {
     let fail = |m: String| Failure::Provider(m);
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    let spec = crate::process::Spec {
+    let spec = crate::sys::process::Spec {
         command,
         cwd: &cwd,
         timeout: PROVIDER_COMMAND_TIMEOUT,
@@ -1448,7 +1449,7 @@ fn provider_command(command: &str) -> Result<Source, Failure> {
         stdout_cap: 1024 * 1024,
         stderr_cap: 64 * 1024,
     };
-    let done = crate::process::run_shell(&spec)
+    let done = crate::sys::process::run_shell(&spec)
         .map_err(|err| fail(format!("ZERO_PROVIDER_COMMAND failed: cannot run /bin/sh: {err}")))?;
     if done.timed_out {
         return Err(fail("ZERO_PROVIDER_COMMAND timed out after 5 seconds".to_string()));

@@ -11,13 +11,13 @@
 use std::io::{BufReader, Read};
 use std::time::{Duration, Instant};
 
+use crate::provider::sse::{Frame, SseReader};
 use crate::provider::{
     anthropic::AnthropicDecoder, gemini::GeminiDecoder, openai::OpenAiDecoder,
     responses::ResponsesDecoder, Decoder,
 };
 use crate::redact::{Redactor, TextStream};
-use crate::sse::{Frame, SseReader};
-use crate::testkit::{Rng, SharedBuf};
+use crate::testing::kit::{Rng, SharedBuf};
 
 fn scale() -> usize {
     std::env::var("ZERO_FUZZ_SCALE")
@@ -336,7 +336,7 @@ fn fuzz_stream_json_input_validator() {
     ];
     campaign("stream-json input", 25_000, |rng| {
         let input = sample(rng, samples, JSON_DICT);
-        match crate::input::read_events(&input[..], &mut None) {
+        match crate::protocol::input::read_events(&input[..], &mut None) {
             Ok(prompt) => assert!(!prompt.text.trim().is_empty() || !prompt.images.is_empty()),
             Err(err) => {
                 assert!(!err.0.contains('\n'), "multi-line error {:?}", err.0);
@@ -363,7 +363,7 @@ fn fuzz_regex_engine() {
         let haystack =
             String::from_utf8_lossy(&text(rng, &["a", "b", "ab", " ", "1", "é", "\n", "x"], 40))
                 .into_owned();
-        if let Ok(regex) = crate::regex::Regex::new(&pattern, rng.chance(3)) {
+        if let Ok(regex) = crate::search::regex::Regex::new(&pattern, rng.chance(3)) {
             // The DFA, the VM alone, and the buffer search (prefilter, then the program on
             // the candidate lines) give one answer.
             let vm = regex.clone().without_dfa();
@@ -395,7 +395,8 @@ fn fuzz_regex_engine() {
         // A literal (escaped) pattern always finds itself.
         let word: String = haystack.chars().filter(|c| c.is_alphanumeric()).take(5).collect();
         if !word.is_empty() {
-            let regex = crate::regex::Regex::new(&word, false).expect("a plain word compiles");
+            let regex =
+                crate::search::regex::Regex::new(&word, false).expect("a plain word compiles");
             assert!(regex.is_match(&format!("<{word}>")));
         }
     });
@@ -410,7 +411,7 @@ fn fuzz_glob_matcher() {
         let pattern = String::from_utf8_lossy(&text(rng, dict, 10)).into_owned();
         let path =
             String::from_utf8_lossy(&text(rng, &["a", "b", "/", ".", "ab", "c"], 12)).into_owned();
-        if let Ok(glob) = crate::glob::Glob::new(&pattern) {
+        if let Ok(glob) = crate::search::glob::Glob::new(&pattern) {
             let _ = glob.matches(&path);
             let _ = glob.base();
         }
@@ -420,7 +421,7 @@ fn fuzz_glob_matcher() {
             .join("/");
         {
             assert!(
-                crate::glob::Glob::new(&plain).unwrap().matches(&plain),
+                crate::search::glob::Glob::new(&plain).unwrap().matches(&plain),
                 "{plain} does not match itself"
             );
         }
@@ -506,9 +507,9 @@ fn fuzz_emitter_lines_are_always_json() {
                 reason: &piece,
             };
             let decision = crate::output::Decision {
-                action: crate::events::Action::Deny,
+                action: crate::protocol::events::Action::Deny,
                 reason: &piece,
-                decided_by: crate::events::DecidedBy::Policy,
+                decided_by: crate::protocol::events::DecidedBy::Policy,
             };
             let _ = match rng.below(7) {
                 0 => e.text(&piece),
@@ -545,13 +546,13 @@ fn fuzz_retry_hints_are_always_within_bounds() {
         "0", "1", "9", "5", ".", "e", "E", "-", "+", "20", "300", "NaN", "nan", "inf", "-inf", " ",
         ",", ":", "GMT", "Sun", "Wed", "Nov", "Oct", "1994", "9999", "08:49:37", "é",
     ];
-    let max = crate::http::MAX_RETRY_AFTER;
+    let max = crate::provider::http::MAX_RETRY_AFTER;
     campaign("retry-after", 10_000, |rng| {
         let millis = String::from_utf8_lossy(&text(rng, dict, 6)).into_owned();
         let seconds = String::from_utf8_lossy(&text(rng, dict, 8)).into_owned();
         let millis = rng.chance(2).then_some(millis.as_str());
         let now = rng.next() as i64 >> rng.below(64);
-        if let Some(wait) = crate::http::retry_hint(millis, Some(&seconds), now) {
+        if let Some(wait) = crate::provider::http::retry_hint(millis, Some(&seconds), now) {
             assert!(wait <= max, "{millis:?} {seconds:?} gave {wait:?}");
         }
         let _ = crate::clock::parse_http_date(&seconds);

@@ -213,7 +213,7 @@ pub enum Resume {
     Candidate { word: String, index: usize },
 }
 
-/// The raw `exec` options, validated later in [`crate::exec`].
+/// The raw `exec` options, validated later in [`crate::run::exec`].
 #[derive(Debug, Default, PartialEq)]
 pub struct ExecArgs {
     pub prompt_words: Vec<String>,
@@ -852,7 +852,7 @@ mod tests {
     #[test]
     fn the_help_names_the_schema_versions_zero_speaks() {
         let versions: Vec<String> =
-            crate::events::SCHEMA_VERSIONS.iter().map(u8::to_string).collect();
+            crate::protocol::events::SCHEMA_VERSIONS.iter().map(u8::to_string).collect();
         let list = versions.join(", ");
         assert!(SCHEMA_HELP.contains(&format!("Versions\nthis zero speaks: {list}.")));
         assert!(HELP.contains(&format!("the JSON Schema of stream-json ({list})")));

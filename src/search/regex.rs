@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use crate::substring::{self, Finder};
+use crate::search::substring::{self, Finder};
 
 mod dfa;
 
@@ -1123,7 +1123,7 @@ mod tests {
         // them, past the cap, so the cache is dropped and rebuilt along the way.
         let regex = Regex::new("a[ab]{12}c", false).unwrap();
         let vm = regex.clone().without_dfa();
-        let mut rng = crate::testkit::Rng::new(12);
+        let mut rng = crate::testing::kit::Rng::new(12);
         let text: String = (0..20_000).map(|_| if rng.below(2) == 0 { 'a' } else { 'b' }).collect();
         for line in
             [text.clone(), format!("{text}c"), format!("{}c{}", &text[..9000], &text[9000..])]
@@ -1143,7 +1143,7 @@ mod tests {
         // threads in thousands of states, far past the memory cap without it.
         let regex = Regex::new("a[ab]{1000}c", false).unwrap();
         let vm = regex.clone().without_dfa();
-        let mut rng = crate::testkit::Rng::new(7);
+        let mut rng = crate::testing::kit::Rng::new(7);
         let bytes = || regex.dfa.as_ref().map_or((0, 0), |d| d.borrow().bytes());
         let line: String = (0..2500).map(|_| ['a', 'b'][rng.below(2)]).collect();
         assert!(!regex.is_match(&line[..40]) && bytes().0 > 0);

@@ -21,11 +21,11 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::error::{Failure, OutputClosed};
-use crate::events::{
+use crate::protocol::events::{
     Action, DecidedBy, Event, Legacy, ListedTool, Risk, RunDetails, RunStatus, Status, Totals,
     Warning,
 };
-use crate::models::Usage;
+use crate::provider::models::Usage;
 use crate::redact::{Redactor, TextStream};
 use crate::text::cap_utf8;
 

@@ -17,14 +17,16 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::agent::{Agent, Approvals, Journal, Verdict};
 use crate::conversation::Message;
 use crate::error::{Failure, Stop};
-use crate::events::{DecidedBy, RunStatus};
-use crate::input::{self, Answer, LiveLine, LiveLineError, StreamPrompt, MAX_LINE_BYTES_V2};
-use crate::models::Model;
 use crate::output::{lock, Shared};
+use crate::protocol::events::{DecidedBy, RunStatus};
+use crate::protocol::input::{
+    self, Answer, LiveLine, LiveLineError, StreamPrompt, MAX_LINE_BYTES_V2,
+};
+use crate::provider::models::Model;
 use crate::provider::Provider;
+use crate::run::agent::{Agent, Approvals, Journal, Verdict};
 use crate::session::{self, Session};
 use crate::tools::Toolbox;
 
@@ -125,7 +127,7 @@ pub fn run(live: Live<'_>) -> Result<u8, Stop> {
     };
     let mut turn = 0u64;
     let mut last = (RunStatus::Success, 0u8);
-    crate::ending::set_live_turn(false);
+    crate::run::ending::set_live_turn(false);
     while let Some(prompt) = inbox.next_turn()? {
         turn += 1;
         if let Some(s) = &session {
@@ -140,7 +142,7 @@ pub fn run(live: Live<'_>) -> Result<u8, Stop> {
         let history = messages.split_off(1.min(messages.len()));
         messages.extend(session::trim_to_budget(history, live.budget));
         messages.push(Message { images: prompt.images, ..Message::user(prompt.text) });
-        crate::ending::set_live_turn(true);
+        crate::run::ending::set_live_turn(true);
         let result = Agent {
             provider: &mut *provider,
             tools: &mut *tools,
@@ -153,7 +155,7 @@ pub fn run(live: Live<'_>) -> Result<u8, Stop> {
             approvals: live.approvals.map(|_| &mut inbox as &mut dyn Approvals),
         }
         .run(&mut messages);
-        crate::ending::set_live_turn(false);
+        crate::run::ending::set_live_turn(false);
         last = match result {
             Ok(answer) => {
                 lock(out).turn_answer(&answer)?;
@@ -316,7 +318,7 @@ impl Approvals for Inbox {
             for_session: false,
         };
         loop {
-            if crate::ending::turn_interrupted() {
+            if crate::run::ending::turn_interrupted() {
                 return Err(Failure::Interrupted.into());
             }
             if self.eof {
@@ -372,7 +374,7 @@ mod tests {
     use super::*;
     use crate::output::{Emitter, Format};
     use crate::redact::Redactor;
-    use crate::testkit::SharedBuf;
+    use crate::testing::kit::SharedBuf;
 
     /// Everything the pump hands over for `input`, as text.
     fn pumped(input: &[u8]) -> Vec<String> {

@@ -452,7 +452,7 @@ impl Stack {
                 // A link is not followed (and so not read), as in the walk.
                 match std::fs::symlink_metadata(&path) {
                     Ok(meta) if meta.file_type().is_symlink() => Ok(None),
-                    _ => read_ignore(crate::dirfd::open_path_nonblocking(&path), &shown),
+                    _ => read_ignore(crate::sys::dirfd::open_path_nonblocking(&path), &shown),
                 }
             };
             let exclude =
@@ -618,7 +618,7 @@ mod tests {
 
     #[test]
     fn random_patterns_give_the_same_answer_by_shape_and_by_programme() {
-        let mut rng = crate::testkit::Rng::new(99);
+        let mut rng = crate::testing::kit::Rng::new(99);
         let parts = ["a", "b", ".", "*", "**", "/", "?", "[ab]", "[!a]", "\\*", "log"];
         let names = ["a", "b", "ab", "a.log", "b/a", "a/b/c", ".a", "log", "a*", "x/log"];
         for _ in 0..20_000 {

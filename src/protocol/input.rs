@@ -15,8 +15,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::events::SCHEMA_VERSIONS;
-use crate::images::{self, Image, MAX_IMAGES};
+use crate::protocol::events::SCHEMA_VERSIONS;
+use crate::protocol::images::{self, Image, MAX_IMAGES};
 
 /// Longest stream-json input line in schema 1.
 pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
@@ -572,7 +572,7 @@ mod tests {
 
     #[test]
     fn schema_2_lines_carry_images_and_may_be_longer() {
-        let png = crate::images::encode(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
+        let png = crate::protocol::images::encode(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
         let line = |content: &str, images: &str| {
             format!("{{\"schemaVersion\":2,\"type\":\"message\",\"role\":\"user\",\"content\":\"{content}\",\"images\":{images}}}\n")
         };
@@ -650,7 +650,7 @@ mod tests {
 
     #[test]
     fn text_prompt_joins_inline_and_file() {
-        let scratch = crate::testkit::TempDir::new("input");
+        let scratch = crate::testing::kit::TempDir::new("input");
         let dir = scratch.path.clone();
         let file = dir.join("p.txt");
         std::fs::write(&file, "from file\n").unwrap();

@@ -20,7 +20,7 @@ use crate::clock::{random_base36, Utc};
 use crate::config::Env;
 use crate::conversation::{Message, ToolCall};
 use crate::error::Failure;
-use crate::models::Usage;
+use crate::provider::models::Usage;
 use crate::redact::Redactor;
 
 /// How long a run waits for another run's lock on the same session.
@@ -555,7 +555,7 @@ impl Lock {
                 path.display()
             ))
         };
-        let handle = crate::dirfd::Dir::open(dir).map_err(|e| cannot(e.to_string()))?;
+        let handle = crate::sys::dirfd::Dir::open(dir).map_err(|e| cannot(e.to_string()))?;
         let mut file =
             handle.open_lock(std::ffi::OsStr::new("lock")).map_err(|e| cannot(e.to_string()))?;
         let is_file = file.metadata().map(|m| m.is_file()).map_err(|e| cannot(e.to_string()))?;
@@ -564,7 +564,7 @@ impl Lock {
         }
         let deadline = Instant::now() + wait;
         loop {
-            match crate::dirfd::try_lock(&file) {
+            match crate::sys::dirfd::try_lock(&file) {
                 Ok(true) => break,
                 Ok(false) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(20))
@@ -666,7 +666,11 @@ impl Session {
 /// Payload of a `tool_call` event. Arguments are stored decoded (and so redacted decoded):
 /// an escaped secret in the model's JSON text cannot reach the file.
 /// A user message: its text, and what was attached (not the image bytes, see `images`).
-pub fn user_payload(content: &str, images: &[crate::images::Image], source: &str) -> Value {
+pub fn user_payload(
+    content: &str,
+    images: &[crate::protocol::images::Image],
+    source: &str,
+) -> Value {
     let mut payload = serde_json::json!({"role": "user", "content": content, "source": source});
     if !images.is_empty() {
         let shown: Vec<Value> = images

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use crate::conversation::{Message, ToolCall};
 use crate::error::{Failure, Stop};
-use crate::events::{Action, DecidedBy};
-use crate::models::{self, Model, Usage};
 use crate::output::{lock, Decision, Finished, Gate, Phase, Shared};
+use crate::protocol::events::{Action, DecidedBy};
+use crate::provider::models::{self, Model, Usage};
 use crate::provider::{Provider, Request, StreamEvent};
 use crate::tools::{side_effect_of, Gated, Outcome, Refusal, Toolbox};
 
@@ -154,7 +154,7 @@ fn interrupted_outcome() -> Outcome {
 
 /// A live turn stopped by SIGINT (see `ending`): outside live mode it is never set.
 fn interrupted() -> Result<(), Stop> {
-    if crate::ending::turn_interrupted() {
+    if crate::run::ending::turn_interrupted() {
         return Err(Failure::Interrupted.into());
     }
     Ok(())
@@ -236,7 +236,7 @@ impl Agent<'_> {
                 return Ok(text);
             }
             for (done, call) in calls.iter().enumerate() {
-                if crate::ending::turn_interrupted() {
+                if crate::run::ending::turn_interrupted() {
                     // Every call of the turn gets a result, in the stream and in the
                     // conversation, or the next request is refused.
                     for call in &calls[done..] {
@@ -417,7 +417,7 @@ mod tests {
     use crate::output::{Emitter, Format};
     use crate::provider::scripted::Scripted;
     use crate::redact::Redactor;
-    use crate::testkit::{SharedBuf, TempDir};
+    use crate::testing::kit::{SharedBuf, TempDir};
     use crate::tools::{Mode, Workspace};
     use std::sync::{Arc, Mutex};
 

@@ -5,10 +5,10 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::events::warning_code;
+use crate::protocol::events::warning_code;
 
 /// The schema versions zero speaks.
-pub const SUPPORTED: &[u8] = crate::events::SCHEMA_VERSIONS;
+pub const SUPPORTED: &[u8] = crate::protocol::events::SCHEMA_VERSIONS;
 
 /// The JSON Schema of `version`, or `None` when zero does not speak it.
 pub fn document(version: u8) -> Option<Value> {
@@ -405,7 +405,7 @@ fn inputs_2() -> Events {
         Map::new(),
         Vec::new(),
         &[
-            ("mediaType", json!({"enum": crate::images::MEDIA_TYPES})),
+            ("mediaType", json!({"enum": crate::protocol::images::MEDIA_TYPES})),
             (
                 "data",
                 json!({"description": "base64, at most 10 MiB decoded", "type": "string", "minLength": 1}),

@@ -6,21 +6,21 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::agent::{Agent, Journal, SYSTEM_PROMPT};
 use crate::cli::ExecArgs;
 use crate::config::{self, Env, OpenAiApi, ProviderKind, Runtime};
 use crate::conversation::{Message, ToolCall};
 use crate::error::{Failure, Stop};
-use crate::events::{warning_code, ListedTool, RunDetails, Warning};
-use crate::http::Http;
-use crate::images::{self, Image};
-use crate::input::{self, InputFormat, PromptText};
-use crate::models::{self, Model, Usage};
 use crate::output::{lock, Emitter, Format, RunInfo, Shared};
+use crate::protocol::events::{warning_code, ListedTool, RunDetails, Warning};
+use crate::protocol::images::{self, Image};
+use crate::protocol::input::{self, InputFormat, PromptText};
+use crate::provider::http::Http;
+use crate::provider::models::{self, Model, Usage};
 use crate::provider::openai::KeyHeader;
 use crate::provider::{self, Provider};
 use crate::redact::Redactor;
-use crate::run_plan::{self, RunPlan, SessionPlan};
+use crate::run::agent::{Agent, Journal, SYSTEM_PROMPT};
+use crate::run::plan::{RunPlan, SessionPlan};
 use crate::session::{self, NewSession, Session, Store};
 use crate::tools::{self, Mode, Outcome, Toolbox, Workspace};
 
@@ -69,7 +69,7 @@ fn finish(shared: &Shared, result: Result<u8, Stop>) -> u8 {
         Err(Stop::OutputClosed) => 1,
         Err(Stop::Failed(failure)) => {
             let code = failure.exit_code();
-            crate::ending::record_failure(&failure);
+            crate::run::ending::record_failure(&failure);
             match lock(shared).failure(&failure) {
                 Ok(()) => code,
                 Err(_) => 1,
@@ -83,13 +83,13 @@ fn finish(shared: &Shared, result: Result<u8, Stop>) -> u8 {
 fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<u8, Stop> {
     // The schema version the flag asks for (live mode speaks 2): every later error is written
     // in it.
-    match run_plan::schema_version(args)? {
+    match super::plan::schema_version(args)? {
         Some(version) => lock(shared).set_schema(version),
         None if args.live => lock(shared).set_schema(2),
         None => {}
     }
     // 2-4, 7. Everything the command line alone decides, before anything is read or changed.
-    let plan = run_plan::resolve(args, env)?;
+    let plan = super::plan::resolve(args, env)?;
     execute(&plan, env, shared)
 }
 
@@ -272,7 +272,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
         open_session(store, selection, &new, &redactor, budget, &mut warnings)?
     };
     let session = session.map(|s| Arc::new(Mutex::new(s)));
-    crate::ending::set_active_session(session.clone());
+    crate::run::ending::set_active_session(session.clone());
     let info =
         RunInfo { session_id: session.as_ref().map(|s| session_lock(s).id().to_string()), ..info };
     // 10-11. run_start first, then the unsafe warning (A3).
@@ -305,7 +305,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
     let mut journal =
         SessionJournal { session: session.clone(), out: shared.clone(), model: runtime.model };
     if plan.live {
-        return crate::live::run(crate::live::Live {
+        return crate::run::live::run(crate::run::live::Live {
             out: shared,
             provider: &mut provider,
             tools: &mut toolbox,
