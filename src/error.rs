@@ -8,6 +8,8 @@
 
 use std::fmt;
 
+use crate::protocol::events::ErrorCode;
+
 /// A failure that ends a run with an `error` event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
@@ -41,23 +43,23 @@ impl Failure {
         }
     }
 
-    /// The `code` field of the `error` event (A2).
-    pub fn code(&self) -> &'static str {
+    /// The `code` field of the `error` event in schema 1 (and of the legacy `json` lines).
+    pub fn code(&self) -> ErrorCode {
         match self {
-            Failure::Usage(_) => "usage_error",
-            Failure::Config(_) => "config_error",
-            Failure::Provider(_) | Failure::Unavailable(_) => "provider_error",
-            Failure::MaxTurns(_) => "max_turns",
-            Failure::Interrupted => "interrupted",
-            Failure::Crash(_) => "crash",
+            Failure::Usage(_) => ErrorCode::UsageError,
+            Failure::Config(_) => ErrorCode::ConfigError,
+            Failure::Provider(_) | Failure::Unavailable(_) => ErrorCode::ProviderError,
+            Failure::MaxTurns(_) => ErrorCode::MaxTurns,
+            Failure::Interrupted => ErrorCode::Interrupted,
+            Failure::Crash(_) => ErrorCode::Crash,
         }
     }
 
     /// The `code` of the `error` event in schema 2: an incomplete run is `incomplete`, as
     /// Zero's schema 2 has it.
-    pub fn code_v2(&self) -> &'static str {
+    pub fn code_v2(&self) -> ErrorCode {
         match self {
-            Failure::MaxTurns(_) => "incomplete",
+            Failure::MaxTurns(_) => ErrorCode::Incomplete,
             other => other.code(),
         }
     }
@@ -149,7 +151,7 @@ mod tests {
         ];
         for (failure, exit, code, recoverable) in cases {
             assert_eq!(failure.exit_code(), exit);
-            assert_eq!(failure.code(), code);
+            assert_eq!(failure.code().name(), code);
             assert_eq!(failure.recoverable(), recoverable);
         }
     }

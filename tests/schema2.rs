@@ -282,6 +282,7 @@ enum WarningCode {
     UnknownConfigKey,
     SessionUnavailable,
     TornSession,
+    ThreadUnavailable,
 }
 
 #[derive(Debug, Deserialize)]

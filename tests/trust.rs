@@ -764,3 +764,54 @@ fn a_read_only_file_is_refused_by_every_tool_that_writes() {
     let mode = std::fs::metadata(&notes).unwrap().permissions().mode() & 0o7777;
     assert_eq!(mode, 0o444);
 }
+
+/// The names of the threads of process `pid`.
+fn threads_of(pid: u32) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+        .map(|t| {
+            std::fs::read_to_string(t.path().join("comm")).unwrap_or_default().trim().to_string()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_bash_call_starts_no_thread() {
+    let dir = TestDir::new("no-threads");
+    let fifo = dir.path("release");
+    crate::util::mkfifo(&fifo);
+    // The command says it has started, then waits until the test lets it go.
+    let command = format!("echo started > started; cat {} > /dev/null; echo done", fifo.display());
+    let script =
+        dir.script(&calls_then_done(json!([{"name": "bash", "arguments": {"command": command}}])));
+    let child = dir
+        .zero()
+        .args(&[
+            "exec",
+            "-o",
+            "stream-json",
+            "--auto",
+            "high",
+            "--script",
+            script.to_str().unwrap(),
+            "go",
+        ])
+        .spawn();
+    let started = dir.path("work/started");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !started.exists() {
+        assert!(std::time::Instant::now() < deadline, "the command never started");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // During the call: the main thread and the signal watcher, nothing for the shell.
+    let during = threads_of(child.id());
+    std::fs::write(&fifo, "go\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(during, ["zero", "zero-signals"], "threads during a bash call");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("done"), "{stdout}");
+}

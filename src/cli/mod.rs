@@ -851,9 +851,7 @@ mod tests {
 
     #[test]
     fn the_help_names_the_schema_versions_zero_speaks() {
-        let versions: Vec<String> =
-            crate::protocol::events::SCHEMA_VERSIONS.iter().map(u8::to_string).collect();
-        let list = versions.join(", ");
+        let list = crate::protocol::events::SchemaVersion::supported();
         assert!(SCHEMA_HELP.contains(&format!("Versions\nthis zero speaks: {list}.")));
         assert!(HELP.contains(&format!("the JSON Schema of stream-json ({list})")));
     }

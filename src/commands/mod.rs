@@ -15,6 +15,7 @@ pub use session_search::search;
 pub use sessions::sessions;
 
 use crate::config::Env;
+use crate::protocol::events::SchemaVersion;
 use crate::redact::{self, Redactor};
 use crate::session::SessionError;
 
@@ -93,8 +94,9 @@ pub fn redact(names: &[String], env: &Env) -> u8 {
 
 /// `zero schema [VERSION]`: the JSON Schema of that version on stdout, or a usage error that
 /// lists the versions zero speaks.
-pub fn print_schema(version: &str) -> u8 {
-    match version.parse::<u8>().ok().and_then(crate::protocol::schema::document) {
+pub fn print_schema(typed: &str) -> u8 {
+    let version = typed.parse::<u64>().ok().and_then(SchemaVersion::from_number);
+    match version.map(crate::protocol::schema::document) {
         Some(document) => {
             let text = serde_json::to_string_pretty(&document).unwrap_or_default();
             match crate::sys::stdio::print(format!("{text}\n").as_bytes()) {
@@ -103,11 +105,9 @@ pub fn print_schema(version: &str) -> u8 {
             }
         }
         None => {
-            let supported: Vec<String> =
-                crate::protocol::schema::SUPPORTED.iter().map(u8::to_string).collect();
             crate::sys::stdio::eprint_line(&format!(
-                "[zero] zero schema: unsupported schema version {version:?}; supported: {}",
-                supported.join(", ")
+                "[zero] zero schema: unsupported schema version {typed:?}; supported: {}",
+                SchemaVersion::supported()
             ));
             2
         }

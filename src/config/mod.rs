@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::error::Failure;
-use crate::protocol::events::{warning_code, Warning};
+use crate::protocol::events::{Warning, WarningCode};
 use crate::provider::http::{ExtraRoots, NetSettings};
 use crate::provider::models::{self, Effort, Family, Model, ModelSpec, Prices, Profile, Rates};
 
@@ -756,7 +756,7 @@ pub fn resolve(
     let profile = match (profile_flag, choice.model.as_deref()) {
         (Some(ignored), Some(model)) => {
             warnings.push(Warning::new(
-                warning_code::IGNORED_OPTION,
+                WarningCode::IgnoredOption,
                 format!(
                     "--profile {} is ignored: --model {} names the model.",
                     ignored.name(),
@@ -805,7 +805,7 @@ pub fn resolve(
         && runtime.send_effort.is_some_and(|e| e != Effort::None)
         && runtime.max_tokens <= min_thinking
     {
-        runtime.warnings.push(Warning::new(warning_code::IGNORED_OPTION, format!(
+        runtime.warnings.push(Warning::new(WarningCode::IgnoredOption, format!(
             "--reasoning-effort is ignored: Anthropic thinking needs an output limit above {min_thinking} tokens (it is {}).",
             runtime.max_tokens
         )));
@@ -847,7 +847,7 @@ fn scripted_runtime(
     };
     if let Some(profile) = &choice.profile {
         runtime.warnings.push(Warning::new(
-            warning_code::IGNORED_OPTION,
+            WarningCode::IgnoredOption,
             format!(
                 "--profile {} is ignored: the scripted provider plays its script.",
                 profile.trim()
@@ -856,7 +856,7 @@ fn scripted_runtime(
     }
     if let Some(n) = choice.max_output_tokens {
         runtime.warnings.push(Warning::new(
-            warning_code::IGNORED_OPTION,
+            WarningCode::IgnoredOption,
             format!("--max-output-tokens {n} is ignored: the scripted provider plays its script."),
         ));
     }
@@ -880,7 +880,7 @@ fn source(
         }
         let warnings = overridden_by(env, profile)
             .into_iter()
-            .map(|name| Warning::new(warning_code::IGNORED_OPTION, overridden(name, &profile.name)))
+            .map(|name| Warning::new(WarningCode::IgnoredOption, overridden(name, &profile.name)))
             .collect();
         return Ok(Source {
             origin: Origin::Profile(profile.name.clone()),
@@ -1287,7 +1287,7 @@ fn choose_openai_api(
     if !openai_style {
         if from_env.is_some() {
             runtime.warnings.push(Warning::new(
-                warning_code::IGNORED_OPTION,
+                WarningCode::IgnoredOption,
                 format!(
                     "ZERO_OPENAI_API is ignored: the {} provider has its own API.",
                     runtime.kind.name()
@@ -1311,7 +1311,7 @@ fn apply_output_limit(runtime: &mut Runtime, wanted: Option<(u64, &str)>) {
     let Some((wanted, by)) = wanted else { return };
     match runtime.model {
         Some(model) if wanted > model.max_output => runtime.warnings.push(Warning::new(
-            warning_code::OUTPUT_LIMIT,
+            WarningCode::OutputLimit,
             format!(
                 "{by} {wanted} is above the {} limit of {} output tokens; {} is sent.",
                 model.label, model.max_output, model.max_output
@@ -1333,7 +1333,7 @@ fn apply_effort(runtime: &mut Runtime, value: Option<&str>) -> Result<(), Failur
     runtime.effort = Some(effort);
     if runtime.kind == ProviderKind::Scripted {
         runtime.warnings.push(Warning::new(
-            warning_code::IGNORED_OPTION,
+            WarningCode::IgnoredOption,
             format!(
             "The scripted provider takes no reasoning effort; --reasoning-effort {} is ignored.",
             effort.name()
@@ -1355,7 +1355,7 @@ fn apply_effort(runtime: &mut Runtime, value: Option<&str>) -> Result<(), Failur
             runtime.send_effort = Some(effort);
         }
         Some(model) => runtime.warnings.push(Warning::new(
-            warning_code::IGNORED_OPTION,
+            WarningCode::IgnoredOption,
             format!(
                 "{} does not take a reasoning effort; --reasoning-effort {} is ignored.",
                 model.label,

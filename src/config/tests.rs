@@ -188,7 +188,7 @@ fn reasoning_effort_is_validated_and_sent_where_taken() {
     assert_eq!(
         rt.warnings,
         [Warning::new(
-            warning_code::IGNORED_OPTION,
+            WarningCode::IgnoredOption,
             "GPT-4.1 does not take a reasoning effort; --reasoning-effort low is ignored."
         )]
     );
@@ -353,7 +353,7 @@ fn variables_an_active_profile_overrides_are_warned_about_by_name() {
         said,
         [expect("ZERO_PROVIDER"), expect("OPENAI_MODEL"), expect("ANTHROPIC_BASE_URL")]
     );
-    assert!(rt.warnings.iter().all(|w| w.code == warning_code::IGNORED_OPTION));
+    assert!(rt.warnings.iter().all(|w| w.code == WarningCode::IgnoredOption));
     assert_eq!(rt.model_id, "claude-haiku-4.5");
     assert_eq!(
         overridden_vars(&e, Some(&config)),

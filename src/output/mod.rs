@@ -22,8 +22,8 @@ use serde_json::Value;
 
 use crate::error::{Failure, OutputClosed};
 use crate::protocol::events::{
-    Action, DecidedBy, Event, Legacy, ListedTool, Risk, RunDetails, RunStatus, Status, Totals,
-    Warning,
+    Action, DecidedBy, ErrorCode, Event, Legacy, ListedTool, Risk, RunDetails, RunStatus,
+    SchemaVersion, Status, Totals, Warning,
 };
 use crate::provider::models::Usage;
 use crate::redact::{Redactor, TextStream};
@@ -64,8 +64,11 @@ pub struct Wire {
 }
 
 impl Wire {
-    pub fn schema(&self) -> u8 {
-        self.schema.load(Ordering::SeqCst)
+    pub fn schema(&self) -> SchemaVersion {
+        match self.schema.load(Ordering::SeqCst) {
+            2 => SchemaVersion::V2,
+            _ => SchemaVersion::V1,
+        }
     }
 
     /// The `seq` the next line gets (schema 2), taking it.
@@ -234,7 +237,7 @@ pub struct Emitter {
     /// Text went into `text` since it was last released.
     text_held: bool,
     /// The schema version (the copy in `wire` is for the fallback ending).
-    schema: u8,
+    schema: SchemaVersion,
     /// Model calls so far and their summed usage (schema 2's `usage.call`, `cumulative`).
     calls: u64,
     totals: Totals,
@@ -273,7 +276,7 @@ impl Emitter {
             reasoning: TextStream::default(),
             reasoning_held: false,
             text_held: false,
-            schema: 1,
+            schema: SchemaVersion::V1,
             calls: 0,
             totals: Totals { cost_usd: Some(0.0), ..Totals::default() },
             heartbeat: Duration::ZERO,
@@ -283,20 +286,15 @@ impl Emitter {
         }
     }
 
-    /// The stream-json schema version of the output (1 until negotiated otherwise).
-    pub fn schema(&self) -> u8 {
-        self.schema
-    }
-
-    /// Selects the schema version (one of [`SCHEMA_VERSIONS`]) before the first line.
-    pub fn set_schema(&mut self, version: u8) {
+    /// Selects the schema version before the first line.
+    pub fn set_schema(&mut self, version: SchemaVersion) {
         self.schema = version;
-        self.wire.schema.store(version, Ordering::SeqCst);
+        self.wire.schema.store(version.number(), Ordering::SeqCst);
     }
 
     /// Whether this output carries schema 2's events.
-    fn schema2(&self) -> bool {
-        self.format == Format::StreamJson && self.schema == 2
+    pub fn schema2(&self) -> bool {
+        self.format == Format::StreamJson && self.schema == SchemaVersion::V2
     }
 
     /// Shared with the fallback ending.
@@ -398,7 +396,7 @@ impl Emitter {
         }
         match self.format {
             Format::StreamJson => {
-                let seq = (self.schema == 2).then(|| self.wire.take_seq());
+                let seq = (self.schema == SchemaVersion::V2).then(|| self.wire.take_seq());
                 views::stream_json(&mut self.line, &mut self.event, &self.run_id, seq, event);
                 if seq.is_some() && !self.heartbeat.is_zero() {
                     // Only heartbeats need to know when stdout was last written.
@@ -768,12 +766,12 @@ impl Emitter {
 
     /// Live mode: an input line that is wrong but does not end the process.
     pub fn input_error(&mut self, message: &str) -> Result<(), OutputClosed> {
-        self.error_event("usage_error", message, false)
+        self.error_event(ErrorCode::UsageError, message, false)
     }
 
     fn error_event(
         &mut self,
-        code: &str,
+        code: ErrorCode,
         message: &str,
         recoverable: bool,
     ) -> Result<(), OutputClosed> {
@@ -912,7 +910,7 @@ impl Emitter {
 
     /// A warning of no particular kind, for the tests.
     pub fn warn(&mut self, message: &str) -> Result<(), OutputClosed> {
-        self.warning(&Warning::new("test", message))
+        self.warning(&Warning::new(crate::protocol::events::WarningCode::IgnoredOption, message))
     }
 }
 
@@ -923,18 +921,27 @@ const MIN_BEAT_WAIT: Duration = Duration::from_millis(10);
 /// and writes it through the emitter's lock, so a heartbeat never breaks a line, and it stops
 /// once the run has ended. A thread, because the main thread may be blocked in a read from the
 /// provider or a wait for a tool when a heartbeat is due.
-pub fn start_heartbeats(shared: &Shared) {
+/// A thread that cannot be started (a container's thread limit) is said in a warning, and the
+/// run goes on without heartbeats.
+pub fn start_heartbeats(shared: &Shared) -> Result<(), OutputClosed> {
     if lock(shared).heartbeat_interval().is_none() {
-        return;
+        return Ok(());
     }
-    let shared = shared.clone();
-    let _ = std::thread::Builder::new().name("zero-heartbeat".into()).spawn(move || loop {
-        let wait = lock(&shared).beat(Instant::now());
+    let beating = shared.clone();
+    let started = std::thread::Builder::new().name("zero-heartbeat".into()).spawn(move || loop {
+        let wait = lock(&beating).beat(Instant::now());
         match wait {
             Some(wait) => std::thread::sleep(wait.max(MIN_BEAT_WAIT)),
             None => return,
         }
     });
+    match started {
+        Ok(_) => Ok(()),
+        Err(err) => lock(shared).warning(&Warning::new(
+            crate::protocol::events::WarningCode::ThreadUnavailable,
+            format!("No heartbeats in this run: the heartbeat thread could not start ({err})."),
+        )),
+    }
 }
 
 fn write_all(out: &mut Box<dyn Write + Send>, bytes: &[u8]) -> Result<(), OutputClosed> {

@@ -76,7 +76,7 @@ fn stream_json_lines_are_exact() {
 #[test]
 fn schema_2_lines_are_exact() {
     let (mut e, out, _) = emitter(Format::StreamJson, Redactor::default());
-    e.set_schema(2);
+    e.set_schema(crate::protocol::events::SchemaVersion::V2);
     e.set_heartbeat(Duration::from_millis(500));
     e.run_start(&info()).unwrap();
     e.reasoning("Weigh").unwrap();
@@ -117,7 +117,7 @@ fn schema_2_lines_are_exact() {
 #[test]
 fn reasoning_is_redacted_as_a_stream_and_left_out_of_schema_1() {
     let (mut e, out, _) = emitter(Format::StreamJson, Redactor::default());
-    e.set_schema(2);
+    e.set_schema(crate::protocol::events::SchemaVersion::V2);
     for piece in ["the key is sk-ant-", "api03-ZZZZ0123", "456789abcdefghij, done"] {
         e.reasoning(piece).unwrap();
     }
@@ -144,7 +144,7 @@ fn heartbeats_need_schema_2_a_phase_and_silence() {
     let (mut e, out, _) = emitter(Format::StreamJson, Redactor::default());
     e.set_heartbeat(Duration::from_millis(100));
     assert_eq!(e.beat(Instant::now() + Duration::from_secs(1)), None, "schema 1 has none");
-    e.set_schema(2);
+    e.set_schema(crate::protocol::events::SchemaVersion::V2);
     let start = Instant::now();
     e.run_start(&info()).unwrap();
     // Silent, but waiting for nothing: no heartbeat.
@@ -383,7 +383,13 @@ fn list_tools_in_every_format() {
     let rows =
         vec![tool("read_file", "read", None), tool("bash", "shell", Some("needs --auto high"))];
     let (mut e, out, err) = emitter(Format::Text, Redactor::default());
-    e.tool_list("auto", &rows, &info(), &[Warning::new("test", "heads up")]).unwrap();
+    e.tool_list(
+        "auto",
+        &rows,
+        &info(),
+        &[Warning::new(crate::protocol::events::WarningCode::IgnoredOption, "heads up")],
+    )
+    .unwrap();
     assert_eq!(
         out.text(),
         "Tools visible to model (auto):\n  read_file      read             allow - Reads.\nNot offered at this autonomy level:\n  bash           shell            needs --auto high\n"
@@ -392,7 +398,13 @@ fn list_tools_in_every_format() {
     let (mut e, out, _) = emitter(Format::StreamJson, Redactor::default());
     let mut i = info();
     i.session_id = None;
-    e.tool_list("auto", &rows, &i, &[Warning::new("test", "heads up")]).unwrap();
+    e.tool_list(
+        "auto",
+        &rows,
+        &i,
+        &[Warning::new(crate::protocol::events::WarningCode::IgnoredOption, "heads up")],
+    )
+    .unwrap();
     let kinds: Vec<String> = out
         .text()
         .lines()

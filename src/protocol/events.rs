@@ -13,8 +13,37 @@
 use serde::Serialize;
 use serde_json::Value;
 
-/// The stream-json schema versions zero speaks (`--schema-version`, PROTOCOL-2.md).
-pub const SCHEMA_VERSIONS: &[u8] = &[1, 2];
+/// A stream-json schema version zero speaks (`--schema-version`): 1, the default, and 2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SchemaVersion {
+    V1,
+    V2,
+}
+
+impl SchemaVersion {
+    /// Every version zero speaks, oldest first.
+    pub const ALL: &[SchemaVersion] = &[SchemaVersion::V1, SchemaVersion::V2];
+
+    /// The number on the wire (`schemaVersion`).
+    pub fn number(self) -> u8 {
+        match self {
+            SchemaVersion::V1 => 1,
+            SchemaVersion::V2 => 2,
+        }
+    }
+
+    /// The version numbered `n`, if zero speaks it.
+    pub fn from_number(n: u64) -> Option<SchemaVersion> {
+        SchemaVersion::ALL.iter().copied().find(|v| u64::from(v.number()) == n)
+    }
+
+    /// `1, 2`: the versions zero speaks, for messages.
+    pub fn supported() -> String {
+        let numbers: Vec<String> =
+            SchemaVersion::ALL.iter().map(|v| v.number().to_string()).collect();
+        numbers.join(", ")
+    }
+}
 
 /// One stream-json event. The envelope (`schemaVersion`, `runId`, and `seq` in schema 2) is
 /// added around it.
@@ -41,7 +70,7 @@ pub enum Event<'a> {
     Warning {
         message: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
-        code: Option<&'a str>,
+        code: Option<WarningCode>,
     },
     Text {
         delta: &'a str,
@@ -144,7 +173,7 @@ pub enum Event<'a> {
         text: &'a str,
     },
     Error {
-        code: &'a str,
+        code: ErrorCode,
         message: &'a str,
         recoverable: bool,
     },
@@ -250,35 +279,79 @@ pub enum RunStatus {
 /// A warning and its stable code (schema 2's `warning.code`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Warning {
-    pub code: &'static str,
+    pub code: WarningCode,
     pub message: String,
 }
 
 impl Warning {
-    pub fn new(code: &'static str, message: impl Into<String>) -> Warning {
+    pub fn new(code: WarningCode, message: impl Into<String>) -> Warning {
         Warning { code, message: message.into() }
     }
 }
 
 /// The documented `warning.code` values.
-pub mod warning_code {
-    pub const UNSAFE_MODE: &str = "unsafe_mode";
-    pub const IGNORED_OPTION: &str = "ignored_option";
-    pub const RETRY: &str = "retry";
-    pub const OUTPUT_LIMIT: &str = "output_limit";
-    pub const UNKNOWN_CONFIG_KEY: &str = "unknown_config_key";
-    pub const SESSION_UNAVAILABLE: &str = "session_unavailable";
-    pub const TORN_SESSION: &str = "torn_session";
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningCode {
+    /// `--auto high` or `--skip-permissions-unsafe`: every tool runs.
+    UnsafeMode,
+    /// An option, variable or value that has no effect in this run.
+    IgnoredOption,
+    /// A provider call is tried again.
+    Retry,
+    /// The model stopped at its output token limit.
+    OutputLimit,
+    /// A key of the config file this zero does not know.
+    UnknownConfigKey,
+    /// The run is not (or no longer) recorded as a session.
+    SessionUnavailable,
+    /// A session line that is not a valid event was skipped or cut off.
+    TornSession,
+    /// A helper thread could not start (a thread limit): what it does is not done.
+    ThreadUnavailable,
+}
+
+impl WarningCode {
     /// Every code, for the printed schema.
-    pub const ALL: &[&str] = &[
-        UNSAFE_MODE,
-        IGNORED_OPTION,
-        RETRY,
-        OUTPUT_LIMIT,
-        UNKNOWN_CONFIG_KEY,
-        SESSION_UNAVAILABLE,
-        TORN_SESSION,
+    pub const ALL: &[WarningCode] = &[
+        WarningCode::UnsafeMode,
+        WarningCode::IgnoredOption,
+        WarningCode::Retry,
+        WarningCode::OutputLimit,
+        WarningCode::UnknownConfigKey,
+        WarningCode::SessionUnavailable,
+        WarningCode::TornSession,
+        WarningCode::ThreadUnavailable,
     ];
+}
+
+/// `error.code`, in both versions (an incomplete run is `max_turns` in schema 1 and
+/// `incomplete` in schema 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    UsageError,
+    ConfigError,
+    ProviderError,
+    MaxTurns,
+    Incomplete,
+    Interrupted,
+    Crash,
+}
+
+impl ErrorCode {
+    /// The code as it is written (for the fallback ending, which renders its lines itself).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorCode::UsageError => "usage_error",
+            ErrorCode::ConfigError => "config_error",
+            ErrorCode::ProviderError => "provider_error",
+            ErrorCode::MaxTurns => "max_turns",
+            ErrorCode::Incomplete => "incomplete",
+            ErrorCode::Interrupted => "interrupted",
+            ErrorCode::Crash => "crash",
+        }
+    }
 }
 
 /// What the legacy `run_start` line adds to the stream-json one.
@@ -349,7 +422,7 @@ pub enum Legacy<'a> {
         exit_code: u8,
     },
     Error {
-        code: &'a str,
+        code: ErrorCode,
         message: &'a str,
     },
     ToolList {

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::protocol::events::SCHEMA_VERSIONS;
+use crate::protocol::events::SchemaVersion;
 use crate::protocol::images::{self, Image, MAX_IMAGES};
 
 /// Longest stream-json input line in schema 1.
@@ -124,7 +124,7 @@ pub fn stream_json_prompt(
     words: &[String],
     file: Option<&Path>,
     stdin: Option<&mut dyn Read>,
-    version: &mut Option<u8>,
+    version: &mut Option<SchemaVersion>,
 ) -> Result<StreamPrompt, InputError> {
     if !words.is_empty() {
         return Err(InputError(
@@ -179,7 +179,7 @@ fn read_file(path: &Path, what: &str) -> Result<String, InputError> {
 /// schema version the lines must carry; `None` lets the first line decide, and is then set.
 pub fn read_events(
     mut reader: impl BufRead,
-    version: &mut Option<u8>,
+    version: &mut Option<SchemaVersion>,
 ) -> Result<StreamPrompt, InputError> {
     let mut parts: Vec<String> = Vec::new();
     let mut images: Vec<Image> = Vec::new();
@@ -189,7 +189,8 @@ pub fn read_events(
     loop {
         buf.clear();
         number += 1;
-        let cap = if *version == Some(1) { MAX_LINE_BYTES } else { MAX_LINE_BYTES_V2 };
+        let cap =
+            if *version == Some(SchemaVersion::V1) { MAX_LINE_BYTES } else { MAX_LINE_BYTES_V2 };
         let read =
             (&mut reader).take(cap as u64 + 1).read_until(b'\n', &mut buf).map_err(|err| {
                 InputError(format!("Cannot read stream-json input at line {number}: {err}"))
@@ -225,7 +226,7 @@ pub fn read_events(
         let Value::Object(event) = value else { return Err(at("expected a JSON object.")) };
         let line_version = check_version(&event, *version).map_err(|detail| at(&detail))?;
         *version = Some(line_version);
-        if line_version == 1 && line.len() > MAX_LINE_BYTES {
+        if line_version == SchemaVersion::V1 && line.len() > MAX_LINE_BYTES {
             return Err(too_long(MAX_LINE_BYTES));
         }
         let content = validate_event(&event, line_version, &mut images).map_err(|d| at(&d))?;
@@ -301,12 +302,12 @@ pub fn live_line(bytes: &[u8], number: usize) -> Result<LiveLine, LiveLineError>
     let value: Value = serde_json::from_str(line).map_err(|_| fatal("expected a JSON object."))?;
     let Value::Object(event) = value else { return Err(fatal("expected a JSON object.")) };
     let skip = |detail: String| LiveLineError::Skip(at(&detail));
-    check_version(&event, Some(2)).map_err(skip)?;
+    check_version(&event, Some(SchemaVersion::V2)).map_err(skip)?;
     if event.get("type").and_then(Value::as_str) == Some("permission_response") {
         return validate_response(&event).map(LiveLine::Response).map_err(skip);
     }
     let mut images = Vec::new();
-    let content = validate_event(&event, 2, &mut images).map_err(skip)?;
+    let content = validate_event(&event, SchemaVersion::V2, &mut images).map_err(skip)?;
     Ok(LiveLine::Turn(StreamPrompt { text: content.trim().to_string(), images }))
 }
 
@@ -350,38 +351,35 @@ fn validate_response(event: &Map<String, Value>) -> Result<Response, String> {
 
 /// The line's `schemaVersion`: the `expected` one, or (when none is expected yet) one zero
 /// speaks.
-fn check_version(event: &Map<String, Value>, expected: Option<u8>) -> Result<u8, String> {
+fn check_version(
+    event: &Map<String, Value>,
+    expected: Option<SchemaVersion>,
+) -> Result<SchemaVersion, String> {
     let found = match event.get("schemaVersion") {
         Some(Value::Number(n)) if !n.is_f64() => n.as_u64(),
         _ => None,
     };
     // The common case first, without building any message.
     if let (Some(v), Some(e)) = (found, expected) {
-        if v == u64::from(e) {
+        if v == u64::from(e.number()) {
             return Ok(e);
         }
     }
-    let supported = SCHEMA_VERSIONS.iter().map(u8::to_string).collect::<Vec<_>>();
+    let supported = SchemaVersion::supported();
     let wanted = match expected {
-        Some(v) => v.to_string(),
-        None => supported.join(" or "),
+        Some(v) => v.number().to_string(),
+        None => supported.replace(", ", " or "),
     };
     let Some(given) = event.get("schemaVersion") else {
         return Err(format!("schemaVersion: required (expected {wanted})"));
     };
     match (found, expected) {
-        (Some(v), None) => {
-            SCHEMA_VERSIONS.iter().copied().find(|s| u64::from(*s) == v).ok_or_else(|| {
-                format!(
-                    "schemaVersion: unsupported version {v}; supported: {}",
-                    supported.join(", ")
-                )
-            })
-        }
+        (Some(v), None) => SchemaVersion::from_number(v).ok_or_else(|| {
+            format!("schemaVersion: unsupported version {v}; supported: {supported}")
+        }),
         // A version zero does not speak is named as such, whatever was expected.
-        (Some(v), Some(_)) if !SCHEMA_VERSIONS.iter().any(|s| u64::from(*s) == v) => Err(format!(
-            "schemaVersion: expected {wanted}, got {v}, a version zero does not speak (supported: {})",
-            supported.join(", ")
+        (Some(v), Some(_)) if SchemaVersion::from_number(v).is_none() => Err(format!(
+            "schemaVersion: expected {wanted}, got {v}, a version zero does not speak (supported: {supported})"
         )),
         _ => Err(format!("schemaVersion: expected {wanted}, got {}", describe(given))),
     }
@@ -391,24 +389,25 @@ fn check_version(event: &Map<String, Value>, expected: Option<u8>) -> Result<u8,
 /// returns its content and adds its images to `images`.
 fn validate_event<'a>(
     event: &'a Map<String, Value>,
-    version: u8,
+    version: SchemaVersion,
     images: &mut Vec<Image>,
 ) -> Result<&'a str, String> {
-    let kind =
-        match event.get("type") {
-            None => return Err("type: required (expected \"prompt\" or \"message\")".to_string()),
-            Some(Value::String(t)) if t == "prompt" || t == "message" => t.as_str(),
-            Some(Value::String(t)) if t == "permission_response" && version == 2 => return Err(
+    let kind = match event.get("type") {
+        None => return Err("type: required (expected \"prompt\" or \"message\")".to_string()),
+        Some(Value::String(t)) if t == "prompt" || t == "message" => t.as_str(),
+        Some(Value::String(t)) if t == "permission_response" && version == SchemaVersion::V2 => {
+            return Err(
                 "type: \"permission_response\" is read only in live mode, which this run is not"
                     .to_string(),
-            ),
-            Some(other) => {
-                return Err(format!(
-                    "type: expected \"prompt\" or \"message\", got {}",
-                    describe(other)
-                ))
-            }
-        };
+            )
+        }
+        Some(other) => {
+            return Err(format!(
+                "type: expected \"prompt\" or \"message\", got {}",
+                describe(other)
+            ))
+        }
+    };
     if kind == "message" {
         match event.get("role") {
             None => return Err("role: required (expected \"user\")".to_string()),
@@ -416,7 +415,7 @@ fn validate_event<'a>(
             Some(other) => return Err(format!("role: expected \"user\", got {}", describe(other))),
         }
     }
-    let with_images = version == 2 && kind == "message";
+    let with_images = version == SchemaVersion::V2 && kind == "message";
     let allowed: &[&str] = match (kind, with_images) {
         ("message", true) => &["schemaVersion", "type", "role", "content", "images"],
         ("message", false) => &["schemaVersion", "type", "role", "content"],
@@ -552,7 +551,7 @@ mod tests {
             "Stream-json input must include at least one prompt or user message event."
         );
         let long = format!("{}\n", "x".repeat(MAX_LINE_BYTES + 1));
-        let err = read_events(long.as_bytes(), &mut Some(1)).unwrap_err().0;
+        let err = read_events(long.as_bytes(), &mut Some(SchemaVersion::V1)).unwrap_err().0;
         assert_eq!(err, "Invalid stream-json input at line 1: line is longer than 8 MiB");
         let longer = format!("{}\n", "x".repeat(MAX_LINE_BYTES_V2 + 1));
         assert_eq!(
@@ -591,7 +590,7 @@ mod tests {
         );
         let mut version = None;
         assert_eq!(read_events(big.as_bytes(), &mut version).unwrap().text.len(), 9 << 20);
-        assert_eq!(version, Some(2));
+        assert_eq!(version, Some(SchemaVersion::V2));
         // Seventeen images are one too many.
         let many = format!(
             "[{}]",

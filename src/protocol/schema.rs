@@ -5,19 +5,15 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::protocol::events::warning_code;
+use crate::protocol::events::{ErrorCode, SchemaVersion, WarningCode};
 
-/// The schema versions zero speaks.
-pub const SUPPORTED: &[u8] = crate::protocol::events::SCHEMA_VERSIONS;
-
-/// The JSON Schema of `version`, or `None` when zero does not speak it.
-pub fn document(version: u8) -> Option<Value> {
+/// The JSON Schema of `version`.
+pub fn document(version: SchemaVersion) -> Value {
     let (outputs, inputs) = match version {
-        1 => (outputs_1(), inputs_1()),
-        2 => (outputs_2(), inputs_2()),
-        _ => return None,
+        SchemaVersion::V1 => (outputs_1(), inputs_1()),
+        SchemaVersion::V2 => (outputs_2(), inputs_2()),
     };
-    Some(assemble(version, outputs, inputs))
+    assemble(version.number(), outputs, inputs)
 }
 
 /// One event: the envelope's fields, then its own; all required but `optional`.
@@ -113,9 +109,15 @@ fn tokens() -> Vec<(&'static str, Value)> {
 /// `error`: the same codes in both versions, but the turn limit is `max_turns` in schema 1
 /// and `incomplete` in schema 2.
 fn error_event(version: u8) -> Value {
-    let turn_limit = if version == 1 { "max_turns" } else { "incomplete" };
-    let codes =
-        ["usage_error", "config_error", "provider_error", turn_limit, "interrupted", "crash"];
+    let turn_limit = if version == 1 { ErrorCode::MaxTurns } else { ErrorCode::Incomplete };
+    let codes = [
+        ErrorCode::UsageError,
+        ErrorCode::ConfigError,
+        ErrorCode::ProviderError,
+        turn_limit,
+        ErrorCode::Interrupted,
+        ErrorCode::Crash,
+    ];
     event(
         version,
         "error",
@@ -257,7 +259,7 @@ fn outputs_2() -> Events {
         ),
         (
             "warning",
-            e("warning", &[("message", name()), ("code", json!({"enum": warning_code::ALL}))], &[]),
+            e("warning", &[("message", name()), ("code", json!({"enum": WarningCode::ALL}))], &[]),
         ),
         ("text", e("text", &[("delta", text())], &[])),
         (
@@ -482,8 +484,9 @@ mod tests {
 
     #[test]
     fn every_event_is_strict_and_named_by_a_const_type() {
-        for (version, events) in [(1, 13), (2, 19)] {
-            let doc = document(version).unwrap();
+        for (version, events) in [(SchemaVersion::V1, 13), (SchemaVersion::V2, 19)] {
+            let doc = document(version);
+            let version = version.number();
             let defs = doc["$defs"].as_object().unwrap();
             assert_eq!(defs.len(), events, "schema {version}: events and 2 unions");
             for (name, def) in defs {
@@ -498,13 +501,13 @@ mod tests {
                 assert_eq!(def["properties"]["seq"].is_object(), output && version == 2, "{name}");
             }
         }
-        let two = document(2).unwrap();
+        let two = document(SchemaVersion::V2);
         assert_eq!(
             two["$defs"]["usage"]["properties"]["cumulative"]["additionalProperties"],
             false
         );
         let image = &two["$defs"]["input_message"]["properties"]["images"]["items"];
         assert_eq!(image["additionalProperties"], false);
-        assert!(document(3).is_none() && document(0).is_none());
+        assert!(SchemaVersion::from_number(3).is_none() && SchemaVersion::from_number(0).is_none());
     }
 }

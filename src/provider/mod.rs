@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use crate::conversation::{Message, ToolCall, ToolSpec};
 use crate::error::{Failure, Stop};
-use crate::protocol::events::{warning_code, Warning};
+use crate::protocol::events::{Warning, WarningCode};
 use crate::provider::http::{CallError, Http, Retry};
 use crate::provider::models::Usage;
 use crate::provider::sse::{Frame, SseReader};
@@ -59,7 +59,7 @@ impl StreamEvent {
     /// The warning of an answer cut off by the output token limit.
     pub fn cut_short() -> StreamEvent {
         StreamEvent::Warning(Warning::new(
-            warning_code::OUTPUT_LIMIT,
+            WarningCode::OutputLimit,
             "The model stopped at its output token limit; the answer may be cut short.",
         ))
     }
@@ -241,7 +241,7 @@ pub(crate) fn stream_call<D: Decoder>(
             attempt,
             http.max_retries()
         );
-        sink(StreamEvent::Warning(Warning::new(warning_code::RETRY, note)))?;
+        sink(StreamEvent::Warning(Warning::new(WarningCode::Retry, note)))?;
         std::thread::sleep(wait);
     }
 }

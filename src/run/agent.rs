@@ -415,6 +415,7 @@ mod tests {
     use super::*;
     use crate::conversation::Role;
     use crate::output::{Emitter, Format};
+    use crate::protocol::events::SchemaVersion;
     use crate::provider::scripted::Scripted;
     use crate::redact::Redactor;
     use crate::testing::kit::{SharedBuf, TempDir};
@@ -428,7 +429,7 @@ mod tests {
     }
 
     fn run(script: &str, mode: Mode, max_turns: u32, dir: &std::path::Path) -> Run {
-        run_with(script, mode, max_turns, dir, None, 1).0
+        run_with(script, mode, max_turns, dir, None, SchemaVersion::V1).0
     }
 
     /// What a run wrote to stdout so far, and the emitter it wrote with.
@@ -444,7 +445,7 @@ mod tests {
         max_turns: u32,
         dir: &std::path::Path,
         approvals: Option<&mut Ready>,
-        schema: u8,
+        schema: SchemaVersion,
     ) -> (Run, Written) {
         let sink = SharedBuf::default();
         let mut emitter = Emitter::new(
@@ -524,7 +525,8 @@ mod tests {
             answers: vec![verdict(true, true, "fine"), verdict(false, false, "no files")],
             ..Ready::default()
         };
-        let (run, _) = run_with(script, Mode::Auto, 12, &dir.path, Some(&mut ready), 2);
+        let (run, _) =
+            run_with(script, Mode::Auto, 12, &dir.path, Some(&mut ready), SchemaVersion::V2);
         assert_eq!(run.result.unwrap(), "done");
         assert_eq!(dir.read("log"), "a\nb\n");
         assert!(!dir.join("w.txt").exists());
@@ -549,7 +551,7 @@ mod tests {
     fn a_failed_model_call_leaves_no_phase_for_heartbeats() {
         let dir = scratch("phase");
         let script = r#"{"turns": [{"error": "down"}]}"#;
-        let (run, written) = run_with(script, Mode::Auto, 12, &dir.path, None, 2);
+        let (run, written) = run_with(script, Mode::Auto, 12, &dir.path, None, SchemaVersion::V2);
         assert!(run.result.is_err());
         let later = std::time::Instant::now() + std::time::Duration::from_secs(5);
         assert!(lock(&written.out).beat(later).is_some(), "heartbeats are on");

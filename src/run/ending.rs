@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::Failure;
 use crate::output::{self, Format, Shared};
+use crate::protocol::events::SchemaVersion;
 use crate::session::Session;
 
 /// Live mode's state, for the signal watcher: not live, waiting for input, or in a turn.
@@ -184,13 +185,13 @@ fn write_fallback(message: &str) {
             let _ = writeln!(crate::sys::stdio::stderr(), "[zero] {message}");
             return;
         }
-        Format::StreamJson if fallback.wire.schema() == 2 => {
+        Format::StreamJson if fallback.wire.schema() == SchemaVersion::V2 => {
             let run_id = json_string(&fallback.run_id);
             let (error_seq, end_seq) = (fallback.wire.take_seq(), fallback.wire.take_seq());
             format!(
                 "{{\"schemaVersion\":2,\"type\":\"error\",\"runId\":{run_id},\"seq\":{error_seq},\"code\":\"{}\",\"message\":{},\"recoverable\":false}}\n\
                  {{\"schemaVersion\":2,\"type\":\"run_end\",\"runId\":{run_id},\"seq\":{end_seq},\"status\":\"error\",\"exitCode\":{},\"eventCount\":{end_seq}}}\n",
-                failure.code(),
+                failure.code().name(),
                 json_string(message),
                 failure.exit_code()
             )
@@ -200,14 +201,14 @@ fn write_fallback(message: &str) {
             format!(
                 "{{\"schemaVersion\":1,\"type\":\"error\",\"runId\":{run_id},\"code\":\"{}\",\"message\":{},\"recoverable\":false}}\n\
                  {{\"schemaVersion\":1,\"type\":\"run_end\",\"runId\":{run_id},\"status\":\"error\",\"exitCode\":{}}}\n",
-                failure.code(),
+                failure.code().name(),
                 json_string(message),
                 failure.exit_code()
             )
         }
         Format::Json => format!(
             "{{\"type\":\"error\",\"code\":\"{}\",\"message\":{}}}\n",
-            failure.code(),
+            failure.code().name(),
             json_string(message)
         ),
     };

@@ -11,7 +11,7 @@ use crate::config::{self, Env, OpenAiApi, ProviderKind, Runtime};
 use crate::conversation::{Message, ToolCall};
 use crate::error::{Failure, Stop};
 use crate::output::{lock, Emitter, Format, RunInfo, Shared};
-use crate::protocol::events::{warning_code, ListedTool, RunDetails, Warning};
+use crate::protocol::events::{ListedTool, RunDetails, SchemaVersion, Warning, WarningCode};
 use crate::protocol::images::{self, Image};
 use crate::protocol::input::{self, InputFormat, PromptText};
 use crate::provider::http::Http;
@@ -85,7 +85,7 @@ fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<u8, Stop> {
     // in it.
     match super::plan::schema_version(args)? {
         Some(version) => lock(shared).set_schema(version),
-        None if args.live => lock(shared).set_schema(2),
+        None if args.live => lock(shared).set_schema(SchemaVersion::V2),
         None => {}
     }
     // 2-4, 7. Everything the command line alone decides, before anything is read or changed.
@@ -125,10 +125,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
         }
         Some(read?)
     };
-    let schema2 = {
-        let out = lock(shared);
-        out.format() == Format::StreamJson && out.schema() == 2
-    };
+    let schema2 = lock(shared).schema2();
     // 7. The configuration and the provider runtime (which --list-tools can do without).
     let user_config = config::load_user_config(env)?;
     let runtime = match config::resolve(env, user_config.as_ref(), &choice) {
@@ -141,7 +138,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
     let mut warnings: Vec<Warning> = user_config
         .iter()
         .flat_map(|c| c.warnings.iter())
-        .map(|w| Warning::new(warning_code::UNKNOWN_CONFIG_KEY, w.clone()))
+        .map(|w| Warning::new(WarningCode::UnknownConfigKey, w.clone()))
         .collect();
     warnings.extend(runtime.iter().flat_map(|r| r.warnings.iter().cloned()));
     warnings.extend(plan.warnings.iter().cloned());
@@ -150,13 +147,13 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
     if plan.schema_version.is_some() && !stream_json && plan.input_format != InputFormat::StreamJson
     {
         warnings.push(Warning::new(
-            warning_code::IGNORED_OPTION,
+            WarningCode::IgnoredOption,
             "--schema-version is ignored: it versions stream-json lines, and this run reads and writes none (-o stream-json or -i stream-json).",
         ));
     }
     match plan.heartbeat_ms {
         Some(_) if !schema2 => warnings.push(Warning::new(
-            warning_code::IGNORED_OPTION,
+            WarningCode::IgnoredOption,
             "--heartbeat-ms is ignored: heartbeats are written only in stream-json schema 2 (--schema-version 2).",
         )),
         ms => lock(shared).set_heartbeat(std::time::Duration::from_millis(
@@ -177,7 +174,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
         }
         if stream_json && !schema2 && !p.images.is_empty() {
             warnings.push(Warning::new(
-                warning_code::IGNORED_OPTION,
+                WarningCode::IgnoredOption,
                 "--image is ignored: stream-json schema 1 has no images (--schema-version 2 sends them).",
             ));
             p.images.clear();
@@ -213,7 +210,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
         ];
         for flag in given.into_iter().flatten() {
             warnings.push(Warning::new(
-                warning_code::IGNORED_OPTION,
+                WarningCode::IgnoredOption,
                 format!(
                     "{flag} is ignored: bash does not run in this run, as it {}{why}.",
                     if why.starts_with("needs") { "" } else { "is " }
@@ -223,7 +220,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
     }
     for (name, level) in toolbox.enabled_but_withheld() {
         warnings.push(Warning::new(
-            warning_code::IGNORED_OPTION,
+            WarningCode::IgnoredOption,
             format!(
                 "--enabled-tools {name}: --auto {} does not let it run (it needs {level}); it is not offered to the model.",
                 plan.autonomy
@@ -281,7 +278,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
         out.run_start(&info)?;
         if mode == Mode::Unsafe {
             out.warning(&Warning::new(
-                warning_code::UNSAFE_MODE,
+                WarningCode::UnsafeMode,
                 "Unsafe permissions are active for this run.",
             ))?;
         }
@@ -289,7 +286,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
             out.warning(warning)?;
         }
     }
-    crate::output::start_heartbeats(shared);
+    crate::output::start_heartbeats(shared)?;
     // Failpoints for the panic-handling tests (a panic here, or inside the emitter while it
     // holds its lock); they do not exist in release builds.
     if cfg!(debug_assertions) {
@@ -441,7 +438,7 @@ fn open_session(
         (Err(err), Selection::New) => {
             let (session::SessionError::Io(m) | session::SessionError::Usage(m)) = err;
             warnings.push(Warning::new(
-                warning_code::SESSION_UNAVAILABLE,
+                WarningCode::SessionUnavailable,
                 format!("This run is not recorded as a session: {m}"),
             ));
             return Ok((None, Vec::new()));
@@ -453,7 +450,7 @@ fn open_session(
             Ok(s) => Ok((Some(s), Vec::new())),
             Err(session::SessionError::Usage(m) | session::SessionError::Io(m)) => {
                 warnings.push(Warning::new(
-                    warning_code::SESSION_UNAVAILABLE,
+                    WarningCode::SessionUnavailable,
                     format!("This run is not recorded as a session: {m}"),
                 ));
                 Ok((None, Vec::new()))
@@ -489,7 +486,7 @@ fn read_history(
 
 /// The warning of a session whose last event was cut off.
 fn torn(message: String) -> Warning {
-    Warning::new(warning_code::TORN_SESSION, message)
+    Warning::new(WarningCode::TornSession, message)
 }
 
 /// Records the run in its session as it happens.
@@ -510,7 +507,7 @@ impl SessionJournal {
         if let Some(message) = failure {
             // The run goes on; the wrapper learns that history is incomplete.
             let _ = lock(&self.out).warning(&Warning::new(
-                warning_code::SESSION_UNAVAILABLE,
+                WarningCode::SessionUnavailable,
                 format!("Session recording stopped: {message}"),
             ));
         }
@@ -593,7 +590,7 @@ fn read_prompt(
     plan: &RunPlan,
     words: &[String],
     file: Option<&Path>,
-    version: &mut Option<u8>,
+    version: &mut Option<SchemaVersion>,
 ) -> Result<Prompt, Failure> {
     let mut stdin = crate::sys::stdio::stdin();
     let prompt = match plan.input_format {

@@ -404,7 +404,7 @@ mod tests {
             Box::new(SharedBuf::default()),
             Redactor::default(),
         );
-        emitter.set_schema(2);
+        emitter.set_schema(crate::protocol::events::SchemaVersion::V2);
         let inbox = Inbox {
             rx,
             queue: VecDeque::new(),

@@ -14,8 +14,7 @@ use std::path::PathBuf;
 use crate::cli::{ExecArgs, Resume};
 use crate::config::{Choice, Env};
 use crate::error::Failure;
-use crate::protocol::events::warning_code::IGNORED_OPTION;
-use crate::protocol::events::{Warning, SCHEMA_VERSIONS};
+use crate::protocol::events::{SchemaVersion, Warning, WarningCode};
 use crate::protocol::input::InputFormat;
 use crate::session;
 use crate::tools::{self, Mode};
@@ -78,7 +77,7 @@ pub struct RunPlan {
     /// What the user should hear about once the run has started.
     pub warnings: Vec<Warning>,
     /// `--schema-version`, when given.
-    pub schema_version: Option<u8>,
+    pub schema_version: Option<SchemaVersion>,
     /// `--heartbeat-ms`, when given.
     pub heartbeat_ms: Option<u64>,
     /// `--image` paths, as given.
@@ -99,7 +98,7 @@ const MAX_APPROVAL_TIMEOUT_MS: u64 = 86_400_000;
 fn live_options(
     args: &ExecArgs,
     input: InputFormat,
-    schema: Option<u8>,
+    schema: Option<SchemaVersion>,
     warnings: &mut Vec<Warning>,
 ) -> Result<Option<std::time::Duration>, Failure> {
     let usage = |m: &str| Err(Failure::Usage(m.to_string()));
@@ -115,7 +114,7 @@ fn live_options(
                 "--live reads its turns from stdin: it takes no prompt words and no --file.",
             );
         }
-        if schema == Some(1) {
+        if schema == Some(SchemaVersion::V1) {
             return usage(
                 "--live speaks stream-json schema 2; --schema-version 1 cannot be used with it.",
             );
@@ -159,7 +158,7 @@ fn live_options(
             })?;
             if !approvals {
                 warnings.push(Warning::new(
-                    IGNORED_OPTION,
+                    WarningCode::IgnoredOption,
                     "--approval-timeout-ms is ignored: no approvals are asked without --approvals stdin.",
                 ));
             }
@@ -174,21 +173,16 @@ const MAX_HEARTBEAT_MS: u64 = 3_600_000;
 
 /// `--schema-version`: one of the versions zero speaks. Read first, so that every later error
 /// is written in the version the flag asks for.
-pub fn schema_version(args: &ExecArgs) -> Result<Option<u8>, Failure> {
+pub fn schema_version(args: &ExecArgs) -> Result<Option<SchemaVersion>, Failure> {
     let Some(value) = args.schema_version.as_deref() else { return Ok(None) };
-    let wanted = value.trim().parse::<u8>().ok().filter(|v| SCHEMA_VERSIONS.contains(v));
+    let wanted = value.trim().parse::<u64>().ok().and_then(SchemaVersion::from_number);
     wanted.map(Some).ok_or_else(|| {
         Failure::Usage(format!(
             "Unsupported schema version \"{}\" (--schema-version). Supported: {}.",
             value.trim(),
-            supported_versions()
+            SchemaVersion::supported()
         ))
     })
-}
-
-/// `1, 2`.
-pub fn supported_versions() -> String {
-    SCHEMA_VERSIONS.iter().map(u8::to_string).collect::<Vec<_>>().join(", ")
 }
 
 /// `--heartbeat-ms`: milliseconds of silence before a heartbeat, 0 for none.
@@ -250,11 +244,11 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
         match env.get(name) {
             Some(value) if value.len() >= 4 => redact_values.push(value.to_string()),
             Some(_) => warnings.push(Warning::new(
-                IGNORED_OPTION,
+                WarningCode::IgnoredOption,
                 format!("--redact-env {name}: values shorter than 4 characters are not redacted."),
             )),
             None => warnings.push(Warning::new(
-                IGNORED_OPTION,
+                WarningCode::IgnoredOption,
                 format!("--redact-env {name}: the variable is not set."),
             )),
         }
@@ -262,7 +256,7 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
     for name in &args.shell_env_keep {
         if env.get(name).is_none() {
             warnings.push(Warning::new(
-                IGNORED_OPTION,
+                WarningCode::IgnoredOption,
                 format!("--shell-env-keep {name}: the variable is not set."),
             ));
         }
@@ -489,12 +483,15 @@ mod tests {
                 "--redact-env NONE: the variable is not set."
             ]
         );
-        assert!(p.warnings.iter().all(|w| w.code == IGNORED_OPTION));
+        assert!(p.warnings.iter().all(|w| w.code == WarningCode::IgnoredOption));
         let p =
             plan_with(&["--shell-env-keep", "NONE", "--shell-env-keep", "LONG", "x"], &e).unwrap();
         assert_eq!(
             p.warnings,
-            [Warning::new(IGNORED_OPTION, "--shell-env-keep NONE: the variable is not set.")]
+            [Warning::new(
+                WarningCode::IgnoredOption,
+                "--shell-env-keep NONE: the variable is not set."
+            )]
         );
     }
 

@@ -13,14 +13,15 @@
 
 use std::ffi::OsString;
 use std::io::Read;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex, MutexGuard, Once, OnceLock};
+use std::sync::{Mutex, MutexGuard, Once, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::sys::signals;
+use super::poll::{self, PollFd, POLLIN};
+use super::signals;
 
 /// How long output is still read after the command ended or was killed.
 const OUTPUT_GRACE: Duration = Duration::from_millis(500);
@@ -70,26 +71,87 @@ pub struct Finished {
     pub stderr: Captured,
 }
 
-/// Reads a stream into `shared` (up to `cap` bytes kept) until it closes, then says so.
-fn pump(mut stream: impl Read, shared: Arc<Mutex<Captured>>, cap: usize, done: mpsc::Sender<()>) {
-    let mut chunk = vec![0u8; 64 * 1024];
-    loop {
-        match stream.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => {
-                let mut captured = shared.lock().unwrap_or_else(|p| p.into_inner());
-                captured.total += n as u64;
-                let room = cap.saturating_sub(captured.kept.len());
-                captured.kept.extend_from_slice(&chunk[..n.min(room)]);
-            }
-            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        }
-    }
-    let _ = done.send(());
+/// A child's output pipe being read: what was kept, and the pipe while it is open.
+struct Pipe {
+    file: Option<std::fs::File>,
+    captured: Captured,
+    cap: usize,
 }
 
-/// Runs a shell command to its end or its deadline; nothing it started survives the call.
+impl Pipe {
+    fn new(fd: Option<impl Into<OwnedFd>>, cap: usize) -> Pipe {
+        let file = fd.map(|fd| std::fs::File::from(fd.into()));
+        Pipe { file, captured: Captured::default(), cap }
+    }
+
+    /// The descriptor to poll (-1, which poll leaves out, once closed).
+    fn fd(&self) -> i32 {
+        self.file.as_ref().map_or(-1, AsRawFd::as_raw_fd)
+    }
+
+    /// Reads what is there (the pipe is readable); at its end, or on an error, closes it.
+    fn read_ready(&mut self, chunk: &mut [u8]) {
+        let Some(file) = &mut self.file else { return };
+        match file.read(chunk) {
+            Ok(0) => self.file = None,
+            Ok(n) => {
+                self.captured.total += n as u64;
+                let room = self.cap.saturating_sub(self.captured.kept.len());
+                self.captured.kept.extend_from_slice(&chunk[..n.min(room)]);
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => self.file = None,
+        }
+    }
+}
+
+/// Waits, in this thread, on the two pipes and the shell's exit (a pidfd) until `until` says
+/// the wait is over or `deadline` passes; reads the pipes as they fill. Returns whether the
+/// shell has exited. Without pidfds (Linux before 5.3) the exit is looked for every 20 ms.
+fn pump(
+    pipes: &mut [Pipe; 2],
+    child: &mut std::process::Child,
+    exit_fd: Option<&OwnedFd>,
+    deadline: Instant,
+    chunk: &mut [u8],
+    until: impl Fn(&[Pipe; 2], bool) -> bool,
+) -> bool {
+    let mut exited = false;
+    loop {
+        if !exited {
+            exited = matches!(child.try_wait(), Ok(Some(_)));
+        }
+        if until(pipes, exited) {
+            return exited;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return exited;
+        }
+        // Without a pidfd the exit cannot be waited on: look again soon.
+        let wake = if exit_fd.is_none() && !exited { now + EXIT_LOOK } else { deadline };
+        let mut fds = [
+            PollFd::new(pipes[0].fd(), POLLIN),
+            PollFd::new(pipes[1].fd(), POLLIN),
+            PollFd::new(exit_fd.filter(|_| !exited).map_or(-1, |fd| fd.as_raw_fd()), POLLIN),
+        ];
+        if poll::wait(&mut fds, Some(wake.min(deadline))).is_err() {
+            return exited;
+        }
+        for (pipe, entry) in pipes.iter_mut().zip(&fds) {
+            if entry.fd >= 0 && entry.ready() {
+                pipe.read_ready(chunk);
+            }
+        }
+    }
+}
+
+/// How often the shell's exit is looked for where there is no pidfd to wait on.
+const EXIT_LOOK: Duration = Duration::from_millis(20);
+
+/// Runs a shell command to its end or its deadline; nothing it started survives the call. It
+/// all happens in the calling thread: the pipes and the shell's exit are waited on with
+/// `poll`.
 pub fn run_shell(spec: &Spec<'_>) -> std::io::Result<Finished> {
     static SUBREAPER: Once = Once::new();
     SUBREAPER.call_once(|| {
@@ -113,45 +175,34 @@ pub fn run_shell(spec: &Spec<'_>) -> std::io::Result<Finished> {
     let mut child = command.spawn()?;
     let pid = child.id();
     signals::set_running_group(pid);
-    let out = Arc::new(Mutex::new(Captured::default()));
-    let err = Arc::new(Mutex::new(Captured::default()));
-    let (closed_tx, closed) = mpsc::channel();
-    if let Some(stream) = child.stdout.take() {
-        let (shared, done, cap) = (out.clone(), closed_tx.clone(), spec.stdout_cap);
-        std::thread::spawn(move || pump(stream, shared, cap, done));
-    }
-    if let Some(stream) = child.stderr.take() {
-        let (shared, done, cap) = (err.clone(), closed_tx.clone(), spec.stderr_cap);
-        std::thread::spawn(move || pump(stream, shared, cap, done));
-    }
-    drop(closed_tx);
-    let (exited_tx, exited) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = exited_tx.send(child.wait());
-    });
-    let waited = exited.recv_timeout(spec.timeout);
-    let timed_out = waited.is_err();
-    let mut status = waited.ok().and_then(Result::ok);
+    let exit_fd = poll::pidfd(pid);
+    let mut pipes = [
+        Pipe::new(child.stdout.take(), spec.stdout_cap),
+        Pipe::new(child.stderr.take(), spec.stderr_cap),
+    ];
+    let mut chunk = vec![0u8; 64 * 1024];
+    let deadline = Instant::now() + spec.timeout;
+    // Until the shell exits (its output is read meanwhile), or the deadline.
+    let exited =
+        pump(&mut pipes, &mut child, exit_fd.as_ref(), deadline, &mut chunk, |_, exited| exited);
+    let timed_out = !exited;
     // Whether the shell finished or not, nothing it started may survive the call.
     signals::kill_group(pid);
     kill_descendants(Some(pid));
     signals::clear_running_group();
+    let grace = Instant::now() + OUTPUT_GRACE;
     if timed_out {
-        status = exited.recv_timeout(OUTPUT_GRACE).ok().and_then(Result::ok);
+        // Killed: its exit comes at once.
+        pump(&mut pipes, &mut child, exit_fd.as_ref(), grace, &mut chunk, |_, exited| exited);
     }
+    let status = child.try_wait().ok().flatten();
     reap_orphans(pid);
-    // Output still in the pipes is read, but only for a short while.
-    let until = Instant::now() + OUTPUT_GRACE;
-    for _ in 0..2 {
-        let left = until.saturating_duration_since(Instant::now());
-        if closed.recv_timeout(left).is_err() {
-            break;
-        }
-    }
-    let snapshot = |shared: &Arc<Mutex<Captured>>| {
-        std::mem::take(&mut *shared.lock().unwrap_or_else(|p| p.into_inner()))
-    };
-    Ok(Finished { status, timed_out, stdout: snapshot(&out), stderr: snapshot(&err) })
+    // Output still in the pipes is read, but only for a short while, whatever holds them.
+    pump(&mut pipes, &mut child, exit_fd.as_ref(), grace, &mut chunk, |pipes, _| {
+        pipes.iter().all(|p| p.file.is_none())
+    });
+    let [out, err] = pipes;
+    Ok(Finished { status, timed_out, stdout: out.captured, stderr: err.captured })
 }
 
 /// Whether `/proc/<pid>/task/<tid>/children` exists on this kernel (CONFIG_PROC_CHILDREN): it

@@ -13,22 +13,14 @@ use std::io;
 use std::sync::OnceLock;
 use std::time::Instant;
 
-const POLLIN: i16 = 0x1;
-const POLLOUT: i16 = 0x4;
+use super::poll::{PollFd, POLLIN, POLLOUT};
+
 const EINTR: i32 = 4;
 const EAGAIN: i32 = 11;
 /// The largest write a pipe takes whole (Linux's `PIPE_BUF`).
 const PIPE_BUF: usize = 4096;
 
-#[repr(C)]
-struct PollFd {
-    fd: i32,
-    events: i16,
-    revents: i16,
-}
-
 extern "C" {
-    fn poll(fds: *mut PollFd, nfds: u64, timeout: i32) -> i32;
     fn read(fd: i32, buf: *mut u8, count: usize) -> isize;
     fn write(fd: i32, buf: *const u8, count: usize) -> isize;
 }
@@ -44,33 +36,8 @@ pub fn write_deadline(deadline: Instant) {
 
 /// Waits until `fd` is ready for `events`; false when the deadline passed first.
 fn wait_for(fd: i32, events: i16, deadline: Option<Instant>) -> io::Result<bool> {
-    loop {
-        let timeout = match deadline {
-            None => -1,
-            Some(at) => {
-                let left = at.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return Ok(false);
-                }
-                // Rounded up, so a wait never ends just before its deadline.
-                left.as_millis().saturating_add(1).min(i32::MAX as u128) as i32
-            }
-        };
-        let mut entry = PollFd { fd, events, revents: 0 };
-        // SAFETY: `entry` is one valid pollfd for the duration of the call.
-        let ready = unsafe { poll(&mut entry, 1, timeout) };
-        match ready {
-            // Ready, or an error or hang-up that the next read or write reports.
-            1.. => return Ok(true),
-            0 => continue,
-            _ => {
-                let err = io::Error::last_os_error();
-                if err.raw_os_error() != Some(EINTR) {
-                    return Err(err);
-                }
-            }
-        }
-    }
+    let mut entry = [PollFd::new(fd, events)];
+    Ok(super::poll::wait(&mut entry, deadline)? > 0)
 }
 
 /// A standard stream to write: stdout (1) or stderr (2).

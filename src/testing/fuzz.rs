@@ -492,7 +492,7 @@ fn fuzz_emitter_lines_are_always_json() {
         // Both schema versions: schema 2 adds reasoning, permission events and seq.
         let two = rng.chance(2);
         if two {
-            e.set_schema(2);
+            e.set_schema(crate::protocol::events::SchemaVersion::V2);
         }
         for _ in 0..rng.below(8) {
             let piece = String::from_utf8_lossy(&text(rng, REDACT_DICT, 8)).into_owned();
