@@ -22,8 +22,8 @@ use serde_json::Value;
 
 use crate::error::{Failure, OutputClosed};
 use crate::protocol::events::{
-    Action, DecidedBy, ErrorCode, Event, Legacy, ListedTool, Risk, RunDetails, RunStatus,
-    SchemaVersion, Status, Totals, Warning,
+    Action, Autonomy, DecidedBy, ErrorCode, Event, Legacy, ListedTool, PermissionMode, Risk,
+    RunDetails, RunStatus, SchemaVersion, SideEffect, Status, Totals, Warning,
 };
 use crate::provider::models::Usage;
 use crate::redact::{Redactor, TextStream};
@@ -104,9 +104,9 @@ impl Phase {
 pub struct Gate<'a> {
     pub id: &'a str,
     pub name: &'a str,
-    pub permission_mode: &'a str,
-    pub autonomy: &'a str,
-    pub side_effect: &'a str,
+    pub permission_mode: PermissionMode,
+    pub autonomy: Autonomy,
+    pub side_effect: SideEffect,
     /// Why approval is needed.
     pub reason: &'a str,
 }
@@ -140,13 +140,10 @@ pub struct Finished<'a> {
     pub duration: Duration,
 }
 
-/// A [`Gate`] with every string redacted.
+/// A [`Gate`]'s strings, redacted.
 struct RedactedGate {
     id: String,
     name: String,
-    mode: String,
-    autonomy: String,
-    side_effect: String,
     reason: String,
 }
 
@@ -474,8 +471,8 @@ impl Emitter {
         let details = RunDetails {
             model_label: r(&d.model_label),
             model_profile: d.model_profile.as_deref().map(r),
-            autonomy: r(&d.autonomy),
-            permission_mode: r(&d.permission_mode),
+            autonomy: d.autonomy,
+            permission_mode: d.permission_mode,
             reasoning_effort: d.reasoning_effort.as_deref().map(r),
             enabled_tools: all(&d.enabled_tools),
             disabled_tools: all(&d.disabled_tools),
@@ -492,8 +489,8 @@ impl Emitter {
             provider: &provider,
             model: &model,
             api_model: &api_model,
-            permission_mode: two.then_some(details.permission_mode.as_str()),
-            autonomy: two.then_some(details.autonomy.as_str()),
+            permission_mode: two.then_some(details.permission_mode),
+            autonomy: two.then_some(details.autonomy),
             heartbeat_ms: two.then_some(heartbeat_ms),
             details: &details,
         })
@@ -597,7 +594,7 @@ impl Emitter {
         id: &str,
         name: &str,
         arguments: &str,
-        side_effect: &str,
+        side_effect: SideEffect,
     ) -> Result<(), OutputClosed> {
         // Arguments that are not JSON are shown as the text the model wrote; either way they
         // are redacted decoded (see `Redactor::redact_json_text`).
@@ -611,12 +608,11 @@ impl Emitter {
         // Redacted before it is fitted to the protocol's id rule, which may cut it.
         let raw_id = self.redactor.redact_str(id);
         let name = self.redactor.redact_str(name);
-        let side_effect = self.redactor.redact_str(side_effect);
         self.emit(&Event::ToolCall {
             id: &wire_id(&raw_id),
             name: &name,
             args: shown,
-            side_effect: &side_effect,
+            side_effect,
             arguments: &text,
             raw_id: &raw_id,
         })
@@ -673,9 +669,9 @@ impl Emitter {
             action: "prompt",
             permission: "prompt",
             permission_granted: false,
-            permission_mode: &g.mode,
-            autonomy: &g.autonomy,
-            side_effect: &g.side_effect,
+            permission_mode: gate.permission_mode,
+            autonomy: gate.autonomy,
+            side_effect: gate.side_effect,
             session_id: session_id.as_deref(),
             risk: Risk::of(gate.side_effect),
             reason: &g.reason,
@@ -701,9 +697,9 @@ impl Emitter {
             action: decision.action,
             permission: "prompt",
             permission_granted: decision.granted(),
-            permission_mode: &g.mode,
-            autonomy: &g.autonomy,
-            side_effect: &g.side_effect,
+            permission_mode: gate.permission_mode,
+            autonomy: gate.autonomy,
+            side_effect: gate.side_effect,
             session_id: session_id.as_deref(),
             risk: Risk::of(gate.side_effect),
             decision_reason: &g.reason,
@@ -714,14 +710,7 @@ impl Emitter {
     /// A gate's strings, redacted, with the reason the event gives.
     fn redacted_gate(&self, gate: &Gate<'_>, reason: &str) -> RedactedGate {
         let r = |s: &str| self.redactor.redact_str(s);
-        RedactedGate {
-            id: r(gate.id),
-            name: r(gate.name),
-            mode: r(gate.permission_mode),
-            autonomy: r(gate.autonomy),
-            side_effect: r(gate.side_effect),
-            reason: r(reason),
-        }
+        RedactedGate { id: r(gate.id), name: r(gate.name), reason: r(reason) }
     }
 
     /// Token counts (and cost, when the model's prices are known) of one provider call.
@@ -824,7 +813,7 @@ impl Emitter {
     /// `--list-tools` (B 1.7).
     pub fn tool_list(
         &mut self,
-        mode: &str,
+        mode: PermissionMode,
         tools: &[ListedTool<'_>],
         info: &RunInfo,
         warnings: &[Warning],
@@ -863,8 +852,7 @@ impl Emitter {
                 self.run_end(RunStatus::Success, 0)?;
             }
             Format::Json => {
-                let mode = self.redactor.redact_str(mode);
-                self.write_legacy(&Legacy::ToolList { permission_mode: &mode, tools })?;
+                self.write_legacy(&Legacy::ToolList { permission_mode: mode, tools })?;
                 self.write_legacy(&Legacy::Done { exit_code: 0 })?;
             }
         }

@@ -1,5 +1,7 @@
 use super::*;
-use crate::protocol::events::{ListedTool, RunDetails};
+use crate::protocol::events::{
+    Autonomy, ListedTool, Permission, PermissionMode, RunDetails, SideEffect,
+};
 use crate::testing::kit::SharedBuf as Buffer;
 use serde_json::json;
 
@@ -38,8 +40,8 @@ fn info() -> RunInfo {
         api_model: "gpt-4.1".into(),
         details: RunDetails {
             model_label: "GPT-4.1".into(),
-            autonomy: "low".into(),
-            permission_mode: "auto".into(),
+            autonomy: Autonomy::Low,
+            permission_mode: PermissionMode::Auto,
             ..RunDetails::default()
         },
     }
@@ -55,7 +57,7 @@ fn stream_json_lines_are_exact() {
     e.run_start(&info()).unwrap();
     e.text("Hel").unwrap();
     e.text("lo").unwrap();
-    e.tool_call("call_1", "read_file", r#"{"path":"README.md"}"#, "read").unwrap();
+    e.tool_call("call_1", "read_file", r#"{"path":"README.md"}"#, SideEffect::Read).unwrap();
     e.usage(&usage(), Some(0.000088)).unwrap();
     e.result("call_1", true, "ok", None).unwrap();
     e.success("Hello").unwrap();
@@ -82,7 +84,7 @@ fn schema_2_lines_are_exact() {
     e.reasoning("Weigh").unwrap();
     e.reasoning(" it").unwrap();
     e.text("Hi").unwrap();
-    e.tool_call("c1", "write_file", "not json", "write").unwrap();
+    e.tool_call("c1", "write_file", "not json", SideEffect::Write).unwrap();
     e.usage(&usage(), Some(0.5)).unwrap();
     e.usage(&usage(), None).unwrap();
     e.tool_result(&Finished {
@@ -171,7 +173,7 @@ fn legacy_json_lines_follow_b_1_5() {
     i.details.reasoning_effort = Some("high".into());
     e.run_start(&i).unwrap();
     e.text("Hi").unwrap();
-    e.tool_call("c1", "grep", r#"{"pattern":"x"}"#, "read").unwrap();
+    e.tool_call("c1", "grep", r#"{"pattern":"x"}"#, SideEffect::Read).unwrap();
     e.result("c1", false, "Error: bad", None).unwrap();
     e.usage(&usage(), None).unwrap();
     e.success("Hi").unwrap();
@@ -196,8 +198,8 @@ fn text_mode_final_answer_on_stdout_narration_and_rows_on_stderr() {
     let (mut e, out, err) = emitter(Format::Text, Redactor::default());
     e.run_start(&info()).unwrap();
     e.text("Looking.\nAt the file.").unwrap();
-    e.tool_call("c1", "read_file", r#"{"path":"a"}"#, "read").unwrap();
-    e.tool_call("c2", "bash", r#"{"command":"make test\nmake lint"}"#, "shell").unwrap();
+    e.tool_call("c1", "read_file", r#"{"path":"a"}"#, SideEffect::Read).unwrap();
+    e.tool_call("c2", "bash", r#"{"command":"make test\nmake lint"}"#, SideEffect::Shell).unwrap();
     e.end_turn().unwrap();
     e.result("c1", true, "File: a\n\n1 | x", None).unwrap();
     e.result("c2", false, "stdout:\nok\nstderr:\nmake: *** [test] Error 2\nExit code: 2", Some(2))
@@ -260,8 +262,13 @@ fn every_string_is_redacted_and_the_key_in_use_too() {
     let (mut e, out, err) =
         emitter(Format::StreamJson, Redactor::new(["my-configured-key-1".to_string()]));
     e.warn(&format!("echo {key}")).unwrap();
-    e.tool_call("c1", "bash", r#"{"command":"curl -H 'x-api-key: zzz'","token":"abc"}"#, "shell")
-        .unwrap();
+    e.tool_call(
+        "c1",
+        "bash",
+        r#"{"command":"curl -H 'x-api-key: zzz'","token":"abc"}"#,
+        SideEffect::Shell,
+    )
+    .unwrap();
     e.result("c1", true, "key=my-configured-key-1", None).unwrap();
     e.failure(&Failure::Provider(format!(
         "Provider authentication error (HTTP 401): bad key {key}"
@@ -373,18 +380,20 @@ fn list_tools_in_every_format() {
     let tool = |name, side_effect, withheld: Option<&str>| ListedTool {
         name,
         side_effect,
-        permission: "allow",
+        permission: Permission::Allow,
         reason: "Reads.",
         description: "Read a file.",
         enabled: withheld.is_none(),
         withheld: withheld.map(str::to_string),
         parameters: serde_json::json!({"type": "object"}),
     };
-    let rows =
-        vec![tool("read_file", "read", None), tool("bash", "shell", Some("needs --auto high"))];
+    let rows = vec![
+        tool("read_file", SideEffect::Read, None),
+        tool("bash", SideEffect::Shell, Some("needs --auto high")),
+    ];
     let (mut e, out, err) = emitter(Format::Text, Redactor::default());
     e.tool_list(
-        "auto",
+        PermissionMode::Auto,
         &rows,
         &info(),
         &[Warning::new(crate::protocol::events::WarningCode::IgnoredOption, "heads up")],
@@ -399,7 +408,7 @@ fn list_tools_in_every_format() {
     let mut i = info();
     i.session_id = None;
     e.tool_list(
-        "auto",
+        PermissionMode::Auto,
         &rows,
         &i,
         &[Warning::new(crate::protocol::events::WarningCode::IgnoredOption, "heads up")],
@@ -418,7 +427,7 @@ fn list_tools_in_every_format() {
     assert_eq!(kinds, ["run_start", "warning", "final", "run_end"]);
     assert!(!out.text().contains("sessionId"));
     let (mut e, out, _) = emitter(Format::Json, Redactor::default());
-    e.tool_list("auto", &rows, &info(), &[]).unwrap();
+    e.tool_list(PermissionMode::Auto, &rows, &info(), &[]).unwrap();
     assert!(out
         .text()
         .starts_with("{\"type\":\"tool_list\",\"permission_mode\":\"auto\",\"tools\":[{"));

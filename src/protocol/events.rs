@@ -58,9 +58,9 @@ pub enum Event<'a> {
         model: &'a str,
         api_model: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
-        permission_mode: Option<&'a str>,
+        permission_mode: Option<PermissionMode>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        autonomy: Option<&'a str>,
+        autonomy: Option<Autonomy>,
         #[serde(skip_serializing_if = "Option::is_none")]
         heartbeat_ms: Option<u64>,
         /// What only the legacy `run_start` line says.
@@ -85,7 +85,7 @@ pub enum Event<'a> {
         /// JSON; in schema 2 left out unless they are an object).
         #[serde(skip_serializing_if = "Option::is_none")]
         args: Option<&'a Value>,
-        side_effect: &'a str,
+        side_effect: SideEffect,
         /// The arguments as JSON text, for the legacy line.
         #[serde(skip)]
         arguments: &'a str,
@@ -99,9 +99,9 @@ pub enum Event<'a> {
         action: &'a str,
         permission: &'a str,
         permission_granted: bool,
-        permission_mode: &'a str,
-        autonomy: &'a str,
-        side_effect: &'a str,
+        permission_mode: PermissionMode,
+        autonomy: Autonomy,
+        side_effect: SideEffect,
         #[serde(skip_serializing_if = "Option::is_none")]
         session_id: Option<&'a str>,
         risk: Risk,
@@ -117,9 +117,9 @@ pub enum Event<'a> {
         action: Action,
         permission: &'a str,
         permission_granted: bool,
-        permission_mode: &'a str,
-        autonomy: &'a str,
-        side_effect: &'a str,
+        permission_mode: PermissionMode,
+        autonomy: Autonomy,
+        side_effect: SideEffect,
         #[serde(skip_serializing_if = "Option::is_none")]
         session_id: Option<&'a str>,
         risk: Risk,
@@ -204,6 +204,98 @@ pub struct Totals {
     pub cost_usd: Option<f64>,
 }
 
+/// What a tool call can affect (`tool_call.sideEffect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SideEffect {
+    Read,
+    Write,
+    Shell,
+    /// A tool zero does not know.
+    Unknown,
+}
+
+impl SideEffect {
+    pub fn name(self) -> &'static str {
+        match self {
+            SideEffect::Read => "read",
+            SideEffect::Write => "write",
+            SideEffect::Shell => "shell",
+            SideEffect::Unknown => "unknown",
+        }
+    }
+}
+
+/// Whether a tool runs without the caller's say-so (`--list-tools`'s `permission`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Permission {
+    Allow,
+    Prompt,
+}
+
+impl Permission {
+    pub fn name(self) -> &'static str {
+        match self {
+            Permission::Allow => "allow",
+            Permission::Prompt => "prompt",
+        }
+    }
+}
+
+/// `--auto`: what runs without asking. Low reads; medium also edits files in the workspace;
+/// high also runs commands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Autonomy {
+    #[default]
+    Low,
+    Medium,
+    High,
+}
+
+impl Autonomy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Autonomy::Low => "low",
+            Autonomy::Medium => "medium",
+            Autonomy::High => "high",
+        }
+    }
+}
+
+/// The run's permission mode: `auto` runs what the autonomy level allows, `unsafe` runs every
+/// tool (`--auto high`, `--skip-permissions-unsafe`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionMode {
+    #[default]
+    Auto,
+    Unsafe,
+}
+
+impl PermissionMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            PermissionMode::Auto => "auto",
+            PermissionMode::Unsafe => "unsafe",
+        }
+    }
+}
+
+/// Text output names each of these the way the wire does.
+macro_rules! display_by_name {
+    ($($kind:ty),*) => {$(
+        impl std::fmt::Display for $kind {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.pad(self.name())
+            }
+        }
+    )*};
+}
+
+display_by_name!(SideEffect, Permission, Autonomy, PermissionMode);
+
 /// `permission_decision.action`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -247,12 +339,12 @@ pub enum RiskLevel {
 }
 
 impl Risk {
-    /// read: low; write and network: medium; shell and anything unknown: high.
-    pub fn of(side_effect: &str) -> Risk {
+    /// read: low; write: medium; shell and anything unknown: high.
+    pub fn of(side_effect: SideEffect) -> Risk {
         let level = match side_effect {
-            "read" | "none" => RiskLevel::Low,
-            "write" | "network" => RiskLevel::Medium,
-            _ => RiskLevel::High,
+            SideEffect::Read => RiskLevel::Low,
+            SideEffect::Write => RiskLevel::Medium,
+            SideEffect::Shell | SideEffect::Unknown => RiskLevel::High,
         };
         Risk { level }
     }
@@ -359,8 +451,8 @@ impl ErrorCode {
 pub struct RunDetails {
     pub model_label: String,
     pub model_profile: Option<String>,
-    pub autonomy: String,
-    pub permission_mode: String,
+    pub autonomy: Autonomy,
+    pub permission_mode: PermissionMode,
     pub reasoning_effort: Option<String>,
     pub enabled_tools: Vec<String>,
     pub disabled_tools: Vec<String>,
@@ -379,8 +471,8 @@ pub enum Legacy<'a> {
         model_profile: Option<&'a str>,
         model_label: &'a str,
         api_model: &'a str,
-        autonomy: &'a str,
-        permission_mode: &'a str,
+        autonomy: Autonomy,
+        permission_mode: PermissionMode,
         #[serde(skip_serializing_if = "Option::is_none")]
         reasoning_effort: Option<&'a str>,
         #[serde(skip_serializing_if = "<[String]>::is_empty")]
@@ -426,7 +518,7 @@ pub enum Legacy<'a> {
         message: &'a str,
     },
     ToolList {
-        permission_mode: &'a str,
+        permission_mode: PermissionMode,
         tools: &'a [ListedTool<'a>],
     },
 }
@@ -435,9 +527,9 @@ pub enum Legacy<'a> {
 #[derive(Debug, Clone, Serialize)]
 pub struct ListedTool<'a> {
     pub name: &'a str,
-    pub permission: &'a str,
+    pub permission: Permission,
     pub reason: &'a str,
-    pub side_effect: &'a str,
+    pub side_effect: SideEffect,
     pub description: &'a str,
     /// Offered to the model in this run.
     pub enabled: bool,

@@ -14,7 +14,9 @@ use crate::output::{lock, Decision, Finished, Gate, Phase, Shared};
 use crate::protocol::events::{Action, DecidedBy};
 use crate::provider::models::{self, Model, Usage};
 use crate::provider::{Provider, Request, StreamEvent};
-use crate::tools::{side_effect_of, Gated, Outcome, Refusal, Toolbox};
+use crate::tools::{
+    side_effect_of, Autonomy, Gated, Outcome, PermissionMode, Refusal, SideEffect, Toolbox,
+};
 
 /// The system prompt: who zero is and how it should work.
 pub const SYSTEM_PROMPT: &str = "\
@@ -74,9 +76,9 @@ pub struct Verdict {
 /// `--approvals stdin`). Without one, the policy denies such calls.
 pub trait Approvals {
     /// An earlier `allow_session` covers calls of this tool with this side effect.
-    fn granted(&self, name: &str, side_effect: &str) -> bool;
+    fn granted(&self, name: &str, side_effect: SideEffect) -> bool;
     /// Remembers an `allow_session` answer.
-    fn grant(&mut self, name: &str, side_effect: &str);
+    fn grant(&mut self, name: &str, side_effect: SideEffect);
     /// A new request id, and how long the client has to answer it.
     fn request(&mut self) -> (String, u64);
     /// Waits for the answer to request `id`.
@@ -106,8 +108,8 @@ pub struct Agent<'a> {
     /// The registry model, for prices.
     pub model: Option<&'static Model>,
     /// `run_start`'s permission mode and autonomy level, for the permission events.
-    pub permission_mode: &'a str,
-    pub autonomy: &'a str,
+    pub permission_mode: PermissionMode,
+    pub autonomy: Autonomy,
     /// Who answers for gated calls; `None`: the policy denies them.
     pub approvals: Option<&'a mut dyn Approvals>,
 }
@@ -288,12 +290,13 @@ impl Agent<'_> {
 
     /// A call of a tool that needs permission and that the level allows: the policy's
     /// decision is written (schema 2) before the call runs, naming the flag that allows it.
-    fn allow_by_policy(&mut self, call: &ToolCall, side_effect: &str) -> Result<(), Stop> {
-        let flag = if self.autonomy != "high" && self.permission_mode == "unsafe" {
-            "--skip-permissions-unsafe".to_string()
-        } else {
-            format!("--auto {}", self.autonomy)
-        };
+    fn allow_by_policy(&mut self, call: &ToolCall, side_effect: SideEffect) -> Result<(), Stop> {
+        let flag =
+            if self.autonomy != Autonomy::High && self.permission_mode == PermissionMode::Unsafe {
+                "--skip-permissions-unsafe".to_string()
+            } else {
+                format!("--auto {}", self.autonomy)
+            };
         let reason = format!("allowed by {flag}");
         let gate = Gate {
             id: &call.id,
@@ -419,7 +422,7 @@ mod tests {
     use crate::provider::scripted::Scripted;
     use crate::redact::Redactor;
     use crate::testing::kit::{SharedBuf, TempDir};
-    use crate::tools::{Mode, Workspace};
+    use crate::tools::{PermissionMode, Workspace};
     use std::sync::{Arc, Mutex};
 
     struct Run {
@@ -428,7 +431,7 @@ mod tests {
         events: Vec<serde_json::Value>,
     }
 
-    fn run(script: &str, mode: Mode, max_turns: u32, dir: &std::path::Path) -> Run {
+    fn run(script: &str, mode: PermissionMode, max_turns: u32, dir: &std::path::Path) -> Run {
         run_with(script, mode, max_turns, dir, None, SchemaVersion::V1).0
     }
 
@@ -441,7 +444,7 @@ mod tests {
     /// A run in schema `schema`, with an approver; also returns the emitter.
     fn run_with(
         script: &str,
-        mode: Mode,
+        mode: PermissionMode,
         max_turns: u32,
         dir: &std::path::Path,
         approvals: Option<&mut Ready>,
@@ -470,8 +473,8 @@ mod tests {
             journal: &mut journal,
             max_turns,
             model: models::find("gpt-4.1"),
-            permission_mode: mode.name(),
-            autonomy: "low",
+            permission_mode: mode,
+            autonomy: Autonomy::Low,
             approvals: approvals.map(|a| a as &mut dyn Approvals),
         };
         let result = agent.run(&mut messages);
@@ -484,16 +487,16 @@ mod tests {
     #[derive(Default)]
     struct Ready {
         answers: Vec<Verdict>,
-        grants: Vec<(String, String)>,
+        grants: Vec<(String, SideEffect)>,
         asked: Vec<String>,
     }
 
     impl Approvals for Ready {
-        fn granted(&self, name: &str, side_effect: &str) -> bool {
-            self.grants.iter().any(|(n, s)| n == name && s == side_effect)
+        fn granted(&self, name: &str, side_effect: SideEffect) -> bool {
+            self.grants.iter().any(|(n, s)| n == name && *s == side_effect)
         }
-        fn grant(&mut self, name: &str, side_effect: &str) {
-            self.grants.push((name.into(), side_effect.into()));
+        fn grant(&mut self, name: &str, side_effect: SideEffect) {
+            self.grants.push((name.into(), side_effect));
         }
         fn request(&mut self) -> (String, u64) {
             self.asked.push(format!("r{}", self.asked.len() + 1));
@@ -525,8 +528,14 @@ mod tests {
             answers: vec![verdict(true, true, "fine"), verdict(false, false, "no files")],
             ..Ready::default()
         };
-        let (run, _) =
-            run_with(script, Mode::Auto, 12, &dir.path, Some(&mut ready), SchemaVersion::V2);
+        let (run, _) = run_with(
+            script,
+            PermissionMode::Auto,
+            12,
+            &dir.path,
+            Some(&mut ready),
+            SchemaVersion::V2,
+        );
         assert_eq!(run.result.unwrap(), "done");
         assert_eq!(dir.read("log"), "a\nb\n");
         assert!(!dir.join("w.txt").exists());
@@ -551,7 +560,8 @@ mod tests {
     fn a_failed_model_call_leaves_no_phase_for_heartbeats() {
         let dir = scratch("phase");
         let script = r#"{"turns": [{"error": "down"}]}"#;
-        let (run, written) = run_with(script, Mode::Auto, 12, &dir.path, None, SchemaVersion::V2);
+        let (run, written) =
+            run_with(script, PermissionMode::Auto, 12, &dir.path, None, SchemaVersion::V2);
         assert!(run.result.is_err());
         let later = std::time::Instant::now() + std::time::Duration::from_secs(5);
         assert!(lock(&written.out).beat(later).is_some(), "heartbeats are on");
@@ -572,7 +582,7 @@ mod tests {
             {"toolCalls": [{"id": "c1", "name": "read_file", "arguments": {"path": "notes.txt"}}], "usage": {"promptTokens": 100, "completionTokens": 10}},
             {"text": ["It says milk."]}
         ]}"#;
-        let run = run(script, Mode::Auto, 12, &dir.path);
+        let run = run(script, PermissionMode::Auto, 12, &dir.path);
         assert_eq!(run.result.unwrap(), "It says milk.");
         let roles: Vec<Role> = run.messages.iter().map(|m| m.role).collect();
         assert_eq!(roles, [Role::System, Role::User, Role::Assistant, Role::Tool, Role::Assistant]);
@@ -590,11 +600,11 @@ mod tests {
             {"toolCalls": [{"name": "bash", "arguments": {"command": "echo ran > ran.txt"}}]},
             {"text": "done"}
         ]}"#;
-        let refused = run(script, Mode::Auto, 12, &dir.path);
+        let refused = run(script, PermissionMode::Auto, 12, &dir.path);
         assert!(refused.messages[3].content.contains("Permission required for bash"));
         assert_eq!(refused.events[1]["status"], "error");
         assert!(!dir.join("ran.txt").exists());
-        let allowed = run(script, Mode::Unsafe, 12, &dir.path);
+        let allowed = run(script, PermissionMode::Unsafe, 12, &dir.path);
         assert_eq!(allowed.events[1]["status"], "ok");
         assert_eq!(dir.read("ran.txt"), "ran\n");
     }
@@ -604,16 +614,16 @@ mod tests {
         let dir = scratch("limits");
         let looping =
             r#"{"turns": [{"toolCalls": [{"name": "glob", "arguments": {"pattern": "*"}}]}]}"#;
-        let run1 = run(looping, Mode::Auto, 1, &dir.path);
+        let run1 = run(looping, PermissionMode::Auto, 1, &dir.path);
         assert!(
             matches!(run1.result, Err(Stop::Failed(Failure::MaxTurns(ref m))) if m.contains("limit of 1 turns"))
         );
         let empty = r#"{"turns": [{"text": ["  "]}]}"#;
-        let run2 = run(empty, Mode::Auto, 12, &dir.path);
+        let run2 = run(empty, PermissionMode::Auto, 12, &dir.path);
         assert!(
             matches!(run2.result, Err(Stop::Failed(Failure::MaxTurns(ref m))) if m.contains("without an answer"))
         );
-        let zero = run(r#"{"turns": []}"#, Mode::Auto, 0, &dir.path);
+        let zero = run(r#"{"turns": []}"#, PermissionMode::Auto, 0, &dir.path);
         assert!(matches!(zero.result, Err(Stop::Failed(Failure::MaxTurns(_)))));
     }
 
@@ -622,7 +632,7 @@ mod tests {
         let dir = scratch("single");
         let run = run(
             r#"{"turns": [{"text": ["a", "b"]}, {"error": "must not be reached"}]}"#,
-            Mode::Auto,
+            PermissionMode::Auto,
             12,
             &dir.path,
         );
@@ -649,7 +659,7 @@ mod tests {
             ]},
             {"text": "ok"}
         ]}"#;
-        let run = run(script, Mode::Unsafe, 12, &dir.path);
+        let run = run(script, PermissionMode::Unsafe, 12, &dir.path);
         let ids: Vec<&str> = run
             .events
             .iter()

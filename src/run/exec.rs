@@ -22,7 +22,7 @@ use crate::redact::Redactor;
 use crate::run::agent::{Agent, Journal, SYSTEM_PROMPT};
 use crate::run::plan::{RunPlan, SessionPlan};
 use crate::session::{self, NewSession, Session, Store};
-use crate::tools::{self, Mode, Outcome, Toolbox, Workspace};
+use crate::tools::{self, Autonomy, Outcome, PermissionMode, Toolbox, Workspace};
 
 /// What `run` needs from the process, so tests could supply their own.
 pub struct Process {
@@ -200,7 +200,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
     let mut toolbox =
         Toolbox::new(workspace, mode, plan.enabled_tools.clone(), plan.disabled_tools.clone())
             .hiding_env(hidden)
-            .allowing_writes(plan.autonomy != "low")
+            .allowing_writes(plan.autonomy != Autonomy::Low)
             .asking_for_approval(plan.approvals.is_some());
     // What bash would have been given means nothing when bash does not run.
     if let Some(why) = tools::find("bash").and_then(|bash| toolbox.withheld(bash)) {
@@ -236,8 +236,8 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
                 let withheld = toolbox.withheld(t);
                 ListedTool {
                     name: t.name,
-                    side_effect: t.side_effect.name(),
-                    permission: t.permission.name(),
+                    side_effect: t.side_effect,
+                    permission: t.permission,
                     reason: t.reason,
                     description: t.description,
                     enabled: withheld.is_none(),
@@ -246,7 +246,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
                 }
             })
             .collect();
-        lock(shared).tool_list(mode.name(), &rows, &info, &warnings)?;
+        lock(shared).tool_list(mode, &rows, &info, &warnings)?;
         return Ok(0);
     };
     let Prompt { text: prompt, images } = prompt.unwrap_or_default();
@@ -276,7 +276,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
     {
         let mut out = lock(shared);
         out.run_start(&info)?;
-        if mode == Mode::Unsafe {
+        if mode == PermissionMode::Unsafe {
             out.warning(&Warning::new(
                 WarningCode::UnsafeMode,
                 "Unsafe permissions are active for this run.",
@@ -311,7 +311,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
             new_session: matches!(plan.session, SessionPlan::New) && !plan.ephemeral,
             max_turns,
             model: runtime.model,
-            permission_mode: mode.name(),
+            permission_mode: mode,
             autonomy: plan.autonomy,
             approvals: plan.approvals,
             messages,
@@ -330,7 +330,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
         journal: &mut journal,
         max_turns,
         model: runtime.model,
-        permission_mode: mode.name(),
+        permission_mode: mode,
         autonomy: plan.autonomy,
         approvals: None,
     };
@@ -631,8 +631,8 @@ fn run_info(
         details: RunDetails {
             model_label: text(|r| r.model_label.clone()),
             model_profile: runtime.and_then(|r| r.profile).map(|p| p.name().to_string()),
-            autonomy: plan.autonomy.to_string(),
-            permission_mode: plan.mode.name().to_string(),
+            autonomy: plan.autonomy,
+            permission_mode: plan.mode,
             reasoning_effort: runtime.and_then(|r| r.effort).map(|e| e.name().to_string()),
             enabled_tools: plan.enabled_tools.clone(),
             disabled_tools: plan.disabled_tools.clone(),

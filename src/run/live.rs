@@ -28,7 +28,7 @@ use crate::provider::models::Model;
 use crate::provider::Provider;
 use crate::run::agent::{Agent, Approvals, Journal, Verdict};
 use crate::session::{self, Session};
-use crate::tools::Toolbox;
+use crate::tools::{Autonomy, PermissionMode, SideEffect, Toolbox};
 
 /// How often a wait for an approval looks at the interrupt flag.
 const INTERRUPT_POLL: Duration = Duration::from_millis(50);
@@ -100,8 +100,8 @@ pub struct Live<'a> {
     pub new_session: bool,
     pub max_turns: u32,
     pub model: Option<&'static Model>,
-    pub permission_mode: &'a str,
-    pub autonomy: &'a str,
+    pub permission_mode: PermissionMode,
+    pub autonomy: Autonomy,
     /// `--approvals stdin`: how long a request waits for its answer.
     pub approvals: Option<Duration>,
     /// The system prompt and the earlier conversation (of a resumed session).
@@ -191,7 +191,7 @@ struct Inbox {
     eof: bool,
     out: Shared,
     /// `(tool, side effect)` pairs allowed for the rest of the process.
-    grants: Vec<(String, String)>,
+    grants: Vec<(String, SideEffect)>,
     /// When the pending request was made (before its line was written): an answer read
     /// before then cannot be the client's answer to it.
     asked_at: Option<Instant>,
@@ -293,13 +293,13 @@ enum Stray<'a> {
 }
 
 impl Approvals for Inbox {
-    fn granted(&self, name: &str, side_effect: &str) -> bool {
-        self.grants.iter().any(|(n, s)| n == name && s == side_effect)
+    fn granted(&self, name: &str, side_effect: SideEffect) -> bool {
+        self.grants.iter().any(|(n, s)| n == name && *s == side_effect)
     }
 
-    fn grant(&mut self, name: &str, side_effect: &str) {
+    fn grant(&mut self, name: &str, side_effect: SideEffect) {
         if !self.granted(name, side_effect) {
-            self.grants.push((name.to_string(), side_effect.to_string()));
+            self.grants.push((name.to_string(), side_effect));
         }
     }
 

@@ -17,7 +17,7 @@ use crate::error::Failure;
 use crate::protocol::events::{SchemaVersion, Warning, WarningCode};
 use crate::protocol::input::InputFormat;
 use crate::session;
-use crate::tools::{self, Mode};
+use crate::tools::{self, Autonomy, PermissionMode};
 
 /// What `--resume` / `--fork` ask for, checked for shape (A11); whether the session exists
 /// is decided when the run starts.
@@ -59,8 +59,8 @@ pub struct RunPlan {
     pub max_turns: Option<u32>,
     pub session: SessionPlan,
     pub cwd: Option<PathBuf>,
-    pub autonomy: &'static str,
-    pub mode: Mode,
+    pub autonomy: Autonomy,
+    pub mode: PermissionMode,
     pub enabled_tools: Vec<String>,
     pub disabled_tools: Vec<String>,
     pub shell_env: ShellEnv,
@@ -222,8 +222,11 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
     let session = session_plan(args)?;
     // 7. Permissions, tool filters, the shell's environment, secrets to redact.
     let autonomy = tools::parse_autonomy(args.auto.as_deref())?;
-    let mode =
-        if args.skip_permissions_unsafe || autonomy == "high" { Mode::Unsafe } else { Mode::Auto };
+    let mode = if args.skip_permissions_unsafe || autonomy == Autonomy::High {
+        PermissionMode::Unsafe
+    } else {
+        PermissionMode::Auto
+    };
     let enabled_tools = tools::parse_filter(&args.enabled_tools, "enabled")?;
     let disabled_tools = tools::parse_filter(&args.disabled_tools, "disabled")?;
     tools::check_overlap(&enabled_tools, &disabled_tools)?;
@@ -420,7 +423,7 @@ mod tests {
         assert_eq!((p.prompt_file, p.list_tools, p.max_turns), (None, false, None));
         assert!(!p.prompt_stdin);
         assert_eq!((p.session, p.cwd), (SessionPlan::New, None));
-        assert_eq!((p.autonomy, p.mode), ("low", Mode::Auto));
+        assert_eq!((p.autonomy, p.mode), (Autonomy::Low, PermissionMode::Auto));
         assert!(p.enabled_tools.is_empty() && p.disabled_tools.is_empty());
         assert_eq!(p.shell_env, ShellEnv::default());
         assert!(p.redact_values.is_empty() && p.warnings.is_empty());
@@ -438,9 +441,9 @@ mod tests {
         assert!(plan(&["--list-tools"]).list_tools);
         assert_eq!(plan(&["--max-turns", " 7 ", "x"]).max_turns, Some(7));
         assert_eq!(plan(&["-C", "/repo", "x"]).cwd, Some(PathBuf::from("/repo")));
-        assert_eq!(plan(&["--auto", "medium", "x"]).autonomy, "medium");
-        assert_eq!(plan(&["--auto", "high", "x"]).mode, Mode::Unsafe);
-        assert_eq!(plan(&["--skip-permissions-unsafe", "x"]).mode, Mode::Unsafe);
+        assert_eq!(plan(&["--auto", "medium", "x"]).autonomy, Autonomy::Medium);
+        assert_eq!(plan(&["--auto", "high", "x"]).mode, PermissionMode::Unsafe);
+        assert_eq!(plan(&["--skip-permissions-unsafe", "x"]).mode, PermissionMode::Unsafe);
         assert_eq!(plan(&["--enabled-tools", "grep,glob", "x"]).enabled_tools, ["grep", "glob"]);
         assert_eq!(plan(&["--disabled-tools", "bash", "x"]).disabled_tools, ["bash"]);
         assert!(plan(&["--shell-env", "inherit", "x"]).shell_env.inherit);

@@ -20,6 +20,7 @@ use crate::clock::{random_base36, Utc};
 use crate::config::Env;
 use crate::conversation::{Message, ToolCall};
 use crate::error::Failure;
+use crate::protocol::events::SideEffect;
 use crate::provider::models::Usage;
 use crate::redact::Redactor;
 
@@ -682,7 +683,7 @@ pub fn user_payload(
     payload
 }
 
-pub fn tool_call_payload(call: &ToolCall, side_effect: &str, redactor: &Redactor) -> Value {
+pub fn tool_call_payload(call: &ToolCall, side_effect: SideEffect, redactor: &Redactor) -> Value {
     let args = if call.arguments.trim().is_empty() {
         json!({})
     } else {

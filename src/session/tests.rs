@@ -222,7 +222,7 @@ fn conversation_is_rebuilt_as_structured_messages() {
     };
     let events: Vec<Event> = [
         ("message", json!({"role": "user", "content": "read a"})),
-        ("tool_call", tool_call_payload(&call, "read", &Redactor::default())),
+        ("tool_call", tool_call_payload(&call, SideEffect::Read, &Redactor::default())),
         (
             "message",
             assistant_payload(

@@ -501,9 +501,9 @@ fn fuzz_emitter_lines_are_always_json() {
             let gate = crate::output::Gate {
                 id: &id,
                 name: "bash",
-                permission_mode: "auto",
-                autonomy: "low",
-                side_effect: "shell",
+                permission_mode: crate::protocol::events::PermissionMode::Auto,
+                autonomy: crate::protocol::events::Autonomy::Low,
+                side_effect: crate::protocol::events::SideEffect::Shell,
                 reason: &piece,
             };
             let decision = crate::output::Decision {
@@ -513,7 +513,7 @@ fn fuzz_emitter_lines_are_always_json() {
             };
             let _ = match rng.below(7) {
                 0 => e.text(&piece),
-                1 => e.tool_call(&id, "bash", &piece, "shell"),
+                1 => e.tool_call(&id, "bash", &piece, crate::protocol::events::SideEffect::Shell),
                 2 => e.result(&id, rng.chance(2), &piece, None),
                 3 => e.reasoning(&piece),
                 4 => e.permission_request(&gate, Some((&id, 5))),

@@ -20,62 +20,14 @@ use crate::conversation::{ToolCall, ToolSpec};
 use crate::error::Failure;
 pub use workspace::Workspace;
 
-/// What a tool can affect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SideEffect {
-    Read,
-    Write,
-    Shell,
-}
-
-impl SideEffect {
-    pub fn name(self) -> &'static str {
-        match self {
-            SideEffect::Read => "read",
-            SideEffect::Write => "write",
-            SideEffect::Shell => "shell",
-        }
-    }
-}
-
-/// Whether a tool may run without the caller's say-so.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Permission {
-    Allow,
-    Prompt,
-}
-
-impl Permission {
-    pub fn name(self) -> &'static str {
-        match self {
-            Permission::Allow => "allow",
-            Permission::Prompt => "prompt",
-        }
-    }
-}
-
-/// The run's permission mode (B 6): `auto` runs only `allow` tools, `unsafe` runs all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Auto,
-    Unsafe,
-}
-
-impl Mode {
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Auto => "auto",
-            Mode::Unsafe => "unsafe",
-        }
-    }
-}
+pub use crate::protocol::events::{Autonomy, Permission, PermissionMode, SideEffect};
 
 /// `--auto` levels.
-pub fn parse_autonomy(value: Option<&str>) -> Result<&'static str, Failure> {
+pub fn parse_autonomy(value: Option<&str>) -> Result<Autonomy, Failure> {
     match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
-        None | Some("") | Some("low") => Ok("low"),
-        Some("medium") => Ok("medium"),
-        Some("high") => Ok("high"),
+        None | Some("") | Some("low") => Ok(Autonomy::Low),
+        Some("medium") => Ok(Autonomy::Medium),
+        Some("high") => Ok(Autonomy::High),
         Some(_) => Err(Failure::Usage(format!(
             "Invalid autonomy level \"{}\". Expected low, medium, or high.",
             value.unwrap_or_default().trim()
@@ -175,8 +127,8 @@ pub fn find(name: &str) -> Option<&'static ToolDef> {
 }
 
 /// The stream-json `sideEffect` of a call, from the tool's own metadata.
-pub fn side_effect_of(name: &str) -> &'static str {
-    find(name).map_or("unknown", |t| t.side_effect.name())
+pub fn side_effect_of(name: &str) -> SideEffect {
+    find(name).map_or(SideEffect::Unknown, |t| t.side_effect)
 }
 
 /// Parses `--enabled-tools` / `--disabled-tools` values (B 2.9).
@@ -268,7 +220,7 @@ impl Outcome {
 /// Why a call needs approval that this run's autonomy level does not give.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Gated {
-    pub side_effect: &'static str,
+    pub side_effect: SideEffect,
     /// Why approval is needed, for `permission_request.reason`.
     pub reason: String,
     /// What the model is told when the call is denied; it names how to allow it.
@@ -287,7 +239,7 @@ pub struct PlanItem {
 /// The tools of one run: what is visible and allowed, and their state.
 pub struct Toolbox {
     workspace: Workspace,
-    mode: Mode,
+    mode: PermissionMode,
     enabled: Vec<String>,
     disabled: Vec<String>,
     plan: Vec<PlanItem>,
@@ -302,7 +254,7 @@ pub struct Toolbox {
 impl Toolbox {
     pub fn new(
         workspace: Workspace,
-        mode: Mode,
+        mode: PermissionMode,
         enabled: Vec<String>,
         disabled: Vec<String>,
     ) -> Toolbox {
@@ -339,7 +291,7 @@ impl Toolbox {
     /// Autonomy levels (the reference's plan): low reads, medium also edits files in the
     /// workspace, high (the `unsafe` mode) also runs commands.
     fn permitted(&self, tool: &ToolDef) -> bool {
-        self.mode == Mode::Unsafe
+        self.mode == PermissionMode::Unsafe
             || tool.permission == Permission::Allow
             || (self.writes && tool.side_effect == SideEffect::Write)
     }
@@ -410,12 +362,12 @@ impl Toolbox {
 
     /// A call of a tool that needs permission and that this run's level allows outright (so
     /// the policy decides it): its side effect.
-    pub fn allowed_by_level(&self, call: &ToolCall) -> Option<&'static str> {
+    pub fn allowed_by_level(&self, call: &ToolCall) -> Option<SideEffect> {
         let tool = find(&call.name)?;
         let allowed = tool.permission == Permission::Prompt
             && self.filtered_in(tool.name)
             && self.permitted(tool);
-        allowed.then(|| tool.side_effect.name())
+        allowed.then_some(tool.side_effect)
     }
 
     /// Whether a call needs approval before it runs: a tool that passes the filters but that
@@ -424,7 +376,7 @@ impl Toolbox {
         let tool = find(&call.name)?;
         let level = self.needs(tool).filter(|_| self.filtered_in(tool.name))?;
         Some(Gated {
-            side_effect: tool.side_effect.name(),
+            side_effect: tool.side_effect,
             reason: format!(
                 "{} The tool is marked \"{}\": this autonomy level does not run it without approval.",
                 tool.reason,

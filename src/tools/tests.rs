@@ -27,7 +27,7 @@ impl Scratch {
         self.dir.read(&format!("ws/{rel}"))
     }
 
-    fn toolbox(&self, mode: Mode) -> Toolbox {
+    fn toolbox(&self, mode: PermissionMode) -> Toolbox {
         Toolbox::new(Workspace::new(&self.ws()).unwrap(), mode, vec![], vec![])
     }
 }
@@ -40,7 +40,7 @@ fn run(tb: &mut Toolbox, name: &str, args: serde_json::Value) -> Outcome {
 fn read_file_numbers_ranges_and_caps() {
     let s = Scratch::new("read");
     s.write("a.txt", "one\ntwo\nthree\nfour\n");
-    let mut tb = s.toolbox(Mode::Auto);
+    let mut tb = s.toolbox(PermissionMode::Auto);
     let out = run(&mut tb, "read_file", json!({"path": "a.txt"}));
     assert_eq!(
         out,
@@ -80,14 +80,14 @@ fn read_file_numbers_ranges_and_caps() {
 fn read_file_refuses_binary_files() {
     let s = Scratch::new("binary");
     std::fs::write(s.ws().join("img.png"), [0x89, b'P', b'N', b'G', 0, 0, 1, 2]).unwrap();
-    let out = run(&mut s.toolbox(Mode::Auto), "read_file", json!({"path": "img.png"}));
+    let out = run(&mut s.toolbox(PermissionMode::Auto), "read_file", json!({"path": "img.png"}));
     assert_eq!(out, Outcome::error("Error reading file img.png: it is a binary file (8 bytes); read_file only returns text"));
 }
 
 #[test]
 fn write_file_creates_refuses_and_overwrites() {
     let s = Scratch::new("write");
-    let mut tb = s.toolbox(Mode::Unsafe);
+    let mut tb = s.toolbox(PermissionMode::Unsafe);
     let out = run(&mut tb, "write_file", json!({"path": "nested/dir/new.txt", "content": "héllo"}));
     assert_eq!(
         out,
@@ -110,7 +110,7 @@ fn write_file_creates_refuses_and_overwrites() {
 fn edit_file_replaces_literally() {
     let s = Scratch::new("edit");
     s.write("f.rs", "let a = 1;\nlet a = 1;\nlet b = 2;\n");
-    let mut tb = s.toolbox(Mode::Unsafe);
+    let mut tb = s.toolbox(PermissionMode::Unsafe);
     let out = run(
         &mut tb,
         "edit_file",
@@ -145,7 +145,7 @@ fn edit_file_replaces_literally() {
 #[test]
 fn the_envelope_checks_arguments_filters_and_permissions() {
     let s = Scratch::new("envelope");
-    let mut tb = s.toolbox(Mode::Auto);
+    let mut tb = s.toolbox(PermissionMode::Auto);
     let call = |tb: &mut Toolbox, name: &str, args: &str| {
         tb.run(&ToolCall { id: "c".into(), name: name.into(), arguments: args.into() })
     };
@@ -168,8 +168,12 @@ fn the_envelope_checks_arguments_filters_and_permissions() {
         "Error: Invalid arguments for read_file: start_line: expected an integer from 1"
     ));
     // Filters are enforced at execution, not only when advertising (A9).
-    let mut filtered =
-        Toolbox::new(Workspace::new(&s.ws()).unwrap(), Mode::Auto, vec![], vec!["grep".into()]);
+    let mut filtered = Toolbox::new(
+        Workspace::new(&s.ws()).unwrap(),
+        PermissionMode::Auto,
+        vec![],
+        vec!["grep".into()],
+    );
     let out = call(&mut filtered, "grep", r#"{"pattern":"x"}"#);
     assert!(!out.ok && out.output.contains("not enabled for this run"), "{out:?}");
     // Empty arguments mean `{}`.
@@ -182,27 +186,27 @@ fn what_is_advertised_follows_mode_and_filters() {
     let s = Scratch::new("advertise");
     let names = |tb: &Toolbox| tb.visible().iter().map(|t| t.name).collect::<Vec<_>>();
     assert_eq!(
-        names(&s.toolbox(Mode::Auto)),
+        names(&s.toolbox(PermissionMode::Auto)),
         ["read_file", "update_plan", "list_directory", "grep", "glob"]
     );
-    assert_eq!(names(&s.toolbox(Mode::Unsafe)).len(), 9);
+    assert_eq!(names(&s.toolbox(PermissionMode::Unsafe)).len(), 9);
     let tb = Toolbox::new(
         Workspace::new(&s.ws()).unwrap(),
-        Mode::Unsafe,
+        PermissionMode::Unsafe,
         vec!["read_file".into(), "bash".into(), "write_file".into()],
         vec!["bash".into()],
     );
     assert_eq!(names(&tb), ["read_file", "write_file"]);
-    for spec in s.toolbox(Mode::Unsafe).specs() {
+    for spec in s.toolbox(PermissionMode::Unsafe).specs() {
         assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
         assert_eq!(spec.parameters["additionalProperties"], false, "{}", spec.name);
     }
     // Only truly required fields are required (A9).
     let grep = find("grep").unwrap();
     assert_eq!((grep.schema)()["required"], json!(["pattern"]));
-    assert_eq!(side_effect_of("update_plan"), "read");
-    assert_eq!(side_effect_of("bash"), "shell");
-    assert_eq!(side_effect_of("nope"), "unknown");
+    assert_eq!(side_effect_of("update_plan"), SideEffect::Read);
+    assert_eq!(side_effect_of("bash"), SideEffect::Shell);
+    assert_eq!(side_effect_of("nope"), SideEffect::Unknown);
 }
 
 #[test]
@@ -224,7 +228,7 @@ fn filters_parse_and_validate() {
         check_overlap(&["grep".into(), "glob".into()], &["glob".into()]).unwrap_err(),
         Failure::Usage("Tool cannot be both enabled and disabled: glob".into())
     );
-    assert_eq!(parse_autonomy(Some(" HIGH ")).unwrap(), "high");
+    assert_eq!(parse_autonomy(Some(" HIGH ")).unwrap(), Autonomy::High);
     assert!(parse_autonomy(Some("chaos"))
         .unwrap_err()
         .message()
@@ -238,7 +242,7 @@ fn nothing_outside_the_workspace_is_read_or_written() {
     std::os::unix::fs::symlink(&outside, s.ws().join("link.txt")).unwrap();
     std::os::unix::fs::symlink(&s.dir.path, s.ws().join("up")).unwrap();
     let abs = outside.to_string_lossy().to_string();
-    let mut tb = s.toolbox(Mode::Unsafe);
+    let mut tb = s.toolbox(PermissionMode::Unsafe);
     let attempts: Vec<(&str, serde_json::Value)> = vec![
         ("read_file", json!({"path": "../outside.txt"})),
         ("read_file", json!({"path": abs})),
@@ -288,7 +292,7 @@ fn nothing_outside_the_workspace_is_read_or_written() {
 #[test]
 fn bash_reports_output_and_exit_code() {
     let s = Scratch::new("bash");
-    let mut tb = s.toolbox(Mode::Unsafe);
+    let mut tb = s.toolbox(PermissionMode::Unsafe);
     let out = run(&mut tb, "bash", json!({"command": "echo hi; echo oops >&2; exit 3"}));
     assert_eq!(
         out,
@@ -315,7 +319,7 @@ fn bash_reports_output_and_exit_code() {
 #[test]
 fn bash_timeout_kills_the_whole_group() {
     let s = Scratch::new("timeout");
-    let mut tb = s.toolbox(Mode::Unsafe);
+    let mut tb = s.toolbox(PermissionMode::Unsafe);
     let marker = s.ws().join("grandchild.pid");
     let command = format!("sh -c 'echo $$ > {}; sleep 30' & sleep 30", marker.display());
     let started = std::time::Instant::now();
@@ -332,7 +336,7 @@ fn bash_timeout_kills_the_whole_group() {
 #[test]
 fn bash_caps_huge_output_per_stream() {
     let s = Scratch::new("huge");
-    let mut tb = s.toolbox(Mode::Unsafe);
+    let mut tb = s.toolbox(PermissionMode::Unsafe);
     let out = run(&mut tb, "bash", json!({"command": "head -c 52428800 /dev/zero | tr '\\0' a"}));
     assert!(out.ok);
     assert!(
@@ -350,7 +354,7 @@ fn grep_modes_limits_and_errors() {
     s.write("src/b.txt", "nothing to see\nTODO: one\n");
     s.write(".hidden/c.rs", "fn hidden() {}\n");
     std::fs::write(s.ws().join("bin.dat"), b"fn \0binary").unwrap();
-    let mut tb = s.toolbox(Mode::Auto);
+    let mut tb = s.toolbox(PermissionMode::Auto);
     let out = run(&mut tb, "grep", json!({"pattern": r"fn \w+\("}));
     assert_eq!(out, Outcome::ok("src/a.rs:1: fn main() {}\nsrc/a.rs:2: fn helper() {}"));
     let out = run(
@@ -379,7 +383,7 @@ fn grep_modes_limits_and_errors() {
 fn grep_is_linear_on_pathological_patterns() {
     let s = Scratch::new("pathological");
     s.write("big.txt", &"a".repeat(100_000));
-    let mut tb = s.toolbox(Mode::Auto);
+    let mut tb = s.toolbox(PermissionMode::Auto);
     for pattern in ["(a*)*b", "(a|a)*c"] {
         let out = run(&mut tb, "grep", json!({"pattern": pattern}));
         assert_eq!(out.output, "No matches found.", "{pattern}");
@@ -399,7 +403,7 @@ fn glob_and_list_directory() {
     ] {
         s.write(f, "x");
     }
-    let mut tb = s.toolbox(Mode::Auto);
+    let mut tb = s.toolbox(PermissionMode::Auto);
     let out = run(&mut tb, "glob", json!({"pattern": "**/*.rs"}));
     assert_eq!(out.output, "src/main.rs\nsrc/tools/a.rs");
     let out = run(&mut tb, "glob", json!({"pattern": "*.{md,txt}", "cwd": "src/tools"}));
@@ -426,7 +430,7 @@ fn glob_and_list_directory() {
 #[test]
 fn update_plan_renders_marks() {
     let s = Scratch::new("plan");
-    let mut tb = s.toolbox(Mode::Auto);
+    let mut tb = s.toolbox(PermissionMode::Auto);
     let out = run(
         &mut tb,
         "update_plan",
@@ -452,7 +456,7 @@ fn apply_patch_is_all_or_nothing() {
     s.write("a.txt", "one\ntwo\nthree\n");
     s.write("b.txt", "alpha\nbeta\n");
     s.write("gone.txt", "bye\n");
-    let mut tb = s.toolbox(Mode::Unsafe);
+    let mut tb = s.toolbox(PermissionMode::Unsafe);
     let failing = "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n--- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,2 @@\n alpha\n-gamma\n+GAMMA\n";
     let out = run(&mut tb, "apply_patch", json!({"patch": failing}));
     assert!(!out.ok, "{out:?}");
@@ -510,7 +514,7 @@ fn every_tool_has_complete_metadata() {
 #[test]
 fn apply_patch_refuses_a_cwd_outside_the_workspace() {
     let s = Scratch::new("patch-cwd");
-    let mut tb = s.toolbox(Mode::Unsafe);
+    let mut tb = s.toolbox(PermissionMode::Unsafe);
     let out = run(
         &mut tb,
         "apply_patch",
@@ -579,7 +583,7 @@ fn writes_stay_inside_while_a_directory_is_swapped_for_a_link() {
             rounds
         })
     };
-    let mut tb = s.toolbox(Mode::Unsafe);
+    let mut tb = s.toolbox(PermissionMode::Unsafe);
     for i in 0..300 {
         let victim = "d/victim.txt";
         run(&mut tb, "write_file", json!({"path": format!("d/new{i}.txt"), "content": "x"}));
@@ -623,7 +627,7 @@ fn fifos_and_sockets_are_refused_and_skipped_without_blocking() {
     mkfifo(&s.ws().join("pipe"));
     let _socket = std::os::unix::net::UnixListener::bind(s.ws().join("sock")).unwrap();
     s.write("a.txt", "needle\n");
-    let mut tb = s.toolbox(Mode::Unsafe);
+    let mut tb = s.toolbox(PermissionMode::Unsafe);
     let calls: Vec<(&'static str, serde_json::Value)> = vec![
         ("read_file", json!({"path": "pipe"})),
         ("read_file", json!({"path": "sock"})),
@@ -653,7 +657,7 @@ fn apply_patch_checks_target_parents_before_changing_anything() {
     s.write("a.txt", "one\n");
     s.write("gone.txt", "bye\n");
     s.write("f", "a file, not a directory\n");
-    let mut tb = s.toolbox(Mode::Unsafe);
+    let mut tb = s.toolbox(PermissionMode::Unsafe);
     let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n--- /dev/null\n+++ b/f/new.txt\n@@ -0,0 +1 @@\n+x\n";
     let out = run(&mut tb, "apply_patch", json!({"patch": patch}));
     assert!(!out.ok && out.output.contains("f is not a directory"), "{out:?}");
@@ -668,7 +672,7 @@ fn apply_patch_undoes_everything_when_a_write_fails_midway() {
     s.write("a.txt", "one\n");
     s.write("gone.txt", "bye\n");
     s.write("sub/b.txt", "two\n");
-    let mut tb = s.toolbox(Mode::Unsafe);
+    let mut tb = s.toolbox(PermissionMode::Unsafe);
     // The last file cannot be created: its name is too long for the filesystem, which only
     // shows when it is written (below a directory that the patch creates), after the others
     // were staged. (A read-only directory would not do: the tests may run as root.)
@@ -693,7 +697,7 @@ fn walks_say_what_their_depth_limit_left_out() {
     let deep: String = (0..130).map(|_| "d/").collect();
     s.write(&format!("{deep}needle.txt"), "needle\n");
     s.write("top.txt", "needle\n");
-    let mut tb = s.toolbox(Mode::Auto);
+    let mut tb = s.toolbox(PermissionMode::Auto);
     let note = "... (directories more than 128 levels deep were not searched)";
     let out =
         run(&mut tb, "grep", json!({"pattern": "needle", "output_mode": "files_with_matches"}));
