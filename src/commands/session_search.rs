@@ -93,7 +93,7 @@ pub fn search(args: &SearchArgs, env: &Env) -> u8 {
                     break;
                 }
             };
-            if args.event_type.as_deref().is_some_and(|t| t != event.kind) {
+            if args.event_type.as_deref().is_some_and(|t| t != event.kind.name()) {
                 continue;
             }
             redact_argument_text(&mut event, &redactor);
@@ -105,7 +105,7 @@ pub fn search(args: &SearchArgs, env: &Env) -> u8 {
                 event: HitEvent {
                     id: redactor.redact_str(&event.id),
                     sequence: event.sequence,
-                    kind: redactor.redact_str(&event.kind),
+                    kind: redactor.redact_str(event.kind.name()),
                     created_at: redactor.redact_str(&event.created_at),
                 },
                 context: context_of(&text, found, context),

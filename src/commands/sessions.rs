@@ -13,7 +13,7 @@ use crate::clock::Utc;
 use crate::config::Env;
 use crate::output::terminal_safe;
 use crate::redact::Redactor;
-use crate::session::{Event, Metadata, Store};
+use crate::session::{Event, Kind, Metadata, Store};
 use crate::text::{cut_chars, one_line};
 use std::io::Write as _;
 
@@ -163,7 +163,7 @@ fn show_rows(
             "{}  #{:<4} {:<15} {summary}\n",
             row_time(&event.created_at),
             event.sequence,
-            terminal_safe(&event.kind, true),
+            terminal_safe(event.kind.name(), true),
         );
         out.write_all(redactor.redact_str(&row).as_bytes()).map_err(|_| Shown::Output)?;
     }
@@ -200,10 +200,10 @@ fn row_time(created_at: &str) -> String {
 
 /// What one event says, in a few words: who wrote a message and its start, the tool and what
 /// it was called on, a result's status, token counts.
-fn summary(kind: &str, payload: &Value) -> String {
+fn summary(kind: &Kind, payload: &Value) -> String {
     let text = |key: &str| payload.get(key).and_then(Value::as_str).unwrap_or_default();
     match kind {
-        "message" => {
+        Kind::Message => {
             let mut line = format!("{}: {}", text("role"), text("content"));
             if let Some(calls) = payload.get("toolCalls").and_then(Value::as_array) {
                 let names: Vec<&str> =
@@ -212,18 +212,18 @@ fn summary(kind: &str, payload: &Value) -> String {
             }
             one_line(&line)
         }
-        "tool_call" => {
+        Kind::ToolCall => {
             let args = payload.get("args").cloned().unwrap_or(Value::Null);
             match crate::output::call_summary(text("name"), &args) {
                 Some(what) => format!("{}: {what}", text("name")),
                 None => text("name").to_string(),
             }
         }
-        "tool_result" => {
+        Kind::ToolResult => {
             let output = one_line(text("output"));
             format!("{} {}", text("status"), output).trim_end().to_string()
         }
-        "provider_usage" => {
+        Kind::ProviderUsage => {
             let count = |key: &str| payload.get(key).and_then(Value::as_u64).unwrap_or(0);
             let mut line = format!(
                 "{} tokens ({} in, {} out)",
@@ -236,11 +236,11 @@ fn summary(kind: &str, payload: &Value) -> String {
             }
             line
         }
-        "error" => format!("{}: {}", text("code"), text("message")),
-        "permission_request" => {
+        Kind::Error => format!("{}: {}", text("code"), text("message")),
+        Kind::PermissionRequest => {
             format!("{} ({}) asked as {}", text("name"), text("sideEffect"), text("requestId"))
         }
-        "permission_decision" => {
+        Kind::PermissionDecision => {
             let session = if payload.get("forSession") == Some(&Value::Bool(true)) {
                 ", for the session"
             } else {
@@ -254,17 +254,17 @@ fn summary(kind: &str, payload: &Value) -> String {
                 text("reason")
             ))
         }
-        "turn_end" => format!(
+        Kind::TurnEnd => format!(
             "turn {} {}",
             payload.get("turn").and_then(Value::as_u64).unwrap_or(0),
             text("status")
         ),
-        "session_fork" => format!(
+        Kind::SessionFork => format!(
             "forked from {} ({} events copied)",
             text("parentSessionId"),
             payload.get("copiedEventCount").and_then(Value::as_u64).unwrap_or(0)
         ),
-        _ => leaves(payload),
+        Kind::Other(_) => leaves(payload),
     }
 }
 
@@ -377,7 +377,7 @@ mod tests {
 
     #[test]
     fn rows_summarise_each_kind_of_event() {
-        let s = |kind: &str, payload: Value| summary(kind, &payload);
+        let s = |kind: &str, payload: Value| summary(&Kind::parse(kind), &payload);
         assert_eq!(s("message", json!({"role": "user", "content": "fix it"})), "user: fix it");
         assert_eq!(
             s(

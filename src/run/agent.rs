@@ -14,6 +14,7 @@ use crate::output::{lock, Decision, Finished, Gate, Phase, Shared};
 use crate::protocol::events::{Action, DecidedBy};
 use crate::provider::models::{self, Model, Usage};
 use crate::provider::{Provider, Request, StreamEvent};
+use crate::session::Kind;
 use crate::tools::{
     side_effect_of, Autonomy, Gated, Outcome, PermissionMode, Refusal, SideEffect, Toolbox,
 };
@@ -58,7 +59,7 @@ pub trait Journal {
     fn tool_result(&mut self, call: &ToolCall, outcome: &Outcome);
     fn usage(&mut self, usage: &Usage);
     /// Anything else the session keeps: permission requests and decisions, turn ends.
-    fn note(&mut self, kind: &str, payload: serde_json::Value);
+    fn note(&mut self, kind: Kind, payload: serde_json::Value);
 }
 
 /// How a client answered a permission request.
@@ -95,7 +96,7 @@ impl Journal for NoJournal {
     fn assistant(&mut self, _: &str, _: &[ToolCall], _: &[serde_json::Value]) {}
     fn tool_result(&mut self, _: &ToolCall, _: &Outcome) {}
     fn usage(&mut self, _: &Usage) {}
-    fn note(&mut self, _: &str, _: serde_json::Value) {}
+    fn note(&mut self, _: Kind, _: serde_json::Value) {}
 }
 
 /// One run of the loop.
@@ -349,7 +350,7 @@ impl Agent<'_> {
             let (id, timeout) = approvals.request();
             lock(self.out).permission_request(&gate, Some((&id, timeout)))?;
             self.journal.note(
-                "permission_request",
+                Kind::PermissionRequest,
                 serde_json::json!({"id": call.id, "name": call.name, "requestId": id, "sideEffect": gated.side_effect, "reason": gated.reason}),
             );
             lock(self.out).set_phase(Some(Phase::Approval), Some(&call.id));
@@ -409,7 +410,7 @@ impl Agent<'_> {
         if session == Some(true) {
             payload["forSession"] = serde_json::Value::Bool(true);
         }
-        self.journal.note("permission_decision", payload);
+        self.journal.note(Kind::PermissionDecision, payload);
     }
 }
 

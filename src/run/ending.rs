@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use crate::error::Failure;
 use crate::output::{self, Format, Shared};
 use crate::protocol::events::SchemaVersion;
-use crate::session::Session;
+use crate::session::{Kind, Session};
 
 /// Live mode's state, for the signal watcher: not live, waiting for input, or in a turn.
 static LIVE_STATE: AtomicU8 = AtomicU8::new(NOT_LIVE);
@@ -106,7 +106,7 @@ pub fn record_failure(failure: &Failure) {
     };
     let Some(mut session) = lock_for(&active, Duration::from_millis(50)) else { return };
     let payload = serde_json::json!({"code": failure.code(), "message": failure.message()});
-    session.record("error", payload);
+    session.record(Kind::Error, payload);
     session.sync();
 }
 

@@ -21,7 +21,7 @@ use crate::provider::{self, Provider};
 use crate::redact::Redactor;
 use crate::run::agent::{Agent, Journal, SYSTEM_PROMPT};
 use crate::run::plan::{RunPlan, SessionPlan};
-use crate::session::{self, NewSession, Session, Store};
+use crate::session::{self, Kind, NewSession, Session, Store};
 use crate::tools::{self, Autonomy, Outcome, PermissionMode, Toolbox, Workspace};
 
 /// What `run` needs from the process, so tests could supply their own.
@@ -320,7 +320,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
     }
     // 12. The user's prompt is the session's next event.
     if let Some(s) = &session {
-        session_lock(s).record("message", session::user_payload(&prompt, &images, "exec"));
+        session_lock(s).record(Kind::Message, session::user_payload(&prompt, &images, "exec"));
     }
     messages.push(Message { images, ..Message::user(prompt) });
     let mut agent = Agent {
@@ -497,7 +497,7 @@ struct SessionJournal {
 }
 
 impl SessionJournal {
-    fn record(&mut self, kind: &str, payload: serde_json::Value) {
+    fn record(&mut self, kind: Kind, payload: serde_json::Value) {
         let Some(session) = &self.session else { return };
         let failure = {
             let mut s = session_lock(session);
@@ -530,7 +530,7 @@ impl Journal for SessionJournal {
         if let Some(payload) =
             self.with_redactor(|r| session::tool_call_payload(call, side_effect, r))
         {
-            self.record("tool_call", payload);
+            self.record(Kind::ToolCall, payload);
         }
     }
 
@@ -538,7 +538,7 @@ impl Journal for SessionJournal {
         if let Some(payload) =
             self.with_redactor(|r| session::assistant_payload(text, calls, native, r))
         {
-            self.record("message", payload);
+            self.record(Kind::Message, payload);
         }
     }
 
@@ -546,16 +546,16 @@ impl Journal for SessionJournal {
         if let Some(payload) = self.with_redactor(|r| {
             session::tool_result_payload(&call.id, outcome.ok, &outcome.output, r)
         }) {
-            self.record("tool_result", payload);
+            self.record(Kind::ToolResult, payload);
         }
     }
 
     fn usage(&mut self, usage: &Usage) {
         let cost = self.model.and_then(|m| models::cost(m, usage));
-        self.record("provider_usage", session::usage_payload(usage, cost));
+        self.record(Kind::ProviderUsage, session::usage_payload(usage, cost));
     }
 
-    fn note(&mut self, kind: &str, payload: serde_json::Value) {
+    fn note(&mut self, kind: Kind, payload: serde_json::Value) {
         self.record(kind, payload);
     }
 }

@@ -27,7 +27,7 @@ use crate::protocol::input::{
 use crate::provider::models::Model;
 use crate::provider::Provider;
 use crate::run::agent::{Agent, Approvals, Journal, Verdict};
-use crate::session::{self, Session};
+use crate::session::{self, Kind, Session};
 use crate::tools::{Autonomy, PermissionMode, SideEffect, Toolbox};
 
 /// How often a wait for an approval looks at the interrupt flag.
@@ -136,7 +136,7 @@ pub fn run(live: Live<'_>) -> Result<u8, Stop> {
                 let title = session::title_of(&s.redactor().redact_str(&prompt.text));
                 s.retitle(title);
             }
-            s.record("message", session::user_payload(&prompt.text, &prompt.images, "live"));
+            s.record(Kind::Message, session::user_payload(&prompt.text, &prompt.images, "live"));
         }
         // A long conversation keeps its newest exchanges within the model's context.
         let history = messages.split_off(1.min(messages.len()));
@@ -166,13 +166,13 @@ pub fn run(live: Live<'_>) -> Result<u8, Stop> {
             Err(Stop::Failed(failure)) => {
                 let payload =
                     serde_json::json!({"code": failure.code_v2(), "message": failure.message()});
-                journal.note("error", payload);
+                journal.note(Kind::Error, payload);
                 lock(out).turn_error(&failure)?;
                 (failure.status_v2(), failure.exit_code())
             }
             Err(stop) => return Err(stop),
         };
-        journal.note("turn_end", serde_json::json!({"turn": turn, "status": last.0}));
+        journal.note(Kind::TurnEnd, serde_json::json!({"turn": turn, "status": last.0}));
         if let Some(s) = &session {
             s.lock().unwrap_or_else(|p| p.into_inner()).sync();
         }

@@ -11,7 +11,7 @@ use std::io::{BufRead, Read};
 
 use serde_json::Value;
 
-use super::{Event, SessionError};
+use super::{Event, Kind, SessionError};
 use crate::conversation::{Message, Role, ToolCall};
 
 /// The longest event line read (a 16 MiB prompt, escaped, fits); a longer one is skipped.
@@ -179,8 +179,8 @@ impl History {
     pub fn push(&mut self, event: &Event) {
         let Some(payload) = &event.payload else { return };
         let text = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
-        match event.kind.as_str() {
-            "message" => {
+        match event.kind {
+            Kind::Message => {
                 self.close_open();
                 match text("role").as_str() {
                     "user" => self.add(Message::user(with_image_note(
@@ -198,7 +198,7 @@ impl History {
                     _ => {}
                 }
             }
-            "tool_result" => {
+            Kind::ToolResult => {
                 let id = text("id");
                 if let Some(at) = self.open.iter().position(|c| c.id == id) {
                     let call = self.open.remove(at);

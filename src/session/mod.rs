@@ -89,10 +89,75 @@ pub struct Event {
     pub session_id: String,
     pub sequence: u64,
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: Kind,
     pub created_at: String,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub payload: Option<Value>,
+}
+
+/// What one stored event is (its `type`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    Message,
+    ToolCall,
+    ToolResult,
+    ProviderUsage,
+    Error,
+    PermissionRequest,
+    PermissionDecision,
+    TurnEnd,
+    /// The first event of a fork: where it came from.
+    SessionFork,
+    /// A kind this version does not write (an older or newer zero did): kept as it was.
+    Other(String),
+}
+
+impl Kind {
+    const KNOWN: [Kind; 9] = [
+        Kind::Message,
+        Kind::ToolCall,
+        Kind::ToolResult,
+        Kind::ProviderUsage,
+        Kind::Error,
+        Kind::PermissionRequest,
+        Kind::PermissionDecision,
+        Kind::TurnEnd,
+        Kind::SessionFork,
+    ];
+
+    pub fn name(&self) -> &str {
+        match self {
+            Kind::Message => "message",
+            Kind::ToolCall => "tool_call",
+            Kind::ToolResult => "tool_result",
+            Kind::ProviderUsage => "provider_usage",
+            Kind::Error => "error",
+            Kind::PermissionRequest => "permission_request",
+            Kind::PermissionDecision => "permission_decision",
+            Kind::TurnEnd => "turn_end",
+            Kind::SessionFork => "session_fork",
+            Kind::Other(name) => name,
+        }
+    }
+
+    pub fn parse(name: &str) -> Kind {
+        Kind::KNOWN
+            .into_iter()
+            .find(|k| k.name() == name)
+            .unwrap_or_else(|| Kind::Other(name.to_string()))
+    }
+}
+
+impl Serialize for Kind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Kind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Kind, D::Error> {
+        String::deserialize(d).map(|name| Kind::parse(&name))
+    }
 }
 
 /// What a new session is about.
@@ -422,12 +487,12 @@ impl Store {
             history.push(&event);
             session.meta.forked_from_event_id = Some(event.id.clone());
             session.meta.forked_from_sequence = Some(event.sequence);
-            session.append(&event.kind, event.payload)?;
+            session.append(event.kind, event.payload)?;
             last = Some((event.id, event.sequence));
             copied += 1;
         }
         session.append(
-            "session_fork",
+            Kind::SessionFork,
             Some(json!({
                 "parentSessionId": parent,
                 "parentEventCount": parent_meta.event_count,
@@ -609,14 +674,14 @@ impl Session {
     }
 
     /// Appends one event (redacted) with a single write, then replaces the metadata.
-    pub fn append(&mut self, kind: &str, payload: Option<Value>) -> Result<(), SessionError> {
+    pub fn append(&mut self, kind: Kind, payload: Option<Value>) -> Result<(), SessionError> {
         let sequence = self.meta.event_count + 1;
         let now = stamp();
         let event = Event {
             id: format!("{}:{sequence}", self.meta.session_id),
             session_id: self.meta.session_id.clone(),
             sequence,
-            kind: kind.to_string(),
+            kind,
             created_at: now.clone(),
             payload: payload.map(|p| self.redactor.redact_value(&p)),
         };
@@ -625,7 +690,7 @@ impl Session {
         self.events.write_all(&line).map_err(|e| io("cannot append to the session", e))?;
         self.meta.event_count = sequence;
         self.meta.updated_at = now;
-        self.meta.last_event_type = Some(kind.to_string());
+        self.meta.last_event_type = Some(event.kind.name().to_string());
         write_metadata(&self.dir, &self.meta)
     }
 
@@ -636,7 +701,7 @@ impl Session {
     }
 
     /// Appends, keeping the first failure for one warning instead of failing the run.
-    pub fn record(&mut self, kind: &str, payload: Value) {
+    pub fn record(&mut self, kind: Kind, payload: Value) {
         if self.failed.is_some() {
             return;
         }

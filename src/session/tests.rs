@@ -54,9 +54,9 @@ fn create_append_and_read_back() {
     let text = fs::read_to_string(store.root().join(&id).join("metadata.json")).unwrap();
     assert!(text.starts_with("{\n  \"sessionId\": ") && text.ends_with("}\n"), "{text}");
     session
-        .append("message", Some(json!({"role": "user", "content": "hi", "source": "exec"})))
+        .append(Kind::Message, Some(json!({"role": "user", "content": "hi", "source": "exec"})))
         .unwrap();
-    session.append("provider_usage", Some(json!({"promptTokens": 1}))).unwrap();
+    session.append(Kind::ProviderUsage, Some(json!({"promptTokens": 1}))).unwrap();
     let (events, warnings) = store.events(&id).unwrap();
     assert!(warnings.is_empty());
     assert_eq!(
@@ -78,8 +78,8 @@ fn everything_stored_is_redacted() {
     let redactor = Redactor::new(["the-api-key-in-use".to_string()]);
     let mut session =
         store.create(&new("use sk-proj-abcdefghijklmnopqrstuvwx"), &redactor).unwrap();
-    session.append("message", Some(json!({"role": "user", "content": "key the-api-key-in-use and ghp_abcdefghijklmnopqrstuvwxyz"}))).unwrap();
-    session.append("tool_call", Some(json!({"args": {"password": "hunter2hunter2"}}))).unwrap();
+    session.append(Kind::Message, Some(json!({"role": "user", "content": "key the-api-key-in-use and ghp_abcdefghijklmnopqrstuvwxyz"}))).unwrap();
+    session.append(Kind::ToolCall, Some(json!({"args": {"password": "hunter2hunter2"}}))).unwrap();
     let dir = store.root().join(session.id());
     let all = format!(
         "{}{}",
@@ -99,7 +99,7 @@ fn listing_latest_and_errors() {
     let first = store.create(&new("one"), &Redactor::default()).unwrap().id().to_string();
     std::thread::sleep(Duration::from_millis(5));
     let mut second = store.create(&new("two"), &Redactor::default()).unwrap();
-    second.append("message", None).unwrap();
+    second.append(Kind::Message, None).unwrap();
     let second = second.id().to_string();
     let list: Vec<String> = store.list().unwrap().into_iter().map(|m| m.session_id).collect();
     assert_eq!(list, [second.clone(), first.clone()]);
@@ -124,7 +124,7 @@ fn a_torn_last_line_is_cut_off_by_a_resume_and_a_bad_middle_line_costs_only_itse
     let s = Scratch::new("torn");
     let store = s.store();
     let mut session = store.create(&new("t"), &Redactor::default()).unwrap();
-    session.append("message", Some(json!({"role": "user", "content": "a"}))).unwrap();
+    session.append(Kind::Message, Some(json!({"role": "user", "content": "a"}))).unwrap();
     let id = session.id().to_string();
     drop(session);
     let path = store.root().join(&id).join("events.jsonl");
@@ -140,7 +140,7 @@ fn a_torn_last_line_is_cut_off_by_a_resume_and_a_bad_middle_line_costs_only_itse
         repaired,
         [format!("Zero session {id}: cut off a truncated last event at line 2 (the run that wrote it was stopped mid-write)")]
     );
-    resumed.append("message", Some(json!({"role": "user", "content": "b"}))).unwrap();
+    resumed.append(Kind::Message, Some(json!({"role": "user", "content": "b"}))).unwrap();
     drop(resumed);
     let (events, warnings) = store.events(&id).unwrap();
     assert_eq!((events.len(), warnings.len()), (2, 0), "{warnings:?}");
@@ -154,7 +154,7 @@ fn a_torn_last_line_is_cut_off_by_a_resume_and_a_bad_middle_line_costs_only_itse
     file.write_all(b"{\"id\":\"x:3\",\"seq{\"id\":\"glued\"}\n").unwrap();
     let (mut resumed, repaired) = store.open(&id, &Redactor::default()).unwrap();
     assert!(repaired.is_empty());
-    resumed.append("message", Some(json!({"role": "user", "content": "c"}))).unwrap();
+    resumed.append(Kind::Message, Some(json!({"role": "user", "content": "c"}))).unwrap();
     drop(resumed);
     let (events, warnings) = store.events(&id).unwrap();
     let contents: Vec<&str> =
@@ -190,8 +190,10 @@ fn fork_copies_events_and_appends_session_fork() {
     let s = Scratch::new("fork");
     let store = s.store();
     let mut parent = store.create(&new("Parent work"), &Redactor::default()).unwrap();
-    parent.append("message", Some(json!({"role": "user", "content": "q"}))).unwrap();
-    parent.append("tool_result", Some(json!({"id": "c", "status": "ok", "output": "o"}))).unwrap();
+    parent.append(Kind::Message, Some(json!({"role": "user", "content": "q"}))).unwrap();
+    parent
+        .append(Kind::ToolResult, Some(json!({"id": "c", "status": "ok", "output": "o"})))
+        .unwrap();
     let parent_id = parent.id().to_string();
     drop(parent);
     let (fork, history, skipped) =
@@ -205,7 +207,7 @@ fn fork_copies_events_and_appends_session_fork() {
     assert_eq!(meta.forked_from_event_id, Some(format!("{parent_id}:2")));
     let (events, _) = store.events(&fork_id).unwrap();
     assert_eq!(
-        events.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>(),
+        events.iter().map(|e| e.kind.name()).collect::<Vec<_>>(),
         ["message", "tool_result", "session_fork"]
     );
     assert_eq!(events[2].payload.as_ref().unwrap()["copiedEventCount"], 2);
@@ -255,7 +257,7 @@ fn conversation_is_rebuilt_as_structured_messages() {
         id: format!("s:{}", i + 1),
         session_id: "s".into(),
         sequence: i as u64 + 1,
-        kind: kind.into(),
+        kind: Kind::parse(kind),
         created_at: String::new(),
         payload: Some(payload),
     })
