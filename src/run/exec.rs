@@ -40,15 +40,10 @@ fn startup_redactor(env: &Env) -> Redactor {
 /// as it exists (for the interrupt and panic handlers).
 pub fn run(args: ExecArgs, mut process: Process, on_start: impl FnOnce(&Shared)) -> u8 {
     // 1. The output format, before anything else can fail (B 1.3 step 1).
-    let format = match args.output_format.as_deref().map(|v| (v, Format::parse(v))) {
-        None => Format::Text,
-        Some((_, Some(format))) => format,
-        Some((value, None)) => {
-            let _ = writeln!(
-                process.stderr,
-                "[zero] Invalid output format \"{}\". Expected \"text\", \"json\", or \"stream-json\".",
-                value.trim()
-            );
+    let format = match super::plan::output_format(&args) {
+        Ok(format) => format,
+        Err(message) => {
+            let _ = writeln!(process.stderr, "[zero] {message}");
             return 2;
         }
     };
@@ -143,7 +138,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
     warnings.extend(runtime.iter().flat_map(|r| r.warnings.iter().cloned()));
     warnings.extend(plan.warnings.iter().cloned());
     // Schema 2's options, and what schema 1 cannot carry.
-    let stream_json = lock(shared).format() == Format::StreamJson;
+    let stream_json = plan.output_format == Format::StreamJson;
     if plan.schema_version.is_some() && !stream_json && plan.input_format != InputFormat::StreamJson
     {
         warnings.push(Warning::new(

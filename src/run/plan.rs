@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use crate::cli::{ExecArgs, Resume};
 use crate::config::{Choice, Env};
 use crate::error::Failure;
+use crate::output::Format;
 use crate::protocol::events::{SchemaVersion, Warning, WarningCode};
 use crate::protocol::input::InputFormat;
 use crate::session;
@@ -49,6 +50,7 @@ pub struct ShellEnv {
 #[derive(Debug, Clone)]
 pub struct RunPlan {
     pub input_format: InputFormat,
+    pub output_format: Format,
     pub prompt_words: Vec<String>,
     /// `--file` (relative to the directory zero was started in, not `-C`).
     pub prompt_file: Option<PathBuf>,
@@ -98,13 +100,13 @@ const MAX_APPROVAL_TIMEOUT_MS: u64 = 86_400_000;
 fn live_options(
     args: &ExecArgs,
     input: InputFormat,
+    output: Format,
     schema: Option<SchemaVersion>,
     warnings: &mut Vec<Warning>,
 ) -> Result<Option<std::time::Duration>, Failure> {
     let usage = |m: &str| Err(Failure::Usage(m.to_string()));
     if args.live {
-        let output = args.output_format.as_deref().map(|f| f.trim().to_ascii_lowercase());
-        if input != InputFormat::StreamJson || output.as_deref() != Some("stream-json") {
+        if input != InputFormat::StreamJson || output != Format::StreamJson {
             return usage("--live needs -i stream-json and -o stream-json: turns arrive as input lines and each is answered with events.");
         }
         // `--resume ID` parses the id as a possible prompt word; live mode has none.
@@ -214,6 +216,7 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
             ))
         })?,
     };
+    let output_format = output_format(args).map_err(Failure::Usage)?;
     let schema_version = schema_version(args)?;
     let heartbeat_ms = args.heartbeat_ms.as_deref().map(heartbeat_ms).transpose()?;
     let max_turns = args.max_turns.as_deref().map(max_turns).transpose()?;
@@ -294,10 +297,11 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
         // appends stdin.
         prompt_words = vec![prompt.clone()];
     }
-    let approvals = live_options(args, input_format, schema_version, &mut warnings)?;
+    let approvals = live_options(args, input_format, output_format, schema_version, &mut warnings)?;
     let prompt_file = if dash_file { None } else { args.file.clone() };
     Ok(RunPlan {
         input_format,
+        output_format,
         prompt_words,
         prompt_file,
         prompt_stdin: dash_word || dash_file,
@@ -329,6 +333,19 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
         live: args.live,
         approvals,
     })
+}
+
+/// `-o`: decided before anything else can fail, since every later error is written in it.
+pub fn output_format(args: &ExecArgs) -> Result<Format, String> {
+    match args.output_format.as_deref() {
+        None => Ok(Format::Text),
+        Some(value) => Format::parse(value).ok_or_else(|| {
+            format!(
+                "Invalid output format \"{}\". Expected \"text\", \"json\", or \"stream-json\".",
+                value.trim()
+            )
+        }),
+    }
 }
 
 /// `--max-output-tokens`: a positive integer (a known model's limit caps it later).

@@ -1,0 +1,359 @@
+//! The companion commands (`sessions`, `search`, `config`, `doctor`, `redact`, `schema`): their
+//! flags, each declared once, the parser made from them, and their help texts.
+
+use std::ffi::OsString;
+
+use lexopt::prelude::*;
+
+use super::flags::{self, Applied, Flag, Slot};
+use super::{Command, Owned, SearchArgs, SessionsArgs};
+
+/// Everything a companion command's flags can set; each command reads its own.
+#[derive(Debug, Default)]
+pub struct Options {
+    json: bool,
+    all: bool,
+    dry_run: bool,
+    offline: bool,
+    older_than: Option<String>,
+    limit: Option<String>,
+    context: Option<String>,
+    session: Option<String>,
+    event_type: Option<String>,
+    redact_env: Vec<String>,
+}
+
+const JSON: Flag<Options> =
+    Flag::new("json", None, "", "one JSON document, for programs", Slot::Switch(|o| &mut o.json));
+const ALL: Flag<Options> = Flag::new(
+    "all",
+    None,
+    "",
+    "every directory's sessions, not only this one's",
+    Slot::Switch(|o| &mut o.all),
+);
+const OLDER_THAN: Flag<Options> = Flag::new(
+    "older-than",
+    None,
+    " <DAYS>",
+    "the sessions not updated for DAYS days",
+    Slot::Text(|o| &mut o.older_than),
+);
+const DRY_RUN: Flag<Options> = Flag::new(
+    "dry-run",
+    None,
+    "",
+    "say what would be removed, remove nothing",
+    Slot::Switch(|o| &mut o.dry_run),
+);
+const OFFLINE: Flag<Options> = Flag::new(
+    "offline",
+    None,
+    "",
+    "skip the checks that use the network",
+    Slot::Switch(|o| &mut o.offline),
+);
+const LIMIT: Flag<Options> =
+    Flag::new("limit", None, " <N>", "at most N hits (default: 20)", Slot::Text(|o| &mut o.limit));
+const CONTEXT: Flag<Options> = Flag::new(
+    "context",
+    None,
+    " <N>",
+    "characters shown around a hit (default: 80)",
+    Slot::Text(|o| &mut o.context),
+);
+const SESSION: Flag<Options> =
+    Flag::new("session", None, " <ID>", "only this session", Slot::Text(|o| &mut o.session));
+const TYPE: Flag<Options> = Flag::new(
+    "type",
+    None,
+    " <EVENT_TYPE>",
+    "only events of this type (message, tool_call..)",
+    Slot::Text(|o| &mut o.event_type),
+);
+const REDACT_ENV: Flag<Options> = Flag::new(
+    "redact-env",
+    None,
+    " <NAME>",
+    "also redact the value of env variable NAME\n(repeatable)",
+    Slot::Texts(|o| &mut o.redact_env),
+);
+
+/// One companion command: its name as typed, the words it takes, what it does, its flags.
+pub struct Companion {
+    pub name: &'static str,
+    pub words: &'static str,
+    /// One line, for `zero sessions --help`.
+    pub summary: &'static str,
+    pub about: &'static str,
+    pub flags: &'static [Flag<Options>],
+}
+
+pub const SESSIONS_LIST: Companion = Companion {
+    name: "sessions list",
+    words: "",
+    summary: "this directory's sessions, newest first",
+    about: "Lists the sessions started in this directory, newest first.\n",
+    flags: &[ALL, JSON, flags::help()],
+};
+
+pub const SESSIONS_SHOW: Companion = Companion {
+    name: "sessions show",
+    words: " <ID>",
+    summary: "one session's metadata and events",
+    about: "Prints one session's metadata and events, one row per event.\n",
+    flags: &[JSON, flags::help()],
+};
+
+pub const SESSIONS_DELETE: Companion = Companion {
+    name: "sessions delete",
+    words: " <ID>...",
+    summary: "remove sessions",
+    about: "Removes the sessions named.\n",
+    flags: &[flags::help()],
+};
+
+pub const SESSIONS_PRUNE: Companion = Companion {
+    name: "sessions prune",
+    words: " --older-than <DAYS>",
+    summary: "remove sessions not updated for DAYS days",
+    about: "Removes every session not updated for DAYS days.\n",
+    flags: &[OLDER_THAN, DRY_RUN, flags::help()],
+};
+
+const SEARCH_ABOUT: &str = "\
+Finds stored session events whose text holds the query (case-insensitive:
+the whole phrase, else every word), newest sessions first. Output is
+redacted.
+";
+
+pub const SESSIONS_SEARCH: Companion = Companion {
+    name: "sessions search",
+    words: " <QUERY...>",
+    summary: "search the stored sessions (zero search)",
+    about: SEARCH_ABOUT,
+    flags: &[JSON, LIMIT, CONTEXT, SESSION, TYPE, flags::help()],
+};
+
+pub const SEARCH: Companion = Companion { name: "search", words: " <QUERY...>", ..SESSIONS_SEARCH };
+
+pub const CONFIG: Companion = Companion {
+    name: "config",
+    words: "",
+    summary: "",
+    about: "Prints the configuration zero would use here: the provider, model, key
+(redacted), and each layer it comes from (defaults, the user file, the
+environment). Exit 0 when it is usable, 3 when it is not.
+",
+    flags: &[JSON, flags::help()],
+};
+
+pub const DOCTOR: Companion = Companion {
+    name: "doctor",
+    words: "",
+    summary: "",
+    about: "Checks the setup one step at a time (config file, provider, model, adapter,
+connectivity, key) and says how to fix what fails. Exit 0 when every check
+passes, 3 when one fails.
+",
+    flags: &[JSON, OFFLINE, flags::help()],
+};
+
+pub const REDACT: Companion = Companion {
+    name: "redact",
+    words: "",
+    summary: "",
+    about: "Copies stdin to stdout with secrets replaced by [REDACTED], using the same
+rules as every line zero writes: token shapes, sensitive keys and headers,
+URL passwords, private keys, and the values of environment variables with
+sensitive names (and of each --redact-env NAME).
+",
+    flags: &[REDACT_ENV, flags::help()],
+};
+
+/// The `zero sessions` commands, in the order their overview lists them.
+pub const SESSIONS: [&Companion; 5] =
+    [&SESSIONS_LIST, &SESSIONS_SHOW, &SESSIONS_DELETE, &SESSIONS_PRUNE, &SESSIONS_SEARCH];
+
+/// Every companion command with flags.
+#[cfg(test)]
+pub const COMPANIONS: [&Companion; 9] = [
+    &SESSIONS_LIST,
+    &SESSIONS_SHOW,
+    &SESSIONS_DELETE,
+    &SESSIONS_PRUNE,
+    &SESSIONS_SEARCH,
+    &SEARCH,
+    &CONFIG,
+    &DOCTOR,
+    &REDACT,
+];
+
+impl Companion {
+    /// `zero <command> --help`.
+    pub fn help(&self) -> String {
+        let mut help = format!(
+            "Usage: zero {}{} [OPTIONS]\n\n{}\nOptions:\n",
+            self.name, self.words, self.about
+        );
+        for flag in self.flags {
+            help.push_str(&flag.help_row());
+        }
+        help
+    }
+}
+
+/// `zero sessions --help`: each sessions command on a line.
+pub fn sessions_help() -> String {
+    let mut help = String::from("Usage: zero sessions <COMMAND> [OPTIONS]\n\nCommands:\n");
+    for command in SESSIONS {
+        let sub = command.name.trim_start_matches("sessions ");
+        let left = format!("  {sub}{}", command.words);
+        let width = (left.len() + 2).max(flags::HELP_COLUMN);
+        help.push_str(&format!("{left:<width$}{}\n", command.summary));
+    }
+    help.push_str("\nzero sessions <COMMAND> --help lists the options of one.\n");
+    help
+}
+
+pub const SCHEMA_HELP: &str = "\
+Usage: zero schema [VERSION]
+
+Prints the JSON Schema (draft 2020-12) of stream-json schema VERSION (default
+1): every event zero writes and reads, with unknown fields forbidden. Versions
+this zero speaks: 1, 2.
+";
+
+pub fn parse_schema(args: Vec<OsString>) -> Command {
+    let words: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    match words.as_slice() {
+        [] => Command::Schema("1".into()),
+        [help] if help == "-h" || help == "--help" => Command::Help(SCHEMA_HELP.to_string()),
+        [version] => Command::Schema(version.clone()),
+        _ => Command::Invalid(
+            "zero schema takes one version at most (see zero schema --help)".into(),
+        ),
+    }
+}
+
+pub fn parse_sessions(args: Vec<OsString>) -> Command {
+    let sub = args.first().and_then(|a| a.to_str()).map(str::to_string);
+    let names: Vec<&str> =
+        SESSIONS.iter().map(|c| c.name.trim_start_matches("sessions ")).collect();
+    match sub.as_deref() {
+        Some("-h" | "--help") => Command::Help(sessions_help()),
+        Some(sub) if names.contains(&sub) => {
+            let name = format!("sessions {sub}");
+            let command = SESSIONS.iter().find(|c| c.name == name).copied();
+            command.map_or(Command::Invalid(name), |c| parse(args[1..].to_vec(), c))
+        }
+        Some(other) => Command::Invalid(format!(
+            "unknown sessions command \"{other}\"{}; expected list, show, delete, prune or search",
+            crate::text::did_you_mean(other, &names)
+        )),
+        None => Command::Invalid(
+            "expected `zero sessions list`, `show <ID>`, `delete <ID>...`, `prune --older-than DAYS` or `search <QUERY>` (see zero sessions --help)".into(),
+        ),
+    }
+}
+
+/// Parses one companion command's flags and words into its [`Command`].
+pub fn parse(args: Vec<OsString>, command: &Companion) -> Command {
+    match read(args, command) {
+        Ok((options, words)) => build(command, options, words),
+        Err(stop) => *stop,
+    }
+}
+
+/// The flags and words of one command, or what to do instead (its help, an error).
+fn read(args: Vec<OsString>, command: &Companion) -> Result<(Options, Vec<String>), Box<Command>> {
+    let mut parser = lexopt::Parser::from_args(args);
+    let mut options = Options::default();
+    let mut words = Vec::new();
+    let invalid = |err: lexopt::Error| Box::new(Command::Invalid(err.to_string()));
+    let value = |p: &mut lexopt::Parser, _: &str| p.value();
+    while let Some(arg) = parser.next().map_err(invalid)? {
+        let flag = command.flags.iter().find(|f| f.named(&arg));
+        match (flag, Owned::from(arg)) {
+            (Some(flag), _) => match flag.apply(&mut options, &mut parser, &value, flag.long) {
+                Ok(Applied::Set) => {}
+                Ok(Applied::Help | Applied::Version) => {
+                    return Err(Box::new(Command::Help(command.help())))
+                }
+                Err(err) => return Err(invalid(err)),
+            },
+            (None, Owned::Value(v)) => words.push(v.string().map_err(invalid)?),
+            (None, Owned::Long(l)) => {
+                let table: Vec<&Flag<Options>> = command.flags.iter().collect();
+                let known = flags::long_names(&table);
+                let known: Vec<&str> = known.iter().map(String::as_str).collect();
+                return Err(Box::new(Command::Invalid(format!(
+                    "invalid option '--{l}' for zero {}{}",
+                    command.name,
+                    crate::text::did_you_mean(&format!("--{l}"), &known)
+                ))));
+            }
+            (None, Owned::Short(c)) => {
+                return Err(Box::new(Command::Invalid(format!(
+                    "invalid option '-{c}' for zero {}",
+                    command.name
+                ))))
+            }
+        }
+    }
+    Ok((options, words))
+}
+
+/// The command the flags and words make.
+fn build(command: &Companion, o: Options, words: Vec<String>) -> Command {
+    let name = command.name;
+    let no_words = |cmd: Command| {
+        if words.is_empty() {
+            cmd
+        } else {
+            Command::Invalid(format!(
+                "zero {name} takes no arguments (got \"{}\")",
+                words.join(" ")
+            ))
+        }
+    };
+    match name {
+        "sessions list" => {
+            no_words(Command::Sessions(SessionsArgs::List { json: o.json, all: o.all }))
+        }
+        "sessions show" => match words.as_slice() {
+            [id] => Command::Sessions(SessionsArgs::Show { id: id.clone(), json: o.json }),
+            [] => Command::Invalid("zero sessions show needs a session id".into()),
+            _ => Command::Invalid("zero sessions show takes one session id".into()),
+        },
+        "sessions delete" if words.is_empty() => {
+            Command::Invalid("zero sessions delete needs one or more session ids".into())
+        }
+        "sessions delete" => Command::Sessions(SessionsArgs::Delete { ids: words }),
+        "sessions prune" => match o.older_than {
+            Some(days) => no_words(Command::Sessions(SessionsArgs::Prune {
+                older_than: days,
+                dry_run: o.dry_run,
+            })),
+            None => Command::Invalid("zero sessions prune needs --older-than DAYS".into()),
+        },
+        "config" => no_words(Command::Config { json: o.json }),
+        "doctor" => no_words(Command::Doctor { json: o.json, offline: o.offline }),
+        "redact" => no_words(Command::Redact(o.redact_env)),
+        _ => {
+            let args = SearchArgs {
+                query: words,
+                json: o.json,
+                limit: o.limit,
+                context: o.context,
+                session: o.session,
+                event_type: o.event_type,
+            };
+            if name == "search" {
+                Command::Search(args)
+            } else {
+                Command::Sessions(SessionsArgs::Search(args))
+            }
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! `zero exec` and the root command (`zero -p`): the flag table, the parser made from it, and
+//! `zero exec --help`.
+
+use std::ffi::OsString;
+
+use lexopt::prelude::*;
+
+use super::flags::{self, Applied, Flag, Slot};
+use super::{Command, ExecArgs, Owned, Resume, HELP};
+
+/// A heading of `zero exec --help` and the flags under it.
+pub struct Section {
+    pub heading: &'static str,
+    /// Rows shown before the flags (the prompt words).
+    pub intro: &'static str,
+    pub flags: &'static [Flag<ExecArgs>],
+}
+
+/// Every flag of `zero exec`, in the order `--help` shows them.
+pub const EXEC_FLAGS: &[Section] = &[
+    Section {
+        heading: "Input",
+        intro: "  [PROMPT...]                  prompt words, joined with spaces (`-` reads\n                               the prompt from stdin)\n",
+        flags: &[
+            Flag::new("prompt", None, " <TEXT>", "the prompt, instead of the words", Slot::Text(|a| &mut a.prompt)),
+            Flag::new("file", Some('f'), " <PATH>", "prompt file (appended after a blank line; -\nfor stdin), or the JSONL input with\n-i stream-json", Slot::Path(|a| &mut a.file)),
+            Flag::new("input-format", Some('i'), " <FMT>", "text | stream-json (default: \"text\"); with\nstream-json, JSONL is read from stdin or --file", Slot::Text(|a| &mut a.input_format)),
+        ],
+    },
+    Section {
+        heading: "Output",
+        intro: "",
+        flags: &[
+            Flag::new("output-format", Some('o'), " <FMT>", "text | json | stream-json (default: \"text\")", Slot::Text(|a| &mut a.output_format)),
+            Flag::new("schema-version", None, " <N>", "stream-json schema 1 | 2 (default: the\nversion of the first input line, else 1)", Slot::Text(|a| &mut a.schema_version)),
+            Flag::new("heartbeat-ms", None, " <N>", "schema 2: a heartbeat line after N ms of\nsilence (default: 10000; 0 turns them off)", Slot::Text(|a| &mut a.heartbeat_ms)),
+            Flag::new("image", None, " <PATH>", "attach a PNG, JPEG, GIF or WebP image to the\nprompt (repeatable)", Slot::Paths(|a| &mut a.images)),
+            Flag::new("live", None, "", "many turns over one stdin stream, one per\nprompt line (-i and -o stream-json, schema 2)", Slot::Switch(|a| &mut a.live)),
+            Flag::new("approvals", None, " stdin", "live mode: calls that need approval wait for a\npermission_response line", Slot::Text(|a| &mut a.approvals)),
+            Flag::new("approval-timeout-ms", None, " <N>", "how long an approval waits (default: 60000)", Slot::Text(|a| &mut a.approval_timeout_ms)),
+        ],
+    },
+    Section {
+        heading: "Model",
+        intro: "",
+        flags: &[
+            Flag::new("model", Some('m'), " <MODEL>", "model id, alias or profile name", Slot::Text(|a| &mut a.model)),
+            Flag::new("profile", None, " <PROFILE>", "fast | balanced | deep | cheap", Slot::Text(|a| &mut a.profile)),
+            Flag::new("reasoning-effort", Some('r'), " <E>", "none | minimal | low | medium | high | xhigh", Slot::Text(|a| &mut a.reasoning_effort)),
+            Flag::new("provider", None, " <KIND>", "openai | anthropic | google |\nopenai-compatible | scripted", Slot::Text(|a| &mut a.provider)),
+            Flag::new("script", None, " <PATH>", "scripted provider: the JSON script to play", Slot::Path(|a| &mut a.script)),
+            Flag::new("max-turns", None, " <N>", "model turns before giving up (default: 12)", Slot::Text(|a| &mut a.max_turns)),
+            Flag::new("max-output-tokens", None, " <N>", "output tokens per model call (default: the\nmodel's limit, 4096 for unknown models)", Slot::Text(|a| &mut a.max_output_tokens)),
+        ],
+    },
+    Section {
+        heading: "Tools and permissions",
+        intro: "",
+        flags: &[
+            Flag::new("auto", None, " <LEVEL>", "low | medium | high (default: \"low\"): low\nreads, medium also edits files, high also\nruns bash", Slot::Text(|a| &mut a.auto)),
+            Flag::new("skip-permissions-unsafe", None, "", "enable every tool, like --auto high", Slot::Switch(|a| &mut a.skip_permissions_unsafe)),
+            Flag::new("enabled-tools", None, " <LIST>", "only these tools (comma or space separated)", Slot::Texts(|a| &mut a.enabled_tools)),
+            Flag::new("disabled-tools", None, " <LIST>", "never these tools", Slot::Texts(|a| &mut a.disabled_tools)),
+            Flag::new("list-tools", None, "", "print the tools the model would see, exit", Slot::Switch(|a| &mut a.list_tools)),
+            Flag::new("shell-env", None, " <MODE>", "filtered | inherit (default: \"filtered\"): bash\ngets zero's environment without variables\nwhose names look secret (*_TOKEN, *_API_KEY..)", Slot::Text(|a| &mut a.shell_env)),
+            Flag::new("shell-env-keep", None, " <NAME>", "pass NAME to bash even so (repeatable)", Slot::Texts(|a| &mut a.shell_env_keep)),
+        ],
+    },
+    Section {
+        heading: "Sessions",
+        intro: "",
+        flags: &[
+            Flag::new("resume", None, "[=ID]", "continue this workspace's latest session, or\nsession ID (--resume ID works for an\nexisting id)", Slot::Custom(resume_value)),
+            Flag::new("fork", None, " <ID>", "continue a copy of session ID", Slot::Text(|a| &mut a.fork)),
+            Flag::new("ephemeral", None, "", "write no session for this run", Slot::Switch(|a| &mut a.ephemeral)),
+        ],
+    },
+    Section {
+        heading: "Other",
+        intro: "",
+        flags: &[
+            Flag::new("cwd", Some('C'), " <DIR>", "work in DIR (the workspace root)", Slot::Path(|a| &mut a.cwd)),
+            Flag::new("redact-env", None, " <NAME>", "also redact the value of env variable NAME\n(repeatable)", Slot::Texts(|a| &mut a.redact_env)),
+            flags::help(),
+            Flag::new("version", Some('V'), "", "print the version", Slot::Version),
+        ],
+    },
+];
+
+/// The root command's own flag: `zero -p PROMPT` (also `--prompt` there) is a prompt word.
+static ROOT_PROMPT: Flag<ExecArgs> =
+    Flag::new("prompt", Some('p'), " <PROMPT>", "the prompt", Slot::Texts(|a| &mut a.prompt_words));
+
+/// Every flag of `zero exec`, in help order.
+pub fn exec_flags() -> Vec<&'static Flag<ExecArgs>> {
+    EXEC_FLAGS.iter().flat_map(|s| s.flags).collect()
+}
+
+const EXEC_USAGE: &str = "\
+Usage: zero exec [OPTIONS] [PROMPT...]
+
+Runs one task: sends the prompt to the model, runs the tools it calls, and
+writes the answer (text) or a stream of JSON events (json, stream-json).
+";
+
+const EXEC_EXIT_CODES: &str = "\
+Exit codes: 0 success, 1 internal error or closed output, 2 usage,
+3 provider or configuration, 4 no answer within the turn limit,
+130 interrupted.
+";
+
+/// `zero exec --help`: the flag table, then the environment variables zero reads (from the one
+/// list of them, `config::read_vars`), wrapped to 79 columns.
+pub fn exec_help() -> String {
+    let mut help = String::from(EXEC_USAGE);
+    for section in EXEC_FLAGS {
+        help.push('\n');
+        help.push_str(section.heading);
+        help.push_str(":\n");
+        help.push_str(section.intro);
+        for flag in section.flags {
+            help.push_str(&flag.help_row());
+        }
+    }
+    help.push('\n');
+    help.push_str(&environment_paragraph());
+    help.push_str(EXEC_EXIT_CODES);
+    help
+}
+
+fn environment_paragraph() -> String {
+    let mut paragraph = String::new();
+    let mut line = String::from("Environment:");
+    let names: Vec<&str> = crate::config::read_vars().collect();
+    for (i, name) in names.iter().enumerate() {
+        let word = if i + 1 == names.len() { format!("{name}.") } else { format!("{name},") };
+        if line.len() + 1 + word.len() > 79 {
+            paragraph.push_str(&line);
+            paragraph.push('\n');
+            line.clear();
+        } else {
+            line.push(' ');
+        }
+        line.push_str(&word);
+    }
+    paragraph.push_str(&line);
+    paragraph.push_str(
+        "\nVariables whose names say they hold secrets are withheld from bash, and\ntheir values redacted. Config: $XDG_CONFIG_HOME/zero/config.json.\n\n",
+    );
+    paragraph
+}
+
+/// `zero exec ...`, or the root command (`zero -p ...`) when `root` is set. Flag errors are
+/// kept in [`ExecArgs::error`] and parsing goes on, to find the output format to report them in.
+pub fn parse_exec(args: Vec<OsString>, root: bool) -> Command {
+    let mut out = ExecArgs::default();
+    let mut parser = lexopt::Parser::from_args(args);
+    let mut table = exec_flags();
+    if root {
+        table.insert(0, &ROOT_PROMPT);
+    }
+    let value = |p: &mut lexopt::Parser, shown: &str| flag_value(p, shown, &table);
+    let mut saw_prompt_flag = false;
+    loop {
+        let arg = match parser.next() {
+            Ok(Some(arg)) => arg,
+            Ok(None) => break,
+            Err(err) => {
+                out.error.get_or_insert_with(|| describe(err, &table));
+                continue;
+            }
+        };
+        let flag = table.iter().find(|f| f.named(&arg));
+        let root_prompt = flag.is_some_and(|f| std::ptr::eq(*f, &ROOT_PROMPT));
+        saw_prompt_flag |= root_prompt;
+        let result = match (flag, Owned::from(arg)) {
+            // A flag is named by its long form, but `-p`, whose long form is another flag's
+            // in `zero exec`, is named as typed.
+            (Some(_), Owned::Short('p')) if root_prompt => {
+                ROOT_PROMPT.apply(&mut out, &mut parser, &value, "-p")
+            }
+            (Some(flag), _) => {
+                flag.apply(&mut out, &mut parser, &value, &format!("--{}", flag.long))
+            }
+            (None, Owned::Value(v)) if !root => v.string().map(|v| {
+                out.prompt_words.push(v);
+                Applied::Set
+            }),
+            (None, Owned::Value(v)) => Err(lexopt::Error::UnexpectedArgument(v)),
+            (None, Owned::Short(c)) => Err(lexopt::Error::UnexpectedOption(format!("-{c}"))),
+            (None, Owned::Long(l)) => Err(lexopt::Error::UnexpectedOption(format!("--{l}"))),
+        };
+        match result {
+            Ok(Applied::Set) => {}
+            Ok(Applied::Help) => {
+                return Command::Help(if root { HELP.to_string() } else { exec_help() })
+            }
+            Ok(Applied::Version) => return Command::Version,
+            Err(err) => {
+                out.error.get_or_insert_with(|| describe(err, &table));
+            }
+        }
+    }
+    if root && !saw_prompt_flag && out.error.is_none() {
+        return root_command(out);
+    }
+    Command::Exec(Box::new(out))
+}
+
+/// The root command without `-p`: it runs no task.
+fn root_command(out: ExecArgs) -> Command {
+    let message = if out == ExecArgs::default() {
+        "no command given: use `zero exec \"prompt\"` or `zero -p \"prompt\"` (see zero --help)"
+    } else {
+        "exec options need a prompt: use `zero exec` or `zero -p`"
+    };
+    Command::Invalid(message.to_string())
+}
+
+/// A lexopt error as one line, with the closest option when one was mistyped.
+fn describe(err: lexopt::Error, table: &[&Flag<ExecArgs>]) -> String {
+    match &err {
+        lexopt::Error::UnexpectedOption(option) if option.starts_with("--") => {
+            let name = option.split('=').next().unwrap_or(option);
+            let known = flags::long_names(table);
+            let known: Vec<&str> = known.iter().map(String::as_str).collect();
+            format!("{err}{}", crate::text::did_you_mean(name, &known))
+        }
+        _ => err.to_string(),
+    }
+}
+
+/// The value of option `shown`. A value attached with `=` is taken as it is; a separate word
+/// that is itself one of exec's flags (`--model --output-format json`) is a usage error naming
+/// both, not a model named `--output-format`.
+fn flag_value(
+    parser: &mut lexopt::Parser,
+    shown: &str,
+    table: &[&Flag<ExecArgs>],
+) -> Result<OsString, lexopt::Error> {
+    if let Some(attached) = parser.optional_value() {
+        return Ok(attached);
+    }
+    let value = parser.value()?;
+    let word = value.to_string_lossy();
+    if flags::is_flag(table, &word) {
+        let flag = word.split('=').next().unwrap_or_default();
+        return Err(lexopt::Error::Custom(
+            format!("{shown} needs a value, but the next word is the flag {flag} (write {shown}=VALUE for a value that starts with '-')").into(),
+        ));
+    }
+    Ok(value)
+}
+
+/// `--resume[=ID]`, or `--resume WORD`, where WORD is decided when the run starts: the session
+/// it names, else a prompt word (it is also added to the words, at the index it keeps).
+fn resume_value(out: &mut ExecArgs, parser: &mut lexopt::Parser) -> Result<(), lexopt::Error> {
+    out.resume = Some(if let Some(value) = parser.optional_value() {
+        let value = value.string()?;
+        let value = value.trim();
+        if value.is_empty() {
+            Resume::Latest
+        } else {
+            Resume::Id(value.to_string())
+        }
+    } else {
+        let Some(mut raw) = parser.try_raw_args() else {
+            out.resume = Some(Resume::Latest);
+            return Ok(());
+        };
+        let takes = raw.peek().and_then(|w| w.to_str()).is_some_and(|w| !w.starts_with('-'));
+        match raw.next_if(|_| takes) {
+            Some(word) => {
+                let word = word.string()?;
+                out.prompt_words.push(word.clone());
+                Resume::Candidate { word, index: out.prompt_words.len() - 1 }
+            }
+            None => Resume::Latest,
+        }
+    });
+    Ok(())
+}
