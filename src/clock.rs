@@ -1,5 +1,4 @@
 //! Wall-clock formatting and the random parts of ids, without a date or random crate.
-#![forbid(unsafe_code)]
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};

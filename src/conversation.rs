@@ -1,7 +1,6 @@
 //! A conversation as zero holds it, whatever the provider: who said what, the tool calls an
 //! assistant turn made, and the tools offered. Providers translate it to their wire format,
 //! sessions store it, the agent loop grows it.
-#![forbid(unsafe_code)]
 
 use serde_json::Value;
 

@@ -4,7 +4,6 @@
 //! Each module has its own error type at its boundary (`input::InputError`,
 //! `config::ConfigError`, `provider::CallError`, ...); they all convert into [`Failure`]
 //! here, so the mapping to exit codes cannot drift between call sites.
-#![forbid(unsafe_code)]
 
 use std::fmt;
 

@@ -1,6 +1,5 @@
 //! Small text helpers used everywhere: one-line summaries and cuts by characters or bytes.
 //! Cut only text that is already redacted: a secret cut in half can no longer be recognised.
-#![forbid(unsafe_code)]
 
 /// Collapses line breaks and runs of whitespace so a message is one line.
 pub fn one_line(text: &str) -> String {

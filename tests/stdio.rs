@@ -2,6 +2,7 @@
 //! parent leaves them), a reader that reads slowly, and SIGTERM while the reader has paused.
 //! The pipes are made here with std and set non-blocking with `fcntl`; how full a pipe is
 //! comes from `ioctl(FIONREAD)`.
+#![allow(unsafe_code)] // libc calls that std lacks, on the test's own descriptors
 
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;

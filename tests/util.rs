@@ -1,6 +1,7 @@
 //! Running the real `zero` binary in an isolated directory: a clean environment (no real keys,
 //! no proxies, HOME and XDG folders inside the test directory), stdin written from a thread,
 //! a time limit, and failures that print everything needed to understand them.
+#![allow(unsafe_code)] // libc calls that std lacks, on the test's own descriptors
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

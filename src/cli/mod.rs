@@ -5,7 +5,6 @@
 //! Help and version short-circuit before anything reads the environment. `exec` flag errors
 //! are not reported here: they are kept in [`ExecArgs::error`] so that they can be reported in
 //! the output format the same command line asked for, wherever `-o` appears.
-#![forbid(unsafe_code)]
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -2,7 +2,6 @@
 //! comes from (`defaults`, the `user` file, `env`, the `provider-command`), in the reference's
 //! shape (`ok`, `effective`, `layers`, `provider{configured, source, model, apiKey}`, `issues`).
 //! Secrets are redacted. Exit 0 when a run could start, 3 when it could not.
-#![forbid(unsafe_code)]
 
 use std::fmt::Write as _;
 

@@ -2,7 +2,6 @@
 //! meet it (config file, provider settings, model, adapter, connectivity), each failure with
 //! its fix. The reference's shape: `{generatedAt, ok, checks[{id, label, status, message}]}`,
 //! status `pass`, `warn` or `fail`. Exit 0 when nothing fails, 3 when something does.
-#![forbid(unsafe_code)]
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};

@@ -2,7 +2,6 @@
 //! prune), `zero search`, `zero config`, `zero doctor`, `zero schema`, and `zero redact` (here). Everything
 //! they print passes the redactor; errors are one `[zero] ...` line on stderr with the exit
 //! code of A2 (1 for the store's I/O, 2 for usage, 3 for a setup that does not work).
-#![forbid(unsafe_code)]
 
 mod config;
 mod doctor;

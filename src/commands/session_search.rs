@@ -7,7 +7,6 @@
 //! collapsed), else when it holds every word of it; the match spans from the first word found
 //! to the end of the last. Offsets count characters. Sessions are searched newest first, events
 //! in order, and the search stops at `--limit` hits.
-#![forbid(unsafe_code)]
 
 use std::fmt::Write as _;
 

@@ -4,7 +4,6 @@
 //! This is the only module that reads the process environment, once, into [`Env`]. Nothing is
 //! written at start-up and no project-level file is read: a cloned repository must not be able
 //! to send your keys to another host (A8).
-#![forbid(unsafe_code)]
 
 use std::collections::BTreeMap;
 use std::io::Read;

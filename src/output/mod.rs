@@ -6,7 +6,6 @@
 //! Answer text is redacted as a stream: a delta is written at once unless its tail could still
 //! grow into a secret, and that tail is released when the next delta decides it, when the
 //! turn ends, or before a tool call.
-#![forbid(unsafe_code)]
 
 mod views;
 

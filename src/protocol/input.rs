@@ -8,7 +8,6 @@
 //!
 //! Every line carries the schema version of the run: the one `--schema-version` asks for, else
 //! the first line's (PROTOCOL-2.md, Negotiation).
-#![forbid(unsafe_code)]
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;

@@ -4,7 +4,6 @@
 //! Statuses are checked here, not by ureq, so a provider's error body (which holds its own
 //! explanation) is read, capped, and quoted. Timeouts are per phase: connect, response headers,
 //! a per-read stall detector, and a total budget per call; each has an environment override.
-#![forbid(unsafe_code)]
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

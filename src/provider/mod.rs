@@ -3,7 +3,6 @@
 //!
 //! Each wire format has a request builder and a pure decoder (frames in, events out) in its own
 //! file; the decoders are what the replay tests feed recorded streams through.
-#![forbid(unsafe_code)]
 
 pub mod anthropic;
 pub mod gemini;

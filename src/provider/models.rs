@@ -3,7 +3,6 @@
 //!
 //! Beyond the reference table: the OpenAI reasoning models (`gpt-5*`, `o3`, `o4-mini`), which
 //! are the models that take a reasoning effort on the Chat Completions API.
-#![forbid(unsafe_code)]
 
 /// The provider families the registry knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,6 @@
 //! Text that is not SSE at all (an HTML error page, a bare JSON error object after the events, as
 //! Vertex AI sends) is collected and returned as [`Frame::Stray`] at the end, so the decoder can
 //! name what went wrong instead of reporting an empty answer.
-#![forbid(unsafe_code)]
 
 use std::io::BufRead;
 

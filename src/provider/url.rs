@@ -4,7 +4,6 @@
 //! port), never on the text: `http://localhost:1@attacker.example` is attacker.example, and
 //! `http://127.0.0.1.attacker.example` is no address. Capitals, a trailing dot and a default
 //! port (`:443`) name the same host as without them.
-#![forbid(unsafe_code)]
 
 use std::net::IpAddr;
 

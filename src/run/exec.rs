@@ -1,6 +1,5 @@
 //! `zero exec`: one run from arguments to exit code, in the order of SPEC B 1.3, with every
 //! error reported in the requested output format once that format is known (A3).
-#![forbid(unsafe_code)]
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};

@@ -9,7 +9,6 @@
 //! its deadline even while a client is half-way through writing a line. Every line is validated
 //! by hand (`input::live_line`): a line that is not JSON ends the process; a JSON line that is
 //! wrong gets an `error` event naming it and is skipped.
-#![forbid(unsafe_code)]
 
 use std::collections::VecDeque;
 use std::io::{BufRead, Read};

@@ -7,7 +7,6 @@
 //! the world is left to the run: whether the `-C` directory and a named session exist, the
 //! prompt's content, and the provider, model, profile and effort, which are resolved against
 //! the configuration file (`config::resolve`), where B 1.3 puts their errors.
-#![forbid(unsafe_code)]
 
 use std::path::PathBuf;
 

@@ -5,7 +5,6 @@
 //! number of directories. A leading `.` is matched like any other character: which hidden
 //! entries are seen is the walk's business (it leaves them out, except those an ignore file
 //! re-includes by name, such as `!.github/`, as ripgrep and fd do).
-#![forbid(unsafe_code)]
 
 /// Brace alternatives beyond this many are refused.
 const MAX_ALTERNATIVES: usize = 1024;

@@ -8,7 +8,6 @@
 //!
 //! Matching is a dynamic programme over pattern and path (no backtracking), so a hostile
 //! pattern costs at most its length times the path's.
-#![forbid(unsafe_code)]
 
 /// An ignore file is read up to this size. A larger one (or one that cannot be read) is not
 /// dropped: the walk leaves out the directory it rules, since what it excludes (`.env`,

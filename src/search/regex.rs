@@ -6,7 +6,6 @@
 //! `\d \w \s` (and negations), `\b \B`, `^ $`, alternation, groups (`(...)`, `(?:...)`, named),
 //! `* + ? {m} {m,} {m,n}` (lazy forms match the same lines), and case-insensitive matching.
 //! Backreferences and lookaround are not supported: they cannot be matched in linear time.
-#![forbid(unsafe_code)]
 
 use std::fmt;
 

@@ -33,12 +33,7 @@ fn find_either(
 ) -> Option<usize> {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     {
-        #[allow(unsafe_code)]
-        // SAFETY: the function needs SSE2, which this build enables (the cfg above; it is
-        // in every x86_64 target's baseline). It reads the haystack through slices only.
-        unsafe {
-            find_either_sse2(a, b, haystack, from, accept)
-        }
+        find_either_sse2(a, b, haystack, from, accept)
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     {
@@ -47,7 +42,6 @@ fn find_either(
 }
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-#[target_feature(enable = "sse2")]
 fn find_either_sse2(
     a: u8,
     b: u8,
@@ -55,7 +49,7 @@ fn find_either_sse2(
     from: usize,
     mut accept: impl FnMut(usize) -> bool,
 ) -> Option<usize> {
-    use std::arch::x86_64::{
+    use crate::sys::sse2::{
         _mm_cmpeq_epi8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_set_epi64x,
     };
     let (va, vb) = (_mm_set1_epi8(a as i8), _mm_set1_epi8(b as i8));
@@ -133,12 +127,7 @@ fn find_pairs(
 ) -> Option<usize> {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     {
-        #[allow(unsafe_code)]
-        // SAFETY: as in `find_either`: SSE2 is in this build's baseline, and the haystack is
-        // read through slices only.
-        unsafe {
-            find_pairs_sse2(pairs, haystack, from, accept)
-        }
+        find_pairs_sse2(pairs, haystack, from, accept)
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     {
@@ -147,21 +136,20 @@ fn find_pairs(
 }
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-#[target_feature(enable = "sse2")]
 fn find_pairs_sse2(
     pairs: &[Pair],
     haystack: &[u8],
     from: usize,
     mut accept: impl FnMut(usize) -> bool,
 ) -> Option<usize> {
-    use std::arch::x86_64::{
-        __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-        _mm_set_epi64x, _mm_setzero_si128,
+    use crate::sys::sse2::{
+        _mm_and_si128, _mm_cmpeq_epi8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        _mm_set_epi64x, _mm_setzero_si128, Lanes,
     };
     let n = pairs.len().min(MAX_PAIRS);
     let zero = _mm_setzero_si128();
     // Per pair: the two bytes and their masks, as vectors.
-    let mut wanted: [[__m128i; 4]; MAX_PAIRS] = [[zero; 4]; MAX_PAIRS];
+    let mut wanted: [[Lanes; 4]; MAX_PAIRS] = [[zero; 4]; MAX_PAIRS];
     for (slot, pair) in wanted.iter_mut().zip(&pairs[..n]) {
         *slot = [
             _mm_set1_epi8(pair.bytes[0] as i8),

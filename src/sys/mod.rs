@@ -1,10 +1,12 @@
-//! The FFI to the kernel that std does not offer, one room per concern, and the only place
-//! with unsafe code: signals and process control (`signals`), child processes that cannot
-//! outlive their call (`process`), directory handles and locks (`dirfd`), the standard
-//! streams (`stdio`), and `poll` over several descriptors (`poll`).
+//! What std does not offer, one room per concern, and the only place with unsafe code (the
+//! crate denies it elsewhere): the kernel's signals and process control (`signals`), child
+//! processes that cannot outlive their call (`process`), directory handles and locks
+//! (`dirfd`), the standard streams (`stdio`), `poll` over several descriptors (`poll`), and
+//! the CPU's SSE2 instructions for grep's byte scan (`sse2`).
 
 pub mod dirfd;
 pub mod poll;
 pub mod process;
 pub mod signals;
+pub mod sse2;
 pub mod stdio;

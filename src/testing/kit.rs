@@ -1,6 +1,5 @@
 //! Helpers shared by the unit tests: a temporary directory, an in-memory writer, and a small
 //! deterministic generator.
-#![forbid(unsafe_code)]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
