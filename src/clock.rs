@@ -160,7 +160,7 @@ fn splitmix64(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-/// `run_<YYYYMMDDHHMMSS>_<6 base36>` (SPEC B 9).
+/// `run_<YYYYMMDDHHMMSS>_<6 base36>`.
 pub fn new_run_id() -> String {
     format!("run_{}_{}", Utc::now().compact(), random_base36(6))
 }

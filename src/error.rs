@@ -1,5 +1,5 @@
 //! How a run ends when it does not succeed, and the one place where that becomes an exit code
-//! and an `error.code` string (SPEC A1, A2).
+//! and an `error.code` string.
 //!
 //! Each module has its own error type at its boundary (`input::InputError`,
 //! `config::ConfigError`, `provider::CallError`, ...); they all convert into [`Failure`]
@@ -14,7 +14,7 @@ use crate::protocol::events::ErrorCode;
 pub enum Failure {
     /// Flags, prompt or stream-json input, tool filters, profile or effort, session selection.
     Usage(String),
-    /// The user config file cannot be read or parsed (A2).
+    /// The user config file cannot be read or parsed.
     Config(String),
     /// The provider cannot be set up (no provider, no key, unknown model, a failing provider
     /// command) or refused the call (authentication, a bad request, a blocked answer).
@@ -31,7 +31,7 @@ pub enum Failure {
 }
 
 impl Failure {
-    /// The process exit code (A1).
+    /// The process exit code.
     pub fn exit_code(&self) -> u8 {
         match self {
             Failure::Usage(_) => 2,
@@ -73,7 +73,7 @@ impl Failure {
         }
     }
 
-    /// Whether the same command may succeed if run again (A2): true for network failures,
+    /// Whether the same command may succeed if run again: true for network failures,
     /// 429 and 5xx after retries, timeouts and interrupts; false for usage, authentication, an
     /// unknown model, the configuration, the turn limit and bugs.
     pub fn recoverable(&self) -> bool {
@@ -113,7 +113,7 @@ impl fmt::Display for Failure {
 pub enum Stop {
     /// Report this failure, then end.
     Failed(Failure),
-    /// Standard output is gone (the reader closed it): end quietly with exit 1 (A4).
+    /// Standard output is gone (the reader closed it): end quietly with exit 1.
     OutputClosed,
 }
 

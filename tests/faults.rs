@@ -1,5 +1,5 @@
 //! Providers misbehaving: every failure ends with `provider_error`, exit 3, `error` + `run_end`
-//! and one line naming the cause; retries happen only before anything was written (A7).
+//! and one line naming the cause; retries happen only before anything was written.
 
 use std::net::TcpListener;
 use std::time::Duration;

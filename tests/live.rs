@@ -1,4 +1,4 @@
-//! Live mode end to end (PROTOCOL-2.md, "Live mode"): many turns over one stdin stream, tool
+//! Live mode end to end: many turns over one stdin stream, tool
 //! approvals answered by the client, input lines that are wrong, interrupts, and a live session
 //! resumed by a later process. Each test drives the real binary line by line: it writes an
 //! input line when the output shows zero is waiting for it.

@@ -22,7 +22,7 @@ fn code_and_recoverable(out: &Output) -> (String, bool) {
     (error["code"].as_str().unwrap().to_string(), error["recoverable"].as_bool().unwrap())
 }
 
-// --- Error codes and `recoverable` (A2) -------------------------------------------------------
+// --- Error codes and `recoverable` -------------------------------------------------------
 
 #[test]
 fn setup_failures_are_provider_errors_and_only_the_config_file_is_a_config_error() {

@@ -1,4 +1,4 @@
-//! Stream-json schema 2 end to end (PROTOCOL-2.md): how the version is chosen, the envelope's
+//! Stream-json schema 2 end to end: how the version is chosen, the envelope's
 //! count of lines, heartbeats, reasoning from each provider, permission events, and images in
 //! each provider's request format. Every run here is also checked line by line against
 //! `zero schema 2` and the strict mirror in schema2.rs (util.rs does that for every run).

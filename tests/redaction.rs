@@ -1,4 +1,4 @@
-//! Secrets never reach stdout or stderr, however the model splits them across deltas (A6).
+//! Secrets never reach stdout or stderr, however the model splits them across deltas.
 
 use crate::mock::{openai, Mock, Reply};
 use crate::util::{Output, TestDir};

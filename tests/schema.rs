@@ -1,5 +1,5 @@
-//! The stream-json output schemas as strict test-side types, written from the documents (SPEC
-//! B 9.1 and A15 for schema 1, PROTOCOL-2.md for schema 2) and not from zero's code: any
+//! The stream-json output schemas as strict test-side types, written from the protocol as the
+//! README describes it and not from zero's code: any
 //! unknown field, missing field or wrong type fails, and so does any break of the ordering
 //! rules.
 
@@ -203,7 +203,7 @@ pub fn check_live_sequence(events: &[Value]) -> Result<(), String> {
     }
 }
 
-/// The ordering rules (A3): `run_start` first when present; one terminal `run_end`, last;
+/// The ordering rules: `run_start` first when present; one terminal `run_end`, last;
 /// `error` right before a failing `run_end`, `final` right before a successful one; one run id.
 pub fn check_sequence(events: &[Value]) -> Result<(), String> {
     if events.first().is_some_and(|e| e["schemaVersion"] == 2) {

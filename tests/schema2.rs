@@ -1,4 +1,4 @@
-//! The stream-json schema 2 output (PROTOCOL-2.md) as strict test-side types, written from the
+//! The stream-json schema 2 output as strict test-side types, written from the
 //! document: any unknown field, missing field or wrong type fails, and so does any break of
 //! its ordering rules (`seq` from 1 without gaps, `eventCount`, the permission events around a
 //! gated call, the statuses and exit codes of `run_end`).

@@ -1,5 +1,5 @@
 //! Sessions end to end: every run recorded, resumed and forked with the real conversation,
-//! and still usable after a run is killed (A11).
+//! and still usable after a run is killed.
 
 use std::io::Write;
 use std::process::Command;

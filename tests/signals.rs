@@ -1,5 +1,5 @@
 //! Interrupts, a closed stdout and panics: the run always ends well-formed (or quietly, when
-//! nobody is listening), and nothing it started survives (A4, A13).
+//! nobody is listening), and nothing it started survives.
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::Command;

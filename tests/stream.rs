@@ -266,7 +266,7 @@ fn configuration_errors_in_each_format() {
     out.assert_code(3);
     assert_eq!(out.stderr, "");
     let first = &out.events()[0];
-    // A provider that cannot be set up is a provider error (A2): config_error is only for a
+    // A provider that cannot be set up is a provider error: config_error is only for a
     // config file that cannot be read.
     assert_eq!(
         (first["type"].as_str(), first["code"].as_str()),

@@ -63,7 +63,7 @@ pub enum Command {
     Invalid(String),
 }
 
-/// `--resume` as typed (A11).
+/// `--resume` as typed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resume {
     /// Bare `--resume` (or `--resume=`): the latest session.

@@ -1,5 +1,5 @@
 //! `zero config [--json]`: the configuration a run here would use, and the layer each value
-//! comes from (`defaults`, the `user` file, `env`, the `provider-command`), in the reference's
+//! comes from (`defaults`, the `user` file, `env`, the `provider-command`), in Zero's
 //! shape (`ok`, `effective`, `layers`, `provider{configured, source, model, apiKey}`, `issues`).
 //! Secrets are redacted. Exit 0 when a run could start, 3 when it could not.
 
@@ -13,7 +13,7 @@ use crate::config::{self, Choice, Env, Origin, ProviderKind, Runtime, UserConfig
 use crate::error::Failure;
 use crate::redact::Redactor;
 
-/// The turn limit when nothing sets one (A8).
+/// The turn limit when nothing sets one.
 const DEFAULT_MAX_TURNS: u32 = 12;
 
 /// What `zero config` found: the report, and the redactor that knows every key in it.

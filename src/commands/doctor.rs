@@ -1,6 +1,6 @@
 //! `zero doctor [--json] [--offline]`: the setup checked one step at a time, as a run would
 //! meet it (config file, provider settings, model, adapter, connectivity), each failure with
-//! its fix. The reference's shape: `{generatedAt, ok, checks[{id, label, status, message}]}`,
+//! its fix. Zero's shape: `{generatedAt, ok, checks[{id, label, status, message}]}`,
 //! status `pass`, `warn` or `fail`. Exit 0 when nothing fails, 3 when something does.
 
 use std::fmt::Write as _;

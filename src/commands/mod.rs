@@ -1,7 +1,7 @@
 //! The small commands beside `zero exec`, one file each: `zero sessions` (list, show, delete,
 //! prune), `zero search`, `zero config`, `zero doctor`, `zero schema`, and `zero redact` (here). Everything
 //! they print passes the redactor; errors are one `[zero] ...` line on stderr with the exit
-//! code of A2 (1 for the store's I/O, 2 for usage, 3 for a setup that does not work).
+//! code of its kind (1 for the store's I/O, 2 for usage, 3 for a setup that does not work).
 
 mod config;
 mod doctor;
@@ -38,7 +38,7 @@ fn store_message(err: &SessionError) -> &str {
 }
 
 /// A JSON object whose fields keep the order given (a `serde_json::Value` sorts them), so the
-/// documents read in the reference's order.
+/// documents read in Zero's order.
 struct Object(Vec<(&'static str, serde_json::Value)>);
 
 impl serde::Serialize for Object {

@@ -1,5 +1,5 @@
 //! `zero search QUERY` (also `zero sessions search`): the stored events whose text holds the
-//! query, in the reference's JSON shape (`query`, `normalizedQuery`, `rootDir`,
+//! query, in Zero's JSON shape (`query`, `normalizedQuery`, `rootDir`,
 //! `searchedSessions`, `totalHits`, `hits`).
 //!
 //! An event's text is the string, number and boolean leaves of its payload (redacted), joined
@@ -138,7 +138,7 @@ fn warn_skipped<R: std::io::BufRead>(reader: &crate::session::EventReader<R>, re
     }
 }
 
-/// The JSON document, fields in the reference's order; every string in it is redacted.
+/// The JSON document, fields in Zero's order; every string in it is redacted.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct SearchResult {
@@ -224,7 +224,7 @@ fn context_of(text: &str, found: Match, chars: usize) -> String {
     taken.trim().to_string()
 }
 
-/// The reference's text report: a count, then per hit its session and event, the context, and
+/// Zero's text report: a count, then per hit its session and event, the context, and
 /// where the session ran.
 fn format_text(result: &SearchResult) -> String {
     let plural = |n: usize, label: &str| format!("{n} {label}{}", if n == 1 { "" } else { "s" });

@@ -1,9 +1,9 @@
 //! Configuration: the environment, the user config file, `ZERO_PROVIDER_COMMAND`, and the
-//! resolution of provider, model, endpoint, key and reasoning effort (SPEC B 2, A7, A8).
+//! resolution of provider, model, endpoint, key and reasoning effort.
 //!
 //! This is the only module that reads the process environment, once, into [`Env`]. Nothing is
 //! written at start-up and no project-level file is read: a cloned repository must not be able
-//! to send your keys to another host (A8).
+//! to send your keys to another host.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -17,7 +17,7 @@ use crate::protocol::events::{Warning, WarningCode};
 use crate::provider::http::{ExtraRoots, NetSettings};
 use crate::provider::models::{self, Effort, Family, Model, ModelSpec, Prices, Profile, Rates};
 
-/// A snapshot of the environment. Empty values count as unset (B 2.1).
+/// A snapshot of the environment. Empty values count as unset.
 #[derive(Debug, Clone, Default)]
 pub struct Env {
     vars: BTreeMap<String, String>,
@@ -59,7 +59,7 @@ impl Env {
         self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
-    /// The values of variables whose names say they hold secrets (A6): exact secrets from the
+    /// The values of variables whose names say they hold secrets: exact secrets from the
     /// start.
     pub fn secret_values(&self) -> impl Iterator<Item = String> + '_ {
         self.iter()
@@ -194,7 +194,7 @@ impl OpenAiApi {
     }
 }
 
-/// The user config file (B 2.2).
+/// The user config file.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct UserConfig {
     pub active_provider: Option<String>,
@@ -246,7 +246,7 @@ const PROVIDER_KEYS: &[&str] = &[
 /// The user config file is read up to this size.
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
-/// `$XDG_CONFIG_HOME/zero/config.json`, else `~/.config/zero/config.json` (A8).
+/// `$XDG_CONFIG_HOME/zero/config.json`, else `~/.config/zero/config.json`.
 pub fn config_path(env: &Env) -> Option<PathBuf> {
     if let Some(dir) = env.get("XDG_CONFIG_HOME") {
         return Some(Path::new(dir).join("zero").join("config.json"));
@@ -255,7 +255,7 @@ pub fn config_path(env: &Env) -> Option<PathBuf> {
 }
 
 /// Reads the user config; a missing file is no config, an invalid one an error naming the
-/// file and the place (A8).
+/// file and the place.
 pub fn load_user_config(env: &Env) -> Result<Option<UserConfig>, Failure> {
     let Some(path) = config_path(env) else { return Ok(None) };
     let cannot = |detail: String| {
@@ -547,7 +547,7 @@ pub enum Origin {
     Environment,
 }
 
-/// The variables that configure a provider from the environment (B 2.1).
+/// The variables that configure a provider from the environment.
 pub const PROVIDER_VARS: &[&str] = &[
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
@@ -599,7 +599,7 @@ pub fn provider_origin(env: &Env, config: Option<&UserConfig>) -> Result<Origin,
 }
 
 impl Origin {
-    /// The reference's name for the source: `provider-command`, `profile`, `environment`.
+    /// Zero's name for the source: `provider-command`, `profile`, `environment`.
     pub fn name(&self) -> &'static str {
         match self {
             Origin::Command => "provider-command",
@@ -617,7 +617,7 @@ impl Origin {
     }
 }
 
-/// Provider settings from one source (B 2.1).
+/// Provider settings from one source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Source {
     origin: Origin,
@@ -717,8 +717,8 @@ fn query_value(value: &str) -> String {
         .collect()
 }
 
-/// Resolves the provider runtime (B 1.3 step 7 order: config, model or profile, runtime,
-/// reasoning effort).
+/// Resolves the provider runtime, in this order: config, model or profile, runtime,
+/// reasoning effort.
 pub fn resolve(
     env: &Env,
     config: Option<&UserConfig>,
@@ -863,7 +863,8 @@ fn scripted_runtime(
     Ok(runtime)
 }
 
-/// The provider source, in B 2.1 order: provider command, active profile, environment.
+/// The provider source, the first that is set: provider command, active profile,
+/// environment.
 fn source(
     env: &Env,
     config: Option<&UserConfig>,
@@ -1041,7 +1042,8 @@ fn default_model(explicit: Option<ProviderKind>, configured: &[Family]) -> &'sta
     models::default_for(family.unwrap_or(Family::OpenAi))
 }
 
-/// B 2.6, with each provider on its own host and key (A7).
+/// The runtime of the chosen provider: its base URL, key and API, each provider on its own
+/// host and key.
 fn runtime(
     env: &Env,
     source: &Source,
@@ -1320,7 +1322,7 @@ fn apply_output_limit(runtime: &mut Runtime, wanted: Option<(u64, &str)>) {
     }
 }
 
-/// Validates `--reasoning-effort` for the model and decides what is sent (B 2.7, A7).
+/// Validates `--reasoning-effort` for the model and decides what is sent.
 fn apply_effort(runtime: &mut Runtime, value: Option<&str>) -> Result<(), Failure> {
     let Some(value) = value else { return Ok(()) };
     let effort = Effort::parse(value).ok_or_else(|| {
@@ -1415,7 +1417,7 @@ fn net_settings(env: &Env) -> Result<NetSettings, Failure> {
     Ok(net)
 }
 
-/// Max turns: `--max-turns` > `ZERO_MAX_TURNS` > config `maxTurns` > 12 (A8). The flag was
+/// Max turns: `--max-turns` > `ZERO_MAX_TURNS` > config `maxTurns` > 12. The flag was
 /// validated by the caller.
 pub fn max_turns(
     flag: Option<u32>,
@@ -1433,10 +1435,10 @@ pub fn max_turns(
     Ok(config.and_then(|c| c.max_turns).unwrap_or(12))
 }
 
-/// How long `ZERO_PROVIDER_COMMAND` may take (B 2.1), whatever it leaves running.
+/// How long `ZERO_PROVIDER_COMMAND` may take, whatever it leaves running.
 const PROVIDER_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Runs `ZERO_PROVIDER_COMMAND` (B 2.1): `/bin/sh -c`, 5 s, one JSON object on stdout.
+/// Runs `ZERO_PROVIDER_COMMAND`: `/bin/sh -c`, 5 s, one JSON object on stdout.
 fn provider_command(command: &str) -> Result<Source, Failure> {
     let fail = |m: String| Failure::Provider(m);
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));

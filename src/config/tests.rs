@@ -154,7 +154,7 @@ fn profiles_resolve_among_configured_providers() {
     }
     let bogus = Choice { profile: Some("bogus".into()), ..Choice::default() };
     assert_eq!(resolve_err(&openai, &bogus), Failure::Usage("Unknown model profile: bogus".into()));
-    // With no provider at all, the provider error comes first (B 1.3 step 7 order).
+    // With no provider at all, the provider error comes first (see `resolve`).
     assert!(matches!(resolve_err(&env(&[]), &bogus), Failure::Provider(_)));
 }
 

@@ -1,7 +1,7 @@
 //! Everything zero writes during a run goes through the [`Emitter`]: each event is built once
-//! as an [`Event`] (with every string redacted, A6) and rendered into the run's output format
-//! (SPEC B 1.5, B 9, A3; see `views`), with one `write_all` plus `flush` per line the moment it
-//! exists (A4).
+//! as an [`Event`] (with every string redacted) and rendered into the run's output format
+//! (text, json or stream-json; see `views`), with one `write_all` plus `flush` per line the moment it
+//! exists.
 //!
 //! Answer text is redacted as a stream: a delta is written at once unless its tail could still
 //! grow into a secret, and that tail is released when the next delta decides it, when the
@@ -28,7 +28,7 @@ use crate::provider::models::Usage;
 use crate::redact::{Redactor, TextStream};
 use crate::text::cap_utf8;
 
-/// `output` of a `tool_result` event is capped at this many bytes (A9).
+/// `output` of a `tool_result` event is capped at this many bytes.
 pub const TOOL_OUTPUT_EVENT_CAP: usize = 32 * 1024;
 
 /// `-o` values.
@@ -617,7 +617,7 @@ impl Emitter {
         })
     }
 
-    /// The result of a tool call; `output` is capped for the event (A9).
+    /// The result of a tool call; `output` is capped for the event.
     pub fn tool_result(&mut self, call: &Finished<'_>) -> Result<(), OutputClosed> {
         // Redacted whole, then cut: a cut first could leave a secret's prefix, too short to
         // be recognised.
@@ -809,7 +809,7 @@ impl Emitter {
         self.run_end(status, failure.exit_code())
     }
 
-    /// `--list-tools` (B 1.7).
+    /// `--list-tools`.
     pub fn tool_list(
         &mut self,
         mode: PermissionMode,
@@ -860,7 +860,7 @@ impl Emitter {
     }
 
     /// A stderr row: one line, control characters shown escaped, nothing after the end. A
-    /// closed stderr is ignored (A4).
+    /// closed stderr is ignored.
     fn stderr(&mut self, row: &str) {
         if self.ended() {
             return;

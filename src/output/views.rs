@@ -56,7 +56,7 @@ pub(super) fn legacy_line(line: &mut Vec<u8>, legacy: &Legacy<'_>) {
     line.push(b'\n');
 }
 
-/// The legacy `json` line of an event (B 1.5), if it has one: a failed run ends with its
+/// The legacy `json` line of an event, if it has one: a failed run ends with its
 /// `error` line, a successful one with `done`.
 pub(super) fn legacy<'a>(event: &'a Event<'a>) -> Option<Legacy<'a>> {
     Some(match *event {

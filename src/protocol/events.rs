@@ -1,5 +1,5 @@
-//! The output events of a run, as types: the stream-json protocol's events (schema 1, B 9, and
-//! schema 2, PROTOCOL-2.md) with the names they have on the wire, and the legacy `json` format's
+//! The output events of a run, as types: the stream-json protocol's events (schemas 1 and 2,
+//! whose JSON Schemas `zero schema N` prints) with the names they have on the wire, and the legacy `json` format's
 //! lines. No logic lives here:
 //! `output` builds an [`Event`] once and renders every format from that one value (stream-json
 //! is its serialisation inside the envelope, the legacy lines and the text rows are views).
@@ -457,7 +457,7 @@ pub struct RunDetails {
     pub disabled_tools: Vec<String>,
 }
 
-/// One line of the legacy `json` format (B 1.5): snake_case, no envelope, a view of an
+/// One line of the legacy `json` format: snake_case, no envelope, a view of an
 /// [`Event`] (and `tool_list` for `--list-tools`).
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

@@ -1,5 +1,5 @@
 //! Images attached to the prompt: `--image PATH` and the `images` of a schema-2 `message`
-//! input line (PROTOCOL-2.md). Each is checked before anything is sent: a supported type
+//! input line. Each is checked before anything is sent: a supported type
 //! (PNG, JPEG, GIF, WebP) whose bytes really are that type, at most 10 MiB decoded, at most
 //! 16 per prompt. The data is kept as base64, the form every provider takes.
 //!

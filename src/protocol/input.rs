@@ -1,5 +1,5 @@
 //! The prompt: text input (words and `--file`) or stream-json events from stdin or `--file`,
-//! validated by hand line by line as they are read (SPEC B 1.4, B 9.2, A5).
+//! validated by hand line by line as they are read.
 //!
 //! Text input reads stdin only when asked (`zero exec -` or `--file -`). Stream-json lines are
 //! capped at 8 MiB in schema 1 and 16 MiB in schema 2 (which carries images); a byte-order
@@ -7,7 +7,7 @@
 //! problem are usage errors naming the 1-based line and the field.
 //!
 //! Every line carries the schema version of the run: the one `--schema-version` asks for, else
-//! the first line's (PROTOCOL-2.md, Negotiation).
+//! the first line's.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -67,8 +67,7 @@ impl InputFormat {
     }
 }
 
-/// The text prompt: inline words first, then the file (or stdin), joined by a blank line
-/// (B 1.4).
+/// The text prompt: inline words first, then the file (or stdin), joined by a blank line.
 pub fn text_prompt(words: &[String], more: Option<PromptText<'_>>) -> Result<String, InputError> {
     let inline = words.join(" ").trim().to_string();
     let from_file = match more {
@@ -247,7 +246,7 @@ pub fn read_events(
     Ok(StreamPrompt { text: parts.join("\n\n"), images })
 }
 
-/// One line of live mode's input (PROTOCOL-2.md, Live mode).
+/// One line of live mode's input.
 #[derive(Debug, PartialEq, Eq)]
 pub enum LiveLine {
     /// A `prompt` or `message`: one user turn.
@@ -384,7 +383,7 @@ fn check_version(
     }
 }
 
-/// Checks one input event against the strict schema of its version (B 9.2, PROTOCOL-2.md);
+/// Checks one input event against the strict schema of its version;
 /// returns its content and adds its images to `images`.
 fn validate_event<'a>(
     event: &'a Map<String, Value>,

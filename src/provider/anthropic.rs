@@ -1,4 +1,4 @@
-//! Anthropic Messages streaming: `POST {base}/v1/messages` (SPEC B 3.3, A7).
+//! Anthropic Messages streaming: `POST {base}/v1/messages`.
 //!
 //! Text deltas become answer text; thinking deltas never do (they are kept, with their
 //! signature, to be sent back while a tool loop runs, as the API requires). A tool_use block's
@@ -378,7 +378,7 @@ impl AnthropicDecoder {
 
 fn finish_block(block: Block, out: &mut Vec<StreamEvent>) {
     match block {
-        // A call without a name cannot be run; it is dropped, as the reference does.
+        // A call without a name cannot be run; it is dropped, as Zero does.
         Block::Tool { name, .. } if name.is_empty() => {}
         Block::Tool { id, name, initial, fragments, fragmented } => {
             let id = if id.is_empty() { format!("toolu_{name}") } else { id };

@@ -1,5 +1,4 @@
-//! Google Gemini: `POST {base}/v1beta/models/{model}:streamGenerateContent?alt=sse`
-//! (SPEC B 3.4, A7).
+//! Google Gemini: `POST {base}/v1beta/models/{model}:streamGenerateContent?alt=sse`.
 //!
 //! Function calls arrive whole, in candidate parts or in a top-level `functionCalls` list (the
 //! same call in both is reported once). Thought parts are reasoning, never answer text. A

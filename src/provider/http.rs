@@ -1,5 +1,5 @@
 //! The one HTTP client of the process (ureq, blocking, streaming reads) and how its failures
-//! become one-line provider errors (A7).
+//! become one-line provider errors.
 //!
 //! Statuses are checked here, not by ureq, so a provider's error body (which holds its own
 //! explanation) is read, capped, and quoted. Timeouts are per phase: connect, response headers,
@@ -29,7 +29,7 @@ pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 pub struct CallError {
     pub message: String,
     pub retry: Retry,
-    /// Whether the same command may succeed if run again (A2): network failures, 429 and
+    /// Whether the same command may succeed if run again: network failures, 429 and
     /// 5xx, timeouts. Not for authentication, refusals, or a malformed request.
     pub recoverable: bool,
 }

@@ -1,5 +1,5 @@
 //! Providers: the conversation types sent to a model, the events that come back, and the
-//! loop that streams one call through a decoder with retries (A7).
+//! loop that streams one call through a decoder with retries.
 //!
 //! Each wire format has a request builder and a pure decoder (frames in, events out) in its own
 //! file; the decoders are what the replay tests feed recorded streams through.
@@ -42,9 +42,9 @@ pub enum StreamEvent {
     /// The last piece of a call's answer text, from a provider that knows it is the last (the
     /// scripted one): it is written together with whatever the redactor still held.
     LastText(String),
-    /// Reasoning or thinking text: never part of the answer (A7).
+    /// Reasoning or thinking text: never part of the answer.
     Reasoning(String),
-    /// A call whose arguments are complete (A10).
+    /// A call whose arguments are complete.
     ToolCall(ToolCall),
     /// Token counts of this call.
     Usage(Usage),
@@ -208,7 +208,7 @@ enum AttemptError {
 }
 
 /// One HTTP streaming call: POST, then frames through a fresh decoder into the sink. Failures
-/// are retried with backoff while nothing of the call has been emitted (A7).
+/// are retried with backoff while nothing of the call has been emitted.
 pub(crate) fn stream_call<D: Decoder>(
     http: &Http,
     url: &str,

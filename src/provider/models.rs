@@ -1,7 +1,7 @@
-//! The model registry (SPEC B 2.5): ids, aliases, API names, limits, prices, reasoning efforts,
-//! and the four profiles (B 2.4). Cost of a provider call comes from here too (B 10).
+//! The model registry: ids, aliases, API names, limits, prices, reasoning efforts,
+//! and the four profiles. Cost of a provider call comes from here too.
 //!
-//! Beyond the reference table: the OpenAI reasoning models (`gpt-5*`, `o3`, `o4-mini`), which
+//! Beyond Zero's table: the OpenAI reasoning models (`gpt-5*`, `o3`, `o4-mini`), which
 //! are the models that take a reasoning effort on the Chat Completions API.
 
 /// The provider families the registry knows.
@@ -47,7 +47,7 @@ pub enum Prices {
 /// `max_tokens`.
 pub const MIN_THINKING_BUDGET: u64 = 1_024;
 
-/// Reasoning efforts in increasing order (B 2.7).
+/// Reasoning efforts in increasing order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Effort {
     None,
@@ -434,7 +434,7 @@ pub fn default_for(family: Family) -> &'static str {
     }
 }
 
-/// `--profile` values (B 2.4).
+/// `--profile` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Profile {
     Fast,
@@ -506,7 +506,7 @@ impl Usage {
     }
 }
 
-/// The cost of one call in USD (B 10): the tier is chosen by prompt size, cached prompt tokens
+/// The cost of one call in USD: the tier is chosen by prompt size, cached prompt tokens
 /// are billed at the cached rate where the model has one.
 pub fn cost(model: &Model, usage: &Usage) -> Option<f64> {
     let rates = match model.prices {

@@ -1,9 +1,9 @@
 //! OpenAI Chat Completions, and every server that speaks it (Ollama, vLLM, llama.cpp,
 //! OpenRouter, LiteLLM, LM Studio, Groq, DeepSeek): `POST {base}/chat/completions` with
-//! `stream: true` (SPEC B 3.2, A7).
+//! `stream: true`.
 //!
 //! The decoder assembles tool-call fragments per `index` and emits each call as soon as its
-//! arguments are complete: when a later call starts, at `finish_reason`, or at the end (A10).
+//! arguments are complete: when a later call starts, at `finish_reason`, or at the end.
 //! Reasoning deltas (`reasoning_content`, `reasoning`) never become answer text; refusals do.
 
 use std::collections::BTreeMap;
@@ -304,7 +304,7 @@ impl OpenAiDecoder {
             self.open = None;
         }
         let Some(slot) = self.slots.remove(&index) else { return };
-        // A call without a name cannot be run; the reference drops it too.
+        // A call without a name cannot be run; Zero drops it too.
         let Some(name) = slot.name else { return };
         let id = slot.id.unwrap_or_else(|| {
             self.generated_ids += 1;

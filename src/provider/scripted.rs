@@ -1,4 +1,4 @@
-//! The scripted provider (A14): plays a JSON script of model turns through the real pipeline,
+//! The scripted provider: plays a JSON script of model turns through the real pipeline,
 //! so zero runs offline for demos and for integrators' tests. The format is documented in the
 //! README; in short:
 //!

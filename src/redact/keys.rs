@@ -1,13 +1,13 @@
 //! Which names are sensitive: keys of JSON objects, `key=value` assignments, headers, query
-//! parameters and environment variables (SPEC B 7.1, widened by A6).
+//! parameters and environment variables.
 //!
 //! A name is normalised first (`apiKey`, `API-KEY` and `api.key` all become `api_key`), then it
-//! is sensitive when it is one of the reference list, or when its last component says so
-//! (`DB_PASSWORD`, `GITLAB_CI_TOKEN`, `stripe_secret`), which is what A6 asks of environment
-//! variable names (`*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`). Plurals and compounds that
+//! is sensitive when it is one of a fixed list, or when its last component says so
+//! (`DB_PASSWORD`, `GITLAB_CI_TOKEN`, `stripe_secret`), as the README's Security section says
+//! of environment variable names (`*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`). Plurals and compounds that
 //! merely mention tokens (`input_tokens`, `tokenBudget`) are not.
 
-/// The reference list of SPEC B 7.1, already normalised.
+/// Names that are sensitive whatever their last component says, already normalised.
 const EXACT: &[&str] = &[
     "access_token",
     "anthropic_api_key",
@@ -65,7 +65,7 @@ const SUFFIXES: &[&str] = &[
     "_credential",
 ];
 
-/// Normalises a name the way SPEC B 7.1 does: `_` between a lower-case letter or digit and a
+/// Normalises a name: `_` between a lower-case letter or digit and a
 /// following upper-case letter, lower case, every run of other characters to one `_`, no `_` at
 /// either end.
 pub(crate) fn normalize(name: &str) -> String {
@@ -175,7 +175,7 @@ pub(crate) fn is_auth_header(name: &str) -> bool {
     ["authorization", "proxy-authorization"].iter().any(|h| name.eq_ignore_ascii_case(h))
 }
 
-/// Header names whose whole value, to the end of the line, is secret (SPEC B 7.2 rule 6).
+/// Header names whose whole value, to the end of the line, is secret.
 pub(crate) fn is_secret_header(name: &str) -> bool {
     ["x-api-key", "api-key", "cookie", "set-cookie"].iter().any(|h| name.eq_ignore_ascii_case(h))
 }

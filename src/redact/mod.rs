@@ -1,4 +1,4 @@
-//! Redaction of every byte zero writes (SPEC B 7, A6).
+//! Redaction of every byte zero writes.
 //!
 //! Text passes two stages: exact secret values ([`secrets`]), then the rules for keys, headers,
 //! URLs, private keys and token shapes ([`rules`]). Both stages are streaming machines, so a
@@ -17,7 +17,7 @@ pub use keys::{is_secret_env_name, is_sensitive_key};
 /// What replaces a secret.
 pub const REDACTED: &str = "[REDACTED]";
 
-/// Exact secret values shorter than this are not registered (A6): short values would blank out
+/// Exact secret values shorter than this are not registered: short values would blank out
 /// ordinary words.
 pub const MIN_SECRET_LEN: usize = 8;
 

@@ -1,4 +1,5 @@
-//! Stage two of redaction: the rules of SPEC B 7.2 (2 to 9), as one left-to-right state machine.
+//! Stage two of redaction: every rule but exact values (sensitive keys and headers, URL
+//! passwords, private keys, token shapes), as one left-to-right state machine.
 //!
 //! Each character is looked at once. Keys (`password=`, `"token":`, `Authorization:`) are written
 //! as they pass, and the machine remembers what it has just seen, so the value after them is
@@ -7,7 +8,7 @@
 //! header, a URL's `user:password@` and the first word of an `Authorization` value. Their
 //! lookahead is bounded, and it is the only text a stream holds back.
 //!
-//! Two rules go further than the reference, both for values it would have let through: an
+//! Two rules go further than Zero's, both for values Zero would have let through: an
 //! assignment's quoted value may contain spaces (`PASSWORD="correct horse"`), and a sensitive
 //! YAML key at the start of a line (`password: hunter2`) has its value replaced.
 
@@ -859,7 +860,7 @@ const SHAPES: &[Shape] = &[
     Shape { prefix: b"xoxp-", class: TokenClass::Slack, min: 20 },
     Shape { prefix: b"xoxr-", class: TokenClass::Slack, min: 20 },
     Shape { prefix: b"xoxs-", class: TokenClass::Slack, min: 20 },
-    // Beyond the reference: Stripe, npm, Hugging Face, Groq and xAI keys.
+    // Beyond Zero's shapes: Stripe, npm, Hugging Face, Groq and xAI keys.
     Shape { prefix: b"sk_live_", class: TokenClass::Word, min: 16 },
     Shape { prefix: b"sk_test_", class: TokenClass::Word, min: 16 },
     Shape { prefix: b"rk_live_", class: TokenClass::Word, min: 16 },
@@ -874,7 +875,7 @@ fn is_shape_start(b: u8) -> bool {
     matches!(b, b's' | b'g' | b'A' | b'x' | b'r' | b'n' | b'h' | b'e')
 }
 
-/// Token shapes (SPEC B 7.2 rule 9), wherever they start: at a word start by their shape
+/// Token shapes, wherever they start: at a word start by their shape
 /// alone, inside a word (`in_word`) only with a body that looks random.
 fn shape(s: &[u8], at_end: bool, in_word: bool) -> Hold {
     let mut need = false;
@@ -1072,7 +1073,7 @@ fn pem_end(s: &[u8], at_end: bool) -> Hold {
     }
 }
 
-/// `user:password@` right after `scheme://` (SPEC B 7.2 rule 7).
+/// `user:password@` right after `scheme://`.
 fn userinfo(s: &[u8], at_end: bool) -> Hold {
     let mut last_at = None;
     let mut end = 0;

@@ -1,9 +1,9 @@
-//! Stage one of redaction: exact secret values (SPEC B 7.2 rule 1, A6).
+//! Stage one of redaction: exact secret values.
 //!
 //! The values are compiled into one Aho-Corasick automaton (a DFA over byte classes), so the
 //! text is read once whatever the number of secrets. Every byte covered by any occurrence of any
 //! secret is replaced, and each maximal covered run becomes one marker: a stronger form of the
-//! reference's "longest first" replacement that also covers overlapping secrets.
+//! "longest first" replacement of Zero's that also covers overlapping secrets.
 //!
 //! The same automaton serves streams: after each piece, only the longest suffix that is still a
 //! prefix of some secret (the automaton state's depth) is held back.

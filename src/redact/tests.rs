@@ -19,7 +19,7 @@ fn stream_in_pieces(redactor: &Redactor, text: &str, cuts: &[usize]) -> String {
     out
 }
 
-// --- SPEC B 13, tests/zero-redaction.test.ts ------------------------------------------------
+// --- Objects, arrays and text, as the README's Security section describes ------------------
 
 #[test]
 fn object_redaction_replaces_sensitive_keys_whatever_the_value() {

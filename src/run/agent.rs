@@ -1,9 +1,9 @@
-//! The agent loop (SPEC B 4, A10, A12): stream a turn (its text as it comes, its tool calls
+//! The agent loop: stream a turn (its text as it comes, its tool calls
 //! once its stream has ended), run the calls one at a time in order, send the results back, and
 //! stop at the first turn without tool calls. Its text is the answer.
 //!
 //! Reaching the turn limit, or a last turn with no text, is `max_turns` (exit 4): a wrapper
-//! must never mistake a non-answer for an answer (A12).
+//! must never mistake a non-answer for an answer.
 
 use std::time::{Duration, Instant};
 
@@ -197,7 +197,7 @@ impl Agent<'_> {
                             text.push_str(&delta);
                             lock(out).last_text(&delta)?;
                         }
-                        // Reasoning is never part of the answer (A7); schema 2 shows it.
+                        // Reasoning is never part of the answer; schema 2 shows it.
                         StreamEvent::Reasoning(delta) => {
                             said = true;
                             lock(out).reasoning(&delta)?;

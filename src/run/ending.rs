@@ -1,4 +1,4 @@
-//! How a run ends from outside its main loop: an interrupt (SIGINT, SIGTERM, SIGHUP, A13) or a
+//! How a run ends from outside its main loop: an interrupt (SIGINT, SIGTERM, SIGHUP) or a
 //! panic. Either way the stream still gets its well-formed ending (`error` then `run_end`), the
 //! session records it, everything the run started is killed, and the process exits.
 //!

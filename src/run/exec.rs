@@ -1,5 +1,13 @@
-//! `zero exec`: one run from arguments to exit code, in the order of SPEC B 1.3, with every
-//! error reported in the requested output format once that format is known (A3).
+//! `zero exec`: one run from arguments to exit code, with every error reported in the
+//! requested output format once that format is known.
+//!
+//! A run checks and does things in one order, so that the first problem a user has is the one
+//! reported, before anything was read or changed that did not need to be: (1) the output
+//! format; (2-4) what the command line alone decides (the run plan: input format, limits,
+//! session flags, permissions); (5) the workspace (`-C`); which session `--resume`/`--fork`
+//! names; (6) the prompt, stdin included; (7) the configuration, provider and model; (8)
+//! `--list-tools`; (9) the session opened or created; (10-11) `run_start`, then warnings; (12)
+//! the prompt recorded; (13-14) the agent loop; (15) the session synced; the last lines.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -30,7 +38,7 @@ pub struct Process {
     pub stderr: Box<dyn std::io::Write + Send>,
 }
 
-/// The secrets known before anything runs: values of sensitive environment variables (A6).
+/// The secrets known before anything runs: values of sensitive environment variables.
 fn startup_redactor(env: &Env) -> Redactor {
     Redactor::new(env.secret_values())
 }
@@ -38,7 +46,7 @@ fn startup_redactor(env: &Env) -> Redactor {
 /// Runs `zero exec` and returns the exit code. `on_start` receives the shared emitter as soon
 /// as it exists (for the interrupt and panic handlers).
 pub fn run(args: ExecArgs, mut process: Process, on_start: impl FnOnce(&Shared)) -> u8 {
-    // 1. The output format, before anything else can fail (B 1.3 step 1).
+    // 1. The output format, before anything else can fail.
     let format = match super::plan::output_format(&args) {
         Ok(format) => format,
         Err(message) => {
@@ -87,7 +95,7 @@ fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<u8, Stop> {
     execute(&plan, env, shared)
 }
 
-/// Runs a plan, in the order of B 1.3: the workspace, the session selection, the prompt, the
+/// Runs a plan, in the module's order: the workspace, the session selection, the prompt, the
 /// configuration and provider, then the session, `run_start` and the agent loop.
 fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
     // Paths on the command line mean what they say where zero was started, not below `-C`.
@@ -99,7 +107,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
     // 5. The workspace.
     let cwd = change_directory(plan.cwd.as_deref())?;
     // Which session to continue is decided before the prompt, since `--resume WORD` may
-    // turn out to be a prompt word (A11). Nothing is opened yet.
+    // turn out to be a prompt word. Nothing is opened yet.
     let store = Store::locate(env);
     let redactor_now = lock(shared).redactor().clone();
     let workspace_sessions = WorkspaceSessions { cwd: &cwd, redactor: &redactor_now };
@@ -266,7 +274,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
     crate::run::ending::set_active_session(session.clone());
     let info =
         RunInfo { session_id: session.as_ref().map(|s| session_lock(s).id().to_string()), ..info };
-    // 10-11. run_start first, then the unsafe warning (A3).
+    // 10-11. run_start first, then the unsafe warning.
     {
         let mut out = lock(shared);
         out.run_start(&info)?;
@@ -362,7 +370,7 @@ struct WorkspaceSessions<'a> {
     redactor: &'a Redactor,
 }
 
-/// Decides `--resume` / `--fork` against the store (A11) and returns the prompt words without
+/// Decides `--resume` / `--fork` against the store and returns the prompt words without
 /// a resume id. A bare `--resume` stays in this workspace: continuing another repository's
 /// conversation would send that project's context to the model.
 fn select_session(

@@ -1,4 +1,4 @@
-//! Live mode (`--live`, PROTOCOL-2.md "Live mode"): one process, many user turns over one
+//! Live mode (`--live`, the README's "Driving zero from an editor"): one process, many user turns over one
 //! stdin stream, one session. `run_start` is written before any input is read; each
 //! `prompt`/`message` line is a turn that ends with `turn_end`; the end of input ends the
 //! process with the last turn's status.

@@ -2,11 +2,12 @@
 //! in a pure function (no file, no stdin, no network), the way ripgrep turns its low-level
 //! arguments into high-level ones. Executing the plan is `exec`'s job.
 //!
-//! Everything that can be checked from the command line alone is checked here, in the order of
-//! SPEC B 1.3, so a bad flag is reported before anything is read or changed. What depends on
+//! Everything that can be checked from the command line alone is checked here, in the order a
+//! run checks things (see `run::exec`), so a bad flag is reported before anything is read or
+//! changed. What depends on
 //! the world is left to the run: whether the `-C` directory and a named session exist, the
 //! prompt's content, and the provider, model, profile and effort, which are resolved against
-//! the configuration file (`config::resolve`), where B 1.3 puts their errors.
+//! the configuration file (`config::resolve`), where their errors are reported.
 
 use std::path::PathBuf;
 
@@ -19,7 +20,7 @@ use crate::protocol::input::InputFormat;
 use crate::session;
 use crate::tools::{self, Autonomy, PermissionMode};
 
-/// What `--resume` / `--fork` ask for, checked for shape (A11); whether the session exists
+/// What `--resume` / `--fork` ask for, checked for shape; whether the session exists
 /// is decided when the run starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionPlan {
@@ -200,7 +201,8 @@ fn heartbeat_ms(value: &str) -> Result<u64, Failure> {
     })
 }
 
-/// The plan of a `zero exec`, or the first usage error in B 1.3 order.
+/// The plan of a `zero exec`, or its first usage error (input format, limits, session flags,
+/// permissions and tools, the prompt's sources, live mode).
 pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
     if let Some(error) = &args.error {
         return Err(Failure::Usage(format!("{error} (see zero exec --help)")));
@@ -370,7 +372,7 @@ fn max_turns(value: &str) -> Result<u32, Failure> {
     })
 }
 
-/// `--resume` and `--fork` (A11): at most one, with ids of the right shape.
+/// `--resume` and `--fork`: at most one, with ids of the right shape.
 fn session_plan(args: &ExecArgs) -> Result<SessionPlan, Failure> {
     let id = |id: &str| -> Result<String, Failure> {
         let id = id.trim();

@@ -1,11 +1,11 @@
 //! Sessions: every run's history on disk, so a later run can resume or fork it with the real
-//! conversation (SPEC B 8, A11).
+//! conversation.
 //!
 //! Layout: `<root>/<id>/metadata.json` (pretty JSON, replaced atomically by temp file and
 //! rename) and `<root>/<id>/events.jsonl` (one compact JSON event per line, each appended with
 //! a single write). An advisory lock on `<id>/lock` keeps two runs from appending to one
 //! session at once; the kernel drops it with the process that held it. A torn last line (a run
-//! killed mid-write) is skipped with a warning. Everything stored passes the redactor (A6).
+//! killed mid-write) is skipped with a warning. Everything stored passes the redactor.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -34,7 +34,7 @@ mod history;
 pub use history::{conversation, parse_events};
 pub use history::{trim_to_budget, EventReader, History};
 
-/// A session store problem; selection problems are usage errors (A1).
+/// A session store problem; selection problems are usage errors.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionError {
     Usage(String),
@@ -54,7 +54,7 @@ fn io(context: &str, err: std::io::Error) -> SessionError {
     SessionError::Io(format!("{context}: {err}"))
 }
 
-/// metadata.json (B 8.2); fields in this order, absent ones omitted.
+/// metadata.json; fields in this order, absent ones omitted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Metadata {
@@ -80,7 +80,7 @@ pub struct Metadata {
     pub last_event_type: Option<String>,
 }
 
-/// One line of events.jsonl (B 8.3).
+/// One line of events.jsonl.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
@@ -176,7 +176,7 @@ pub fn valid_id(id: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
-/// The shape of a generated id: `zero_<14 digits>_<suffix>` (A11).
+/// The shape of a generated id: `zero_<14 digits>_<suffix>`.
 pub fn looks_generated(id: &str) -> bool {
     let Some(rest) = id.strip_prefix("zero_") else { return false };
     let Some((stamp, suffix)) = rest.split_once('_') else { return false };
@@ -206,7 +206,7 @@ fn stamp() -> String {
     Utc::at(std::time::UNIX_EPOCH + Duration::from_millis(millis)).iso()
 }
 
-/// Session title: whitespace collapsed, at most 80 characters (B 1.4).
+/// Session title: whitespace collapsed, at most 80 characters.
 pub fn title_of(prompt: &str) -> String {
     let collapsed = crate::text::one_line(prompt);
     let title: String = collapsed.chars().take(80).collect();
@@ -223,7 +223,7 @@ pub struct Store {
 }
 
 impl Store {
-    /// `$XDG_DATA_HOME/zero/sessions`, else `$HOME/.local/share/zero/sessions` (B 8.1).
+    /// `$XDG_DATA_HOME/zero/sessions`, else `$HOME/.local/share/zero/sessions`.
     pub fn locate(env: &Env) -> Result<Store, SessionError> {
         let root = match (env.get("XDG_DATA_HOME"), env.get("HOME")) {
             (Some(data), _) => Path::new(data).join("zero").join("sessions"),
@@ -466,7 +466,7 @@ impl Store {
     }
 
     /// Creates a fork of `parent`: its events copied one at a time, then a `session_fork`
-    /// event (B 8.4). Returns the fork, the parent's conversation within `budget` tokens, and
+    /// event. Returns the fork, the parent's conversation within `budget` tokens, and
     /// the warnings of the lines skipped.
     pub fn fork(
         &self,
@@ -719,7 +719,7 @@ impl Session {
         self.failed.clone()
     }
 
-    /// Flushes to disk at the end of a run (A11).
+    /// Flushes to disk at the end of a run.
     pub fn sync(&mut self) {
         let _ = self.events.sync_all();
         if let Ok(dir) = File::open(&self.dir) {

@@ -1,6 +1,6 @@
 //! Filesystem calls relative to an open directory handle (the `openat` family), directory
 //! reading, and advisory file locks: the FFI under the workspace confinement of the file tools
-//! (A9, `tools::workspace`) and the session locks (`session`).
+//! (`tools::workspace`) and the session locks (`session`).
 //!
 //! std opens files by path only, so a path that was checked and then opened can be swapped
 //! between the two steps (a directory replaced by a symbolic link to somewhere else). Every

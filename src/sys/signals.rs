@@ -1,4 +1,4 @@
-//! FFI to libc for signals and process control (A13), since std has neither and the
+//! FFI to libc for signals and process control, since std has neither and the
 //! dependency set stays at four crates. With `dirfd`, the only unsafe code in zero.
 //!
 //! SIGINT, SIGTERM and SIGHUP (a closed terminal or editor) are caught by a handler installed

@@ -1,4 +1,4 @@
-//! read_file, write_file and edit_file (SPEC B 5.3 with A9: confined to the workspace, binary
+//! read_file, write_file and edit_file (confined to the workspace, binary
 //! and special files refused, reads capped in memory as in output, literal edits, files
 //! replaced atomically, sizes in bytes).
 
@@ -287,7 +287,7 @@ pub(super) fn edit_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgE
     if old == new {
         return Ok(Outcome::ok("No changes: new_string is identical to old_string."));
     }
-    // Literal replacement: `$` in new_string is just a dollar sign (A9).
+    // Literal replacement: `$` in new_string is just a dollar sign.
     let updated = if all { content.replace(old, new) } else { content.replacen(old, new, 1) };
     if let Err(err) = workspace::replace(&place, updated.as_bytes(), &meta) {
         return Ok(Outcome::error(format!("Error writing {path}: {err}")));

@@ -1,5 +1,5 @@
 //! The nine tools, what the model is told about them, and the envelope every call goes
-//! through: argument parsing, filters, permission, validation, execution (SPEC B 5, B 6, A9).
+//! through: argument parsing, filters, permission, validation, execution.
 //!
 //! Filters and permissions are enforced when a call runs, not only when tools are advertised:
 //! a model that calls a tool it was not offered gets an error result, and nothing runs.
@@ -44,7 +44,7 @@ pub struct ToolDef {
     schema: fn() -> Value,
 }
 
-/// The registry, in registration order (B 5.1).
+/// The registry, in registration order.
 pub static TOOLS: &[ToolDef] = &[
     ToolDef {
         name: "read_file",
@@ -130,7 +130,7 @@ pub fn side_effect_of(name: &str) -> SideEffect {
     find(name).map_or(SideEffect::Unknown, |t| t.side_effect)
 }
 
-/// Parses `--enabled-tools` / `--disabled-tools` values (B 2.9).
+/// Parses `--enabled-tools` / `--disabled-tools` values.
 pub fn parse_filter(raw: &[String], which: &str) -> Result<Vec<String>, Failure> {
     let mut out: Vec<String> = Vec::new();
     for value in raw {
@@ -287,7 +287,7 @@ impl Toolbox {
             && !self.disabled.iter().any(|n| n == name)
     }
 
-    /// Autonomy levels (the reference's plan): low reads, medium also edits files in the
+    /// Autonomy levels: low reads, medium also edits files in the
     /// workspace, high (the `unsafe` mode) also runs commands.
     fn permitted(&self, tool: &ToolDef) -> bool {
         self.mode == PermissionMode::Unsafe
@@ -332,7 +332,7 @@ impl Toolbox {
         (tool.schema)()
     }
 
-    /// Tools the model sees: filters, then permission mode (B 1.7); with a client to ask
+    /// Tools the model sees: filters, then permission mode; with a client to ask
     /// (`--approvals stdin`), the tools that need approval too.
     pub fn visible(&self) -> Vec<&'static ToolDef> {
         TOOLS
@@ -395,7 +395,7 @@ impl Toolbox {
         Outcome { refused: Some(Refusal::Denied), ..Outcome::error(gated.denial.clone()) }
     }
 
-    /// Runs one call through the envelope (B 5.4, A9).
+    /// Runs one call through the envelope.
     pub fn run(&mut self, call: &ToolCall) -> Outcome {
         self.run_checked(call, false)
     }
@@ -459,7 +459,7 @@ impl Toolbox {
 pub(crate) struct ArgError(String);
 
 /// Typed access to a call's arguments, with schema errors naming the field. Unknown fields are
-/// ignored, as in the reference.
+/// ignored, as Zero does.
 pub(crate) struct Args<'a> {
     map: &'a Map<String, Value>,
 }
@@ -510,7 +510,7 @@ impl Args<'_> {
     }
 }
 
-/// An object schema: `additionalProperties: false`, only truly required fields required (A9).
+/// An object schema: `additionalProperties: false`, only truly required fields required.
 fn object_schema(properties: Value, required: &[&str]) -> Value {
     json!({
         "type": "object",

@@ -1,4 +1,4 @@
-//! apply_patch: a native unified-diff applier (A9; no `git`).
+//! apply_patch: a native unified-diff applier (no `git`), confined to the workspace.
 //!
 //! A patch may touch several files; each file is created (`--- /dev/null`), deleted
 //! (`+++ /dev/null`) or modified. Hunks are matched against the file at their stated line,

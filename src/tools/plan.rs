@@ -1,4 +1,4 @@
-//! update_plan: the model's task plan, kept in memory for the run (SPEC B 5.3).
+//! update_plan: the model's task plan, kept in memory for the run.
 
 use serde_json::{json, Value};
 

@@ -1,4 +1,4 @@
-//! list_directory, glob and grep: read-only views of the workspace (SPEC B 5.3, A9).
+//! list_directory, glob and grep: read-only views of the workspace.
 //!
 //! All three walk directories in sorted order (so results are stable) through directory
 //! handles, never follow a symbolic link into a directory (so they cannot leave the

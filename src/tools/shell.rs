@@ -1,4 +1,4 @@
-//! The bash tool (A9): `/bin/sh -c` in the workspace, in its own process group, stdin at
+//! The bash tool: `/bin/sh -c` in the workspace, in its own process group, stdin at
 //! `/dev/null`, stdout and stderr each captured up to 1 MiB (the rest is drained and counted,
 //! so memory stays flat whatever the command prints), and a timeout. When the shell exits or
 //! times out, everything it started is killed, also what left its group (`process`), so no

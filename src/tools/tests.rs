@@ -167,7 +167,7 @@ fn the_envelope_checks_arguments_filters_and_permissions() {
     assert!(out.output.starts_with(
         "Error: Invalid arguments for read_file: start_line: expected an integer from 1"
     ));
-    // Filters are enforced at execution, not only when advertising (A9).
+    // Filters are enforced at execution, not only when advertising.
     let mut filtered = Toolbox::new(
         Workspace::new(&s.ws()).unwrap(),
         PermissionMode::Auto,
@@ -201,7 +201,7 @@ fn what_is_advertised_follows_mode_and_filters() {
         assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
         assert_eq!(spec.parameters["additionalProperties"], false, "{}", spec.name);
     }
-    // Only truly required fields are required (A9).
+    // Only truly required fields are required.
     let grep = find("grep").unwrap();
     assert_eq!((grep.schema)()["required"], json!(["pattern"]));
     assert_eq!(side_effect_of("update_plan"), SideEffect::Read);

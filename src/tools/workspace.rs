@@ -1,4 +1,4 @@
-//! Workspace confinement (A9) that holds under races: every path a file tool touches is
+//! Workspace confinement that holds under races: every path a file tool touches is
 //! resolved from an open handle of the workspace root, one name at a time, with our own
 //! bookkeeping for `..` and for symbolic links, so nothing the kernel follows on our behalf can
 //! lead out. A link is followed only by reading it and resolving its target the same way; a
