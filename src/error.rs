@@ -1,11 +1,62 @@
-//! How a run ends when it does not succeed, and the one place where that becomes an exit code
-//! and an `error.code` string.
+//! How a process ends, and the one place where that becomes an exit code and an `error.code`
+//! string.
 //!
 //! Each module has its own error type at its boundary (`input::InputError`,
-//! `config::ConfigError`, `provider::CallError`, ...); they all convert into [`Failure`]
-//! here, so the mapping to exit codes cannot drift between call sites.
+//! `session::SessionError`, `http::CallError`, `scripted::ScriptError`, ...); each converts
+//! into a [`Failure`] of its kind, and only [`Failure::exit`] and [`Exit`] say which exit code
+//! a kind gets, so the mapping cannot drift between call sites.
 
 use std::fmt;
+
+/// How the process exits. The README's exit code table says the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Exit {
+    Success,
+    /// A bug, or a closed stdout or stderr.
+    Internal,
+    /// Flags, prompt or input, session selection.
+    Usage,
+    /// The provider or the configuration.
+    Setup,
+    /// No answer within the turn limit.
+    Incomplete,
+    /// SIGINT, SIGTERM or SIGHUP.
+    Interrupted,
+}
+
+impl Exit {
+    pub const ALL: [Exit; 6] = [
+        Exit::Success,
+        Exit::Internal,
+        Exit::Usage,
+        Exit::Setup,
+        Exit::Incomplete,
+        Exit::Interrupted,
+    ];
+
+    pub const fn code(self) -> u8 {
+        match self {
+            Exit::Success => 0,
+            Exit::Internal => 1,
+            Exit::Usage => 2,
+            Exit::Setup => 3,
+            Exit::Incomplete => 4,
+            Exit::Interrupted => 130,
+        }
+    }
+}
+
+impl serde::Serialize for Exit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u8(self.code())
+    }
+}
+
+impl fmt::Display for Exit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.code())
+    }
+}
 
 use crate::protocol::events::ErrorCode;
 
@@ -31,14 +82,14 @@ pub enum Failure {
 }
 
 impl Failure {
-    /// The process exit code.
-    pub fn exit_code(&self) -> u8 {
+    /// How the process exits.
+    pub fn exit(&self) -> Exit {
         match self {
-            Failure::Usage(_) => 2,
-            Failure::Config(_) | Failure::Provider(_) | Failure::Unavailable(_) => 3,
-            Failure::MaxTurns(_) => 4,
-            Failure::Interrupted => 130,
-            Failure::Crash(_) => 1,
+            Failure::Usage(_) => Exit::Usage,
+            Failure::Config(_) | Failure::Provider(_) | Failure::Unavailable(_) => Exit::Setup,
+            Failure::MaxTurns(_) => Exit::Incomplete,
+            Failure::Interrupted => Exit::Interrupted,
+            Failure::Crash(_) => Exit::Internal,
         }
     }
 
@@ -108,6 +159,8 @@ impl fmt::Display for Failure {
     }
 }
 
+impl std::error::Error for Failure {}
+
 /// Why a run stopped before its normal end.
 #[derive(Debug)]
 pub enum Stop {
@@ -138,7 +191,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn exit_codes_and_error_codes_follow_a1_a2() {
+    fn each_kind_has_its_exit_code_and_error_code() {
         let cases = [
             (Failure::Usage("u".into()), 2, "usage_error", false),
             (Failure::Config("c".into()), 3, "config_error", false),
@@ -149,7 +202,7 @@ mod tests {
             (Failure::Crash("x".into()), 1, "crash", false),
         ];
         for (failure, exit, code, recoverable) in cases {
-            assert_eq!(failure.exit_code(), exit);
+            assert_eq!(failure.exit().code(), exit);
             assert_eq!(failure.code().name(), code);
             assert_eq!(failure.recoverable(), recoverable);
         }

@@ -30,20 +30,21 @@ mod tools;
 use std::process::ExitCode;
 
 use cli::Command;
+use error::Exit;
 
 fn main() -> ExitCode {
     let code = match cli::parse(std::env::args_os().skip(1).collect()) {
         Command::Help(text) => {
             let _ = sys::stdio::print(text.as_bytes());
-            0
+            Exit::Success
         }
         Command::Version => {
             let _ = sys::stdio::print(format!("{}\n", cli::VERSION).as_bytes());
-            0
+            Exit::Success
         }
         Command::Invalid(message) => {
             sys::stdio::eprint_line(&format!("[zero] {message}"));
-            2
+            Exit::Usage
         }
         Command::Sessions(args) => commands::sessions(&args, &config::Env::from_process()),
         Command::Search(args) => commands::search(&args, &config::Env::from_process()),
@@ -62,5 +63,5 @@ fn main() -> ExitCode {
             run::exec::run(*args, process, run::ending::install)
         }
     };
-    ExitCode::from(code)
+    ExitCode::from(code.code())
 }

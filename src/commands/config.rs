@@ -10,6 +10,7 @@ use serde_json::{json, Map, Value};
 use super::{print, print_json, Object};
 use crate::clock::Utc;
 use crate::config::{self, Choice, Env, Origin, ProviderKind, Runtime, UserConfig};
+use crate::error::Exit;
 use crate::error::Failure;
 use crate::redact::Redactor;
 
@@ -26,7 +27,7 @@ pub(super) struct Inspection {
 }
 
 /// `zero config`.
-pub fn config(json: bool, env: &Env) -> u8 {
+pub fn config(json: bool, env: &Env) -> Exit {
     let inspection = inspect(env);
     let report = &inspection.report;
     let ok = report.0.iter().any(|(k, v)| *k == "ok" && *v == Value::Bool(true));
@@ -38,8 +39,8 @@ pub fn config(json: bool, env: &Env) -> u8 {
         print(&inspection.redactor.redact_str(&format_text(&Value::Object(value))))
     };
     match (written, ok) {
-        (0, true) => 0,
-        (0, false) => 3,
+        (Exit::Success, true) => Exit::Success,
+        (Exit::Success, false) => Exit::Setup,
         (failed, _) => failed,
     }
 }

@@ -12,6 +12,7 @@ use super::config::inspect;
 use super::{print, print_json};
 use crate::clock::Utc;
 use crate::config::{self, Env, ProviderKind, Runtime};
+use crate::error::Exit;
 use crate::provider::http::{Http, NetSettings};
 
 /// The connectivity probe gives up after this long, whatever the network does.
@@ -41,7 +42,7 @@ fn fail(id: &'static str, label: &'static str, message: String, fix: String) -> 
 }
 
 /// `zero doctor`.
-pub fn doctor(json: bool, offline: bool, env: &Env) -> u8 {
+pub fn doctor(json: bool, offline: bool, env: &Env) -> Exit {
     let inspection = inspect(env);
     let path = config::config_path(env).map_or("-".to_string(), |p| p.display().to_string());
     let mut checks = Vec::new();
@@ -174,8 +175,8 @@ pub fn doctor(json: bool, offline: bool, env: &Env) -> u8 {
     let report = Report { generated_at: Utc::now().iso(), ok, checks };
     let written = if json { print_json(&report) } else { print(&format_text(&report)) };
     match (written, ok) {
-        (0, true) => 0,
-        (0, false) => 3,
+        (Exit::Success, true) => Exit::Success,
+        (Exit::Success, false) => Exit::Setup,
         (failed, _) => failed,
     }
 }

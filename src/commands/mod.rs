@@ -14,22 +14,25 @@ pub use session_search::search;
 pub use sessions::sessions;
 
 use crate::config::Env;
+use crate::error::{Exit, Failure};
 use crate::protocol::events::SchemaVersion;
 use crate::redact::{self, Redactor};
 use crate::session::SessionError;
 
-/// Writes `[zero] <message>` (redacted) on stderr and returns `code`.
-fn fail(redactor: &Redactor, message: &str, code: u8) -> u8 {
+/// Writes `[zero] <message>` (redacted) on stderr.
+fn note(redactor: &Redactor, message: &str) {
     crate::sys::stdio::eprint_line(&format!("[zero] {}", redactor.redact_str(message)));
-    code
 }
 
-/// The exit code of a session store error: a missing or bad session is usage, the rest I/O.
-fn store_code(err: &SessionError) -> u8 {
-    match err {
-        SessionError::Usage(_) => 2,
-        SessionError::Io(_) => 1,
-    }
+/// Writes `[zero] <message>` (redacted) on stderr and returns `exit`.
+fn fail(redactor: &Redactor, message: &str, exit: Exit) -> Exit {
+    note(redactor, message);
+    exit
+}
+
+/// How a session store error ends the command: a missing or bad session is usage, the rest I/O.
+fn store_exit(err: &SessionError) -> Exit {
+    Failure::from(err.clone()).exit()
 }
 
 fn store_message(err: &SessionError) -> &str {
@@ -53,23 +56,23 @@ impl serde::Serialize for Object {
 }
 
 /// A document as indented JSON and a newline, on stdout.
-fn print_json(document: &impl serde::Serialize) -> u8 {
+fn print_json(document: &impl serde::Serialize) -> Exit {
     match serde_json::to_string_pretty(document) {
         Ok(text) => print(&format!("{text}\n")),
-        Err(_) => 1,
+        Err(_) => Exit::Internal,
     }
 }
 
 /// Writes the whole text on stdout: 0, or 1 when stdout is gone.
-fn print(text: &str) -> u8 {
+fn print(text: &str) -> Exit {
     match crate::sys::stdio::print(text.as_bytes()) {
-        Ok(()) => 0,
-        Err(_) => 1,
+        Ok(()) => Exit::Success,
+        Err(_) => Exit::Internal,
     }
 }
 
 /// `zero redact`: stdin to stdout through the redactor, with the environment's secrets.
-pub fn redact(names: &[String], env: &Env) -> u8 {
+pub fn redact(names: &[String], env: &Env) -> Exit {
     let mut redactor = Redactor::new(env.secret_values());
     for name in names {
         match env.get(name) {
@@ -82,25 +85,25 @@ pub fn redact(names: &[String], env: &Env) -> u8 {
         }
     }
     match redact::filter(crate::sys::stdio::stdin(), crate::sys::stdio::stdout(), &redactor) {
-        Ok(()) => 0,
-        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => 1,
+        Ok(()) => Exit::Success,
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Exit::Internal,
         Err(err) => {
             crate::sys::stdio::eprint_line(&format!("[zero] redact failed: {err}"));
-            1
+            Exit::Internal
         }
     }
 }
 
 /// `zero schema [VERSION]`: the JSON Schema of that version on stdout, or a usage error that
 /// lists the versions zero speaks.
-pub fn print_schema(typed: &str) -> u8 {
+pub fn print_schema(typed: &str) -> Exit {
     let version = typed.parse::<u64>().ok().and_then(SchemaVersion::from_number);
     match version.map(crate::protocol::schema::document) {
         Some(document) => {
             let text = serde_json::to_string_pretty(&document).unwrap_or_default();
             match crate::sys::stdio::print(format!("{text}\n").as_bytes()) {
-                Ok(()) => 0,
-                Err(_) => 1,
+                Ok(()) => Exit::Success,
+                Err(_) => Exit::Internal,
             }
         }
         None => {
@@ -108,7 +111,7 @@ pub fn print_schema(typed: &str) -> u8 {
                 "[zero] zero schema: unsupported schema version {typed:?}; supported: {}",
                 SchemaVersion::supported()
             ));
-            2
+            Exit::Usage
         }
     }
 }

@@ -13,9 +13,10 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::sessions::{leaves, redact_argument_text};
-use super::{fail, print, print_json, store_code, store_message};
+use super::{fail, note, print, print_json, store_exit, store_message};
 use crate::cli::SearchArgs;
 use crate::config::Env;
+use crate::error::Exit;
 use crate::redact::Redactor;
 use crate::session::{Metadata, Store};
 
@@ -30,7 +31,7 @@ struct Match {
 }
 
 /// `zero search`.
-pub fn search(args: &SearchArgs, env: &Env) -> u8 {
+pub fn search(args: &SearchArgs, env: &Env) -> Exit {
     let redactor = Redactor::new(env.secret_values());
     let number = |name: &str, value: &Option<String>, default: usize| match value {
         None => Ok(default),
@@ -46,26 +47,26 @@ pub fn search(args: &SearchArgs, env: &Env) -> u8 {
         number("--context", &args.context, DEFAULT_CONTEXT_CHARS),
     ) {
         (Ok(limit), Ok(context)) => (limit, context),
-        (Err(message), _) | (_, Err(message)) => return fail(&redactor, &message, 2),
+        (Err(message), _) | (_, Err(message)) => return fail(&redactor, &message, Exit::Usage),
     };
     let query = args.query.join(" ");
     let normalized = normalize(&query);
     if normalized.is_empty() {
-        return fail(&redactor, "zero search needs a query (see zero search --help)", 2);
+        return fail(&redactor, "zero search needs a query (see zero search --help)", Exit::Usage);
     }
     let store = match Store::locate(env) {
         Ok(store) => store,
-        Err(err) => return fail(&redactor, store_message(&err), 1),
+        Err(err) => return fail(&redactor, store_message(&err), Exit::Internal),
     };
     let sessions = match &args.session {
         Some(id) => match store.metadata(id) {
             Ok(meta) => vec![meta],
             Err(crate::session::SessionError::Usage(_)) => Vec::new(),
-            Err(err) => return fail(&redactor, store_message(&err), 1),
+            Err(err) => return fail(&redactor, store_message(&err), Exit::Internal),
         },
         None => match store.list() {
             Ok(list) => list,
-            Err(err) => return fail(&redactor, store_message(&err), store_code(&err)),
+            Err(err) => return fail(&redactor, store_message(&err), store_exit(&err)),
         },
     };
     let terms: Vec<&str> = normalized.split(' ').collect();
@@ -79,7 +80,7 @@ pub fn search(args: &SearchArgs, env: &Env) -> u8 {
         let mut reader = match store.reader(&meta.session_id) {
             Ok(reader) => reader,
             Err(err) => {
-                fail(&redactor, &format!("WARNING: {}", store_message(&err)), 0);
+                note(&redactor, &format!("WARNING: {}", store_message(&err)));
                 continue;
             }
         };
@@ -88,7 +89,7 @@ pub fn search(args: &SearchArgs, env: &Env) -> u8 {
                 Ok(Some(event)) => event,
                 Ok(None) => break,
                 Err(err) => {
-                    fail(&redactor, &format!("WARNING: {}", store_message(&err)), 0);
+                    note(&redactor, &format!("WARNING: {}", store_message(&err)));
                     break;
                 }
             };
@@ -134,7 +135,7 @@ pub fn search(args: &SearchArgs, env: &Env) -> u8 {
 /// The lines of a session that the search could not read, on stderr.
 fn warn_skipped<R: std::io::BufRead>(reader: &crate::session::EventReader<R>, redactor: &Redactor) {
     for warning in reader.warnings() {
-        fail(redactor, &format!("WARNING: {warning}"), 0);
+        note(redactor, &format!("WARNING: {warning}"));
     }
 }
 

@@ -6,10 +6,11 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
 
-use super::{fail, print, store_code, store_message};
+use super::{fail, note, print, store_exit, store_message};
 use crate::cli::SessionsArgs;
 use crate::clock::Utc;
 use crate::config::Env;
+use crate::error::Exit;
 use crate::output::terminal_safe;
 use crate::redact::Redactor;
 use crate::session::{Event, Kind, Metadata, Store};
@@ -22,14 +23,14 @@ const ROW_SUMMARY_CHARS: usize = 160;
 const MAX_PRUNE_DAYS: u64 = 100_000;
 
 /// `zero sessions list|show|delete|prune|search`.
-pub fn sessions(args: &SessionsArgs, env: &Env) -> u8 {
+pub fn sessions(args: &SessionsArgs, env: &Env) -> Exit {
     let redactor = Redactor::new(env.secret_values());
     if let SessionsArgs::Search(search) = args {
         return super::search(search, env);
     }
     let store = match Store::locate(env) {
         Ok(store) => store,
-        Err(err) => return fail(&redactor, store_message(&err), 1),
+        Err(err) => return fail(&redactor, store_message(&err), Exit::Internal),
     };
     match args {
         SessionsArgs::List { json, all } => list(&store, &redactor, *json, *all),
@@ -38,20 +39,26 @@ pub fn sessions(args: &SessionsArgs, env: &Env) -> u8 {
         SessionsArgs::Prune { older_than, dry_run } => {
             prune(&store, &redactor, older_than, *dry_run)
         }
-        SessionsArgs::Search(_) => 0,
+        SessionsArgs::Search(_) => Exit::Success,
     }
 }
 
 /// This directory's sessions, or every one with `--all`.
-fn list(store: &Store, redactor: &Redactor, json: bool, all: bool) -> u8 {
+fn list(store: &Store, redactor: &Redactor, json: bool, all: bool) -> Exit {
     let cwd = match std::env::current_dir() {
         Ok(cwd) => cwd.display().to_string(),
-        Err(err) => return fail(redactor, &format!("Cannot read the current directory: {err}"), 1),
+        Err(err) => {
+            return fail(
+                redactor,
+                &format!("Cannot read the current directory: {err}"),
+                Exit::Internal,
+            )
+        }
     };
     let listed = if all { store.list() } else { store.list_for(&cwd, redactor) };
     let list = match listed {
         Ok(list) => list,
-        Err(err) => return fail(redactor, store_message(&err), store_code(&err)),
+        Err(err) => return fail(redactor, store_message(&err), store_exit(&err)),
     };
     if json {
         let value = redactor.redact_value(&json!({"sessions": list}));
@@ -86,11 +93,11 @@ fn list(store: &Store, redactor: &Redactor, json: bool, all: bool) -> u8 {
 
 /// One session: metadata, then one row per event (or one JSON document), written as the
 /// events are read, so a session of any size shows in bounded memory.
-fn show(store: &Store, redactor: &Redactor, id: &str, json: bool) -> u8 {
+fn show(store: &Store, redactor: &Redactor, id: &str, json: bool) -> Exit {
     let found = store.metadata(id).and_then(|meta| Ok((meta, store.reader(id)?)));
     let (meta, mut reader) = match found {
         Ok(found) => found,
-        Err(err) => return fail(redactor, store_message(&err), store_code(&err)),
+        Err(err) => return fail(redactor, store_message(&err), store_exit(&err)),
     };
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, crate::sys::stdio::stdout());
     let written = if json {
@@ -99,13 +106,13 @@ fn show(store: &Store, redactor: &Redactor, id: &str, json: bool) -> u8 {
         show_rows(&meta, &mut reader, redactor, &mut out)
     };
     let code = match written.and_then(|()| out.flush().map_err(|_| Shown::Output)) {
-        Ok(()) => 0,
-        Err(Shown::Output) => 1,
-        Err(Shown::Store(err)) => fail(redactor, store_message(&err), store_code(&err)),
+        Ok(()) => Exit::Success,
+        Err(Shown::Output) => Exit::Internal,
+        Err(Shown::Store(err)) => fail(redactor, store_message(&err), store_exit(&err)),
     };
     // What was skipped is said after the output, whose shape stays as it is.
     for warning in reader.warnings() {
-        fail(redactor, &format!("WARNING: {warning}"), 0);
+        note(redactor, &format!("WARNING: {warning}"));
     }
     code
 }
@@ -296,26 +303,26 @@ pub(super) fn redact_argument_text(event: &mut Event, redactor: &Redactor) {
 }
 
 /// `zero sessions delete ID...`: each id in turn; exit 2 if any could not be deleted.
-fn delete(store: &Store, redactor: &Redactor, ids: &[String]) -> u8 {
-    let mut code = 0;
+fn delete(store: &Store, redactor: &Redactor, ids: &[String]) -> Exit {
+    let mut code = Exit::Success;
     let mut text = String::new();
     for id in ids {
         match store.delete(id) {
             Ok(()) => {
                 let _ = writeln!(text, "Deleted session {id}");
             }
-            Err(err) => code = code.max(fail(redactor, store_message(&err), store_code(&err))),
+            Err(err) => code = code.max(fail(redactor, store_message(&err), store_exit(&err))),
         }
     }
     match print(&redactor.redact_str(&text)) {
-        0 => code,
+        Exit::Success => code,
         failed => failed,
     }
 }
 
 /// `zero sessions prune --older-than DAYS [--dry-run]`: every session (of any directory) not
 /// updated for DAYS days. Sessions in use are skipped.
-fn prune(store: &Store, redactor: &Redactor, older_than: &str, dry_run: bool) -> u8 {
+fn prune(store: &Store, redactor: &Redactor, older_than: &str, dry_run: bool) -> Exit {
     let days = match older_than.trim().parse::<u64>() {
         Ok(days) if days <= MAX_PRUNE_DAYS => days,
         _ => {
@@ -325,7 +332,7 @@ fn prune(store: &Store, redactor: &Redactor, older_than: &str, dry_run: bool) ->
                     "Invalid --older-than value \"{}\": expected a whole number of days (0 to {MAX_PRUNE_DAYS})",
                     older_than.trim()
                 ),
-                2,
+                Exit::Usage,
             )
         }
     };
@@ -335,10 +342,10 @@ fn prune(store: &Store, redactor: &Redactor, older_than: &str, dry_run: bool) ->
     let cutoff = Utc::at(cutoff).iso();
     let list = match store.list() {
         Ok(list) => list,
-        Err(err) => return fail(redactor, store_message(&err), store_code(&err)),
+        Err(err) => return fail(redactor, store_message(&err), store_exit(&err)),
     };
     let mut text = String::new();
-    let (mut pruned, mut skipped, mut code) = (0, 0, 0);
+    let (mut pruned, mut skipped, mut code) = (0, 0, Exit::Success);
     for meta in list.iter().filter(|m| m.updated_at < cutoff) {
         let id = &meta.session_id;
         if dry_run {
@@ -352,10 +359,10 @@ fn prune(store: &Store, redactor: &Redactor, older_than: &str, dry_run: bool) ->
                 pruned += 1;
             }
             Err(err @ crate::session::SessionError::Usage(_)) => {
-                fail(redactor, &format!("Skipped: {}", store_message(&err)), 0);
+                note(redactor, &format!("Skipped: {}", store_message(&err)));
                 skipped += 1;
             }
-            Err(err) => code = fail(redactor, store_message(&err), 1),
+            Err(err) => code = fail(redactor, store_message(&err), Exit::Internal),
         }
     }
     let verb = if dry_run { "would be deleted" } else { "deleted" };
@@ -365,7 +372,7 @@ fn prune(store: &Store, redactor: &Redactor, older_than: &str, dry_run: bool) ->
     }
     text.push_str(".\n");
     match print(&redactor.redact_str(&text)) {
-        0 => code,
+        Exit::Success => code,
         failed => failed,
     }
 }

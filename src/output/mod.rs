@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::error::{Failure, OutputClosed};
+use crate::error::{Exit, Failure, OutputClosed};
 use crate::protocol::events::{
     Action, Autonomy, DecidedBy, ErrorCode, Event, Legacy, ListedTool, PermissionMode, Risk,
     RunDetails, RunStatus, SchemaVersion, SideEffect, Status, Totals, Warning,
@@ -738,7 +738,7 @@ impl Emitter {
     pub fn success(&mut self, answer: &str) -> Result<(), OutputClosed> {
         let answer = self.redactor.redact_str(answer);
         self.emit(&Event::Final { text: &answer })?;
-        self.run_end(RunStatus::Success, 0)
+        self.run_end(RunStatus::Success, Exit::Success)
     }
 
     /// Live mode: a turn's answer (`final`, without the run's end).
@@ -773,12 +773,12 @@ impl Emitter {
     }
 
     /// Live mode: the end of input ends the process with the last turn's status.
-    pub fn live_end(&mut self, status: RunStatus, exit_code: u8) -> Result<(), OutputClosed> {
+    pub fn live_end(&mut self, status: RunStatus, exit_code: Exit) -> Result<(), OutputClosed> {
         self.run_end(status, exit_code)
     }
 
     /// `run_end`, the last line; schema 2 counts the lines, this one included.
-    fn run_end(&mut self, status: RunStatus, exit_code: u8) -> Result<(), OutputClosed> {
+    fn run_end(&mut self, status: RunStatus, exit_code: Exit) -> Result<(), OutputClosed> {
         // Held text is released first: `eventCount` counts its lines.
         self.end_text()?;
         self.end_reasoning()?;
@@ -806,7 +806,7 @@ impl Emitter {
             recoverable: failure.recoverable(),
         })?;
         let status = if two { failure.status_v2() } else { RunStatus::Error };
-        self.run_end(status, failure.exit_code())
+        self.run_end(status, failure.exit())
     }
 
     /// `--list-tools`.
@@ -848,11 +848,11 @@ impl Emitter {
                     self.warning(warning)?;
                 }
                 self.emit(&Event::Final { text: &listing })?;
-                self.run_end(RunStatus::Success, 0)?;
+                self.run_end(RunStatus::Success, Exit::Success)?;
             }
             Format::Json => {
                 self.write_legacy(&Legacy::ToolList { permission_mode: mode, tools })?;
-                self.write_legacy(&Legacy::Done { exit_code: 0 })?;
+                self.write_legacy(&Legacy::Done { exit_code: Exit::Success })?;
             }
         }
         self.mark_ended();

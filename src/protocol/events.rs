@@ -10,6 +10,8 @@
 //! event kinds that only schema 2 has are never built in schema 1.
 
 use serde::Serialize;
+
+use crate::error::Exit;
 use serde_json::Value;
 
 /// A stream-json schema version zero speaks (`--schema-version`): 1, the default, and 2.
@@ -183,7 +185,7 @@ pub enum Event<'a> {
     },
     RunEnd {
         status: RunStatus,
-        exit_code: u8,
+        exit_code: Exit,
         /// The lines of the process including this one (schema 2).
         #[serde(skip_serializing_if = "Option::is_none")]
         event_count: Option<u64>,
@@ -510,7 +512,7 @@ pub enum Legacy<'a> {
         text: &'a str,
     },
     Done {
-        exit_code: u8,
+        exit_code: Exit,
     },
     Error {
         code: ErrorCode,

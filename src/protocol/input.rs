@@ -49,6 +49,14 @@ impl From<InputError> for crate::error::Failure {
     }
 }
 
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InputError {}
+
 /// How the prompt arrives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputFormat {
@@ -280,6 +288,15 @@ pub enum LiveLineError {
     Fatal(String),
     Skip(String),
 }
+
+impl std::fmt::Display for LiveLineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (LiveLineError::Fatal(m) | LiveLineError::Skip(m)) = self;
+        f.write_str(m)
+    }
+}
+
+impl std::error::Error for LiveLineError {}
 
 /// Checks one live input line (`number` from 1; its newline already removed).
 pub fn live_line(bytes: &[u8], number: usize) -> Result<LiveLine, LiveLineError> {

@@ -34,6 +34,14 @@ pub struct CallError {
     pub recoverable: bool,
 }
 
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CallError {}
+
 impl CallError {
     /// A failure that running again will not cure.
     pub fn fatal(message: impl Into<String>) -> CallError {

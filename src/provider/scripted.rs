@@ -46,17 +46,45 @@ pub struct Scripted {
 
 /// Why a script could not be loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScriptError(pub String);
+pub enum ScriptError {
+    /// No file at the path given: the command line is wrong.
+    NotFound(String),
+    /// A file that cannot be read or played.
+    Invalid(String),
+}
+
+impl std::fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (ScriptError::NotFound(m) | ScriptError::Invalid(m)) = self;
+        f.write_str(m)
+    }
+}
+
+impl std::error::Error for ScriptError {}
+
+impl From<ScriptError> for crate::error::Failure {
+    fn from(err: ScriptError) -> crate::error::Failure {
+        match err {
+            ScriptError::NotFound(m) => crate::error::Failure::Usage(m),
+            ScriptError::Invalid(m) => crate::error::Failure::Provider(m),
+        }
+    }
+}
 
 impl Scripted {
     /// Reads and checks a script file.
     pub fn load(path: &Path) -> Result<Scripted, ScriptError> {
         let shown = path.display();
-        let cannot = |detail: String| ScriptError(format!("Cannot read script {shown}: {detail}"));
+        let cannot =
+            |detail: String| ScriptError::Invalid(format!("Cannot read script {shown}: {detail}"));
         // A regular file, and only so much of it: a script linked to a FIFO or /dev/zero is an
         // error at once, not a hang.
-        let file =
-            crate::sys::dirfd::open_path_nonblocking(path).map_err(|e| cannot(e.to_string()))?;
+        let file = crate::sys::dirfd::open_path_nonblocking(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                ScriptError::NotFound(format!("Script file not found: {shown}"))
+            }
+            _ => cannot(e.to_string()),
+        })?;
         match file.metadata() {
             Ok(meta) if meta.is_file() => {}
             Ok(_) => return Err(cannot("it is not a regular file".to_string())),
@@ -72,8 +100,8 @@ impl Scripted {
             return Err(cannot(format!("it is larger than {} MiB", MAX_SCRIPT_BYTES >> 20)));
         }
         let text = String::from_utf8(bytes).map_err(|_| cannot("not valid UTF-8".to_string()))?;
-        let turns =
-            parse(&text).map_err(|err| ScriptError(format!("Invalid script {shown}: {err}")))?;
+        let turns = parse(&text)
+            .map_err(|e| ScriptError::Invalid(format!("Invalid script {shown}: {e}")))?;
         Ok(Scripted { turns, played: 0 })
     }
 

@@ -46,6 +46,8 @@ impl std::fmt::Display for SseError {
     }
 }
 
+impl std::error::Error for SseError {}
+
 /// Reads frames from a byte stream.
 pub struct SseReader<R> {
     reader: R,

@@ -169,7 +169,7 @@ fn end_from_outside(shared: &Shared, failure: Failure) -> ! {
 fn finish(failure: &Failure) -> ! {
     crate::sys::process::kill_everything();
     record_failure(failure);
-    std::process::exit(failure.exit_code().into());
+    std::process::exit(failure.exit().code().into());
 }
 
 /// The crash ending without the emitter, rendered here from fixed text.
@@ -192,7 +192,7 @@ fn write_fallback(message: &str) {
                  {{\"schemaVersion\":2,\"type\":\"run_end\",\"runId\":{run_id},\"seq\":{end_seq},\"status\":\"error\",\"exitCode\":{},\"eventCount\":{end_seq}}}\n",
                 failure.code().name(),
                 json_string(message),
-                failure.exit_code()
+                failure.exit()
             )
         }
         Format::StreamJson => {
@@ -202,7 +202,7 @@ fn write_fallback(message: &str) {
                  {{\"schemaVersion\":1,\"type\":\"run_end\",\"runId\":{run_id},\"status\":\"error\",\"exitCode\":{}}}\n",
                 failure.code().name(),
                 json_string(message),
-                failure.exit_code()
+                failure.exit()
             )
         }
         Format::Json => format!(

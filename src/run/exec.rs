@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use crate::cli::ExecArgs;
 use crate::config::{self, Env, OpenAiApi, ProviderKind, Runtime};
 use crate::conversation::{Message, ToolCall};
-use crate::error::{Failure, Stop};
+use crate::error::{Exit, Failure, Stop};
 use crate::output::{lock, Emitter, Format, RunInfo, Shared};
 use crate::protocol::events::{ListedTool, RunDetails, SchemaVersion, Warning, WarningCode};
 use crate::protocol::images::{self, Image};
@@ -45,13 +45,13 @@ fn startup_redactor(env: &Env) -> Redactor {
 
 /// Runs `zero exec` and returns the exit code. `on_start` receives the shared emitter as soon
 /// as it exists (for the interrupt and panic handlers).
-pub fn run(args: ExecArgs, mut process: Process, on_start: impl FnOnce(&Shared)) -> u8 {
+pub fn run(args: ExecArgs, mut process: Process, on_start: impl FnOnce(&Shared)) -> Exit {
     // 1. The output format, before anything else can fail.
     let format = match super::plan::output_format(&args) {
         Ok(format) => format,
         Err(message) => {
             let _ = writeln!(process.stderr, "[zero] {message}");
-            return 2;
+            return Exit::Usage;
         }
     };
     let redactor = startup_redactor(&process.env);
@@ -65,16 +65,15 @@ pub fn run(args: ExecArgs, mut process: Process, on_start: impl FnOnce(&Shared))
 }
 
 /// Ends the run: the failure is reported (unless the output is gone) and mapped to its code.
-fn finish(shared: &Shared, result: Result<u8, Stop>) -> u8 {
+fn finish(shared: &Shared, result: Result<Exit, Stop>) -> Exit {
     match result {
-        Ok(code) => code,
-        Err(Stop::OutputClosed) => 1,
+        Ok(exit) => exit,
+        Err(Stop::OutputClosed) => Exit::Internal,
         Err(Stop::Failed(failure)) => {
-            let code = failure.exit_code();
             crate::run::ending::record_failure(&failure);
             match lock(shared).failure(&failure) {
-                Ok(()) => code,
-                Err(_) => 1,
+                Ok(()) => failure.exit(),
+                Err(_) => Exit::Internal,
             }
         }
     }
@@ -82,7 +81,7 @@ fn finish(shared: &Shared, result: Result<u8, Stop>) -> u8 {
 
 /// Runs `zero exec`; the exit code of a run that ended as it should (0, or a live process's
 /// last turn's).
-fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<u8, Stop> {
+fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     // The schema version the flag asks for (live mode speaks 2): every later error is written
     // in it.
     match super::plan::schema_version(args)? {
@@ -97,7 +96,7 @@ fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<u8, Stop> {
 
 /// Runs a plan, in the module's order: the workspace, the session selection, the prompt, the
 /// configuration and provider, then the session, `run_start` and the agent loop.
-fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
+fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     // Paths on the command line mean what they say where zero was started, not below `-C`.
     let started_in = std::env::current_dir()
         .map_err(|err| Failure::Usage(format!("Cannot read the current directory: {err}")))?;
@@ -249,7 +248,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
             })
             .collect();
         lock(shared).tool_list(mode, &rows, &info, &warnings)?;
-        return Ok(0);
+        return Ok(Exit::Success);
     };
     let Prompt { text: prompt, images } = prompt.unwrap_or_default();
     let mut provider = build_provider(&runtime)?;
@@ -342,7 +341,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<u8, Stop> {
         session_lock(s).sync();
     }
     lock(shared).success(&answer)?;
-    Ok(0)
+    Ok(Exit::Success)
 }
 
 fn session_lock(session: &Arc<Mutex<Session>>) -> std::sync::MutexGuard<'_, Session> {
@@ -650,13 +649,7 @@ fn build_provider(runtime: &Runtime) -> Result<Provider, Failure> {
     Ok(match runtime.kind {
         ProviderKind::Scripted => {
             let path = runtime.script.clone().unwrap_or_default();
-            let scripted = provider::scripted::Scripted::load(&path).map_err(|err| {
-                if path.exists() {
-                    Failure::Provider(err.0)
-                } else {
-                    Failure::Usage(format!("Script file not found: {}", path.display()))
-                }
-            })?;
+            let scripted = provider::scripted::Scripted::load(&path)?;
             Provider::Scripted(scripted)
         }
         ProviderKind::OpenAi | ProviderKind::OpenAiCompatible | ProviderKind::Azure

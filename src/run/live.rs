@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::conversation::Message;
-use crate::error::{Failure, Stop};
+use crate::error::{Exit, Failure, Stop};
 use crate::output::{lock, Shared};
 use crate::protocol::events::{DecidedBy, RunStatus};
 use crate::protocol::input::{
@@ -111,7 +111,7 @@ pub struct Live<'a> {
 
 /// Runs turns until the end of input; the last line is `run_end`, and its exit code (the last
 /// turn's) is returned.
-pub fn run(live: Live<'_>) -> Result<u8, Stop> {
+pub fn run(live: Live<'_>) -> Result<Exit, Stop> {
     let Live { out, provider, tools, journal, session, new_session, .. } = live;
     let mut messages = live.messages;
     let mut inbox = Inbox {
@@ -125,7 +125,7 @@ pub fn run(live: Live<'_>) -> Result<u8, Stop> {
         timeout: live.approvals.unwrap_or_default(),
     };
     let mut turn = 0u64;
-    let mut last = (RunStatus::Success, 0u8);
+    let mut last = (RunStatus::Success, Exit::Success);
     crate::run::ending::set_live_turn(false);
     while let Some(prompt) = inbox.next_turn()? {
         turn += 1;
@@ -158,7 +158,7 @@ pub fn run(live: Live<'_>) -> Result<u8, Stop> {
         last = match result {
             Ok(answer) => {
                 lock(out).turn_answer(&answer)?;
-                (RunStatus::Success, 0)
+                (RunStatus::Success, Exit::Success)
             }
             // A line that is not JSON, read during an approval: the process ends.
             Err(Stop::Failed(failure @ Failure::Usage(_))) => return Err(failure.into()),
@@ -167,7 +167,7 @@ pub fn run(live: Live<'_>) -> Result<u8, Stop> {
                     serde_json::json!({"code": failure.code_v2(), "message": failure.message()});
                 journal.note(Kind::Error, payload);
                 lock(out).turn_error(&failure)?;
-                (failure.status_v2(), failure.exit_code())
+                (failure.status_v2(), failure.exit())
             }
             Err(stop) => return Err(stop),
         };

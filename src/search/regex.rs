@@ -29,6 +29,8 @@ impl fmt::Display for RegexError {
     }
 }
 
+impl std::error::Error for RegexError {}
+
 #[derive(Debug, Clone)]
 enum Node {
     Empty,

@@ -78,7 +78,7 @@ extern "C" fn on_signal(signum: i32) {
             if group > 0 {
                 kill(-group, SIGKILL);
             }
-            _exit(130);
+            _exit(crate::error::Exit::Interrupted.code().into());
         }
     }
     let fd = WAKE_FD.load(Ordering::SeqCst);
