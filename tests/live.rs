@@ -661,3 +661,21 @@ fn sigint_during_an_approval_cancels_it_and_every_call_of_the_turn_gets_a_result
         .collect();
     assert_eq!(answered, ["ask", "later"], "{second}");
 }
+
+#[test]
+fn with_approvals_bash_can_run_so_its_environment_flags_are_not_ignored() {
+    let dir = TestDir::new("live-shell-env");
+    let script = json!({"turns": [bash("env", "printf %s \"$MY_API_KEY\" | wc -c"), {"text": "done"}]});
+    let zero = scripted(&dir, script, &["--approvals", "stdin", "--shell-env", "inherit"]);
+    let mut live = LiveRun::start(zero.env("MY_API_KEY", "abcdefghijk"));
+    live.prompt("go");
+    let request = live.until("permission_request");
+    live.answer(request["requestId"].as_str().unwrap(), "allow");
+    let result = live.until("tool_result");
+    // The secret is redacted from the output, but its length shows bash was given it.
+    assert_eq!(result["output"], "stdout:\n11\nExit code: 0");
+    live.until("turn_end");
+    let (code, events) = live.finish();
+    assert_eq!(code, 0);
+    assert_eq!(of_type(&events, "warning"), Vec::<&Value>::new());
+}

@@ -314,7 +314,9 @@ impl Toolbox {
         if !self.filtered_in(tool.name) {
             return Some("not in --enabled-tools".to_string());
         }
-        self.needs(tool).map(|level| format!("needs {level} (or --skip-permissions-unsafe)"))
+        // With a client to ask, a tool the level does not allow is offered, and asked about.
+        let needs = self.needs(tool).filter(|_| !self.asking);
+        needs.map(|level| format!("needs {level} (or --skip-permissions-unsafe)"))
     }
 
     /// The tools named in `--enabled-tools` that this run's autonomy level will not run, with
@@ -323,6 +325,7 @@ impl Toolbox {
         TOOLS
             .iter()
             .filter(|t| self.enabled.iter().any(|n| n == t.name) && self.filtered_in(t.name))
+            .filter(|_| !self.asking)
             .filter_map(|t| Some((t.name, self.needs(t)?)))
             .collect()
     }
