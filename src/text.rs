@@ -113,38 +113,49 @@ pub fn percent_decoded(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// The percent-encoded spellings of a value that differ from it: as a URL component encodes
-/// it (upper- and lower-case hex, and `+` for a space as forms do), and with every byte
-/// encoded. A secret in any of these is still the secret.
+/// The encoded spellings of a value that differ from it, as encoders write them: a space as
+/// `%20`, `+` (forms) or as it is; the URL's reserved characters (`/`, `:`, `@`, `&` ..)
+/// encoded (a component) or kept (a whole URL, or a text decoded once); hex in upper or
+/// lower case; and every byte encoded. A secret in any of these is still the secret.
 pub fn percent_encodings(value: &str) -> Vec<String> {
     let unreserved = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~');
-    let encode = |all: bool, lower: bool, plus: bool| {
+    let reserved = |b: u8| b"!#$&'()*+,/:;=?@[]".contains(&b);
+    let hex = |out: &mut String, b: u8, lower: bool| {
+        let digits = if lower { b"0123456789abcdef" } else { b"0123456789ABCDEF" };
+        out.push('%');
+        out.push(digits[(b >> 4) as usize] as char);
+        out.push(digits[(b & 15) as usize] as char);
+    };
+    // (space as, keep reserved, encode the rest, lower-case hex, encode every byte)
+    let encode = |space: &str, keep_reserved: bool, rest: bool, lower: bool, every: bool| {
         let mut out = String::with_capacity(value.len() * 3);
         for &b in value.as_bytes() {
-            if plus && b == b' ' {
-                out.push('+');
-            } else if !all && unreserved(b) {
+            if b == b' ' && !every {
+                out.push_str(space);
+            } else if !every && (unreserved(b) || (keep_reserved && reserved(b)) || !rest) {
                 out.push(b as char);
-            } else if lower {
-                out.push_str(&format!("%{b:02x}"));
             } else {
-                out.push_str(&format!("%{b:02X}"));
+                hex(&mut out, b, lower);
             }
         }
         out
     };
     let mut forms = Vec::new();
-    for form in [
-        encode(false, false, false),
-        encode(false, true, false),
-        encode(false, false, true),
-        encode(true, false, false),
-        encode(true, true, false),
-    ] {
+    let mut add = |form: String| {
         if form != value && !forms.contains(&form) {
             forms.push(form);
         }
+    };
+    for lower in [false, true] {
+        for keep_reserved in [false, true] {
+            for space in ["%20", "+"] {
+                add(encode(space, keep_reserved, true, lower, false));
+            }
+        }
+        add(encode("", false, true, lower, true));
     }
+    // Decoded once from a form (`a+c%2Fme` reads `a+c/me`): only the spaces stay encoded.
+    add(encode("+", true, false, false, false));
     forms
 }
 
@@ -232,11 +243,19 @@ mod tests {
             percent_encodings("p@ss w/rd"),
             [
                 "p%40ss%20w%2Frd",
-                "p%40ss%20w%2frd",
                 "p%40ss+w%2Frd",
+                "p@ss%20w/rd",
+                "p@ss+w/rd",
                 "%70%40%73%73%20%77%2F%72%64",
-                "%70%40%73%73%20%77%2f%72%64"
+                "p%40ss%20w%2frd",
+                "p%40ss+w%2frd",
+                "%70%40%73%73%20%77%2f%72%64",
             ]
+        );
+        // Only a space or a byte outside the URL's characters makes a form of its own.
+        assert_eq!(
+            percent_encodings("ab/cd"),
+            ["ab%2Fcd", "%61%62%2F%63%64", "ab%2fcd", "%61%62%2f%63%64"]
         );
         assert_eq!(percent_encodings("ab")[..1], ["%61%62".to_string()]);
     }

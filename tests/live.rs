@@ -665,7 +665,8 @@ fn sigint_during_an_approval_cancels_it_and_every_call_of_the_turn_gets_a_result
 #[test]
 fn with_approvals_bash_can_run_so_its_environment_flags_are_not_ignored() {
     let dir = TestDir::new("live-shell-env");
-    let script = json!({"turns": [bash("env", "printf %s \"$MY_API_KEY\" | wc -c"), {"text": "done"}]});
+    let script =
+        json!({"turns": [bash("env", "printf %s \"$MY_API_KEY\" | wc -c"), {"text": "done"}]});
     let zero = scripted(&dir, script, &["--approvals", "stdin", "--shell-env", "inherit"]);
     let mut live = LiveRun::start(zero.env("MY_API_KEY", "abcdefghijk"));
     live.prompt("go");

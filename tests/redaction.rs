@@ -284,7 +284,7 @@ fn percent_encoded_keys_and_declared_values_are_redacted() {
     // A gateway's error quotes the request URL, with a shaped key and the user's declared
     // value percent-encoded in its query.
     let encoded_key = SHAPED.replace('-', "%2D");
-    let body = format!("{{\"error\":{{\"message\":\"Rejected https://gw.example/v1?key={encoded_key}&org=a%20c%2Fme%21\"}}}}");
+    let body = format!("{{\"error\":{{\"message\":\"Rejected https://gw.example/v1?key={encoded_key}&org=a%20c%2Fme%21&form=a+c%2Fme%21\"}}}}");
     let mock = Mock::start(vec![Reply::status(400, "application/json", &body)]);
     let out = dir
         .zero()
@@ -296,19 +296,26 @@ fn percent_encoded_keys_and_declared_values_are_redacted() {
     for shown in [&out.stdout, &out.stderr, &crate::util::read_sessions(&dir)] {
         crate::util::assert_no_piece_of(shown, SHAPED, "the output");
         crate::util::assert_no_piece_of(shown, &encoded_key, "the output");
-        assert!(!shown.contains("a%20c%2Fme") && !shown.contains("a c/me"), "{shown}");
+        for form in ["a%20c%2Fme", "a c/me", "a+c/me", "a+c%2Fme"] {
+            assert!(!shown.contains(form), "{form}: {shown}");
+        }
     }
     let error = out.events().into_iter().find(|e| e["type"] == "error").unwrap();
     assert_eq!(
         error["message"],
-        "Provider returned error (HTTP 400): Rejected https://gw.example/v1?key=[REDACTED]&org=[REDACTED]"
+        "Provider returned error (HTTP 400): Rejected https://gw.example/v1?key=[REDACTED]&org=[REDACTED]&form=[REDACTED]"
     );
     // The encoded forms of a declared value are secrets in any text.
     let out = dir
         .zero()
         .env("ORG_NAME", "a c/me!")
         .args(&["redact", "--redact-env", "ORG_NAME"])
-        .stdin("q=a%20c%2Fme%21 f=a+c%2Fme%21 all=%61%20%63%2F%6D%65%21\n")
+        .stdin(
+            "q=a%20c%2Fme%21 f=a+c%2Fme%21 all=%61%20%63%2F%6D%65%21 uri=a%20c/me! plus=a+c/me!\n",
+        )
         .run();
-    assert_eq!(out.stdout, "q=[REDACTED] f=[REDACTED] all=[REDACTED]\n");
+    assert_eq!(
+        out.stdout,
+        "q=[REDACTED] f=[REDACTED] all=[REDACTED] uri=[REDACTED] plus=[REDACTED]\n"
+    );
 }
