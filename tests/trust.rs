@@ -815,3 +815,39 @@ fn a_bash_call_starts_no_thread() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("done"), "{stdout}");
 }
+
+#[test]
+fn another_users_file_is_refused_though_its_directory_is_writable() {
+    let dir = TestDir::new("others-file");
+    let notes = dir.write("work/notes.txt", "theirs\n");
+    // Only root can give a file away; any other user already meets this case the same way.
+    if std::os::unix::fs::chown(&notes, Some(65534), Some(65534)).is_err() {
+        eprintln!("skipped: chown needs root here");
+        return;
+    }
+    let path = dir.script(&calls_then_done(json!([
+        {"name": "write_file", "arguments": {"path": "notes.txt", "content": "mine", "overwrite": true}},
+        {"name": "edit_file", "arguments": {"path": "notes.txt", "old_string": "theirs", "new_string": "mine"}},
+    ])));
+    let out = dir
+        .zero()
+        .args(&["exec", "--skip-permissions-unsafe", "--provider", "scripted", "--script"])
+        .args(&[path.to_str().unwrap(), "-o", "stream-json", "go"])
+        .with_file_modes_binding()
+        .run();
+    out.assert_code(0);
+    let results = tool_results(&out);
+    assert_eq!(results.len(), 2);
+    for result in &results {
+        assert_eq!(
+            (&result["status"], &result["output"]),
+            (
+                &json!("error"),
+                &json!("Error: notes.txt is read-only for this user (mode 0644, owner uid 65534); it was left as it is.")
+            )
+        );
+    }
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(crate::util::read(&notes), "theirs\n");
+    assert_eq!(std::fs::metadata(&notes).unwrap().uid(), 65534);
+}

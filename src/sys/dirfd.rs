@@ -53,6 +53,9 @@ pub const ENOTDIR: i32 = 20;
 pub const EINVAL: i32 = 22;
 const EWOULDBLOCK: i32 = 11;
 const EINTR: i32 = 4;
+const EPERM: i32 = 1;
+const EACCES: i32 = 13;
+const EROFS: i32 = 30;
 /// `d_type` values of `struct dirent`.
 const DT_DIR: u8 = 4;
 const DT_REG: u8 = 8;
@@ -82,6 +85,7 @@ extern "C" {
     fn syscall(number: c_long, ...) -> c_long;
     fn lseek(fd: c_int, offset: i64, whence: c_int) -> i64;
     fn flock(fd: c_int, operation: c_int) -> c_int;
+    fn faccessat(dirfd: c_int, path: *const c_char, mode: c_int, flags: c_int) -> c_int;
 }
 
 /// What a directory entry is, without following it.
@@ -177,6 +181,27 @@ impl Dir {
     pub fn open_dir(&self, name: &OsStr) -> io::Result<Dir> {
         let fd = self.open_at(name, O_RDONLY | O_DIRECTORY, 0)?;
         Ok(Dir { fd })
+    }
+
+    /// Whether this process may write `name` (not following a link), as the kernel decides
+    /// for an open: its permissions, owner and groups, capabilities, a read-only mount.
+    pub fn may_write(&self, name: &OsStr) -> io::Result<bool> {
+        const W_OK: c_int = 2;
+        const AT_EACCESS: c_int = 0x200;
+        const AT_SYMLINK_NOFOLLOW: c_int = 0x100;
+        let name = component(name)?;
+        // SAFETY: `name` is a valid C string and the descriptor is open for the call.
+        let status = unsafe {
+            faccessat(self.fd.as_raw_fd(), name.as_ptr(), W_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW)
+        };
+        if status == 0 {
+            return Ok(true);
+        }
+        let err = io::Error::last_os_error();
+        match err.raw_os_error() {
+            Some(EACCES | EPERM | EROFS) => Ok(false),
+            _ => Err(err),
+        }
     }
 
     /// Opens `name` for reading without blocking (a FIFO opens at once) and without

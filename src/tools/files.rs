@@ -211,17 +211,24 @@ pub(super) fn read_for_edit(place: &Place) -> Result<(String, Metadata), String>
     Ok((text, meta))
 }
 
-/// A file nobody may write (no write bit in its mode, as `chmod a-w` leaves it) is not
-/// replaced: zero writes by rename, which the mode would not stop, so it says no instead.
-pub(super) fn refuse_read_only(meta: &Metadata, shown: &str) -> Result<(), String> {
+/// A file this process may not write (`chmod a-w`, another user's file, a read-only mount)
+/// is not replaced: zero writes by rename, which the file's own permissions would not stop, so
+/// it says no instead.
+pub(super) fn refuse_read_only(place: &Place, meta: &Metadata, shown: &str) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
-    if meta.mode() & 0o222 == 0 {
-        return Err(format!(
-            "{shown} is read-only (mode {:04o}); it was left as it is",
-            meta.mode() & 0o7777
-        ));
+    let mode = meta.mode() & 0o7777;
+    // No write bit at all says "leave me", even to root, who may write anything.
+    if mode & 0o222 == 0 {
+        return Err(format!("{shown} is read-only (mode {mode:04o}); it was left as it is"));
     }
-    Ok(())
+    let Some(name) = &place.name else { return Ok(()) };
+    if place.dir.may_write(name).map_err(|err| err.to_string())? {
+        return Ok(());
+    }
+    Err(format!(
+        "{shown} is read-only for this user (mode {mode:04o}, owner uid {}); it was left as it is",
+        meta.uid()
+    ))
 }
 
 pub(super) fn write_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError> {
@@ -245,7 +252,7 @@ pub(super) fn write_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, Arg
                 "Error: {path} already exists. Pass overwrite: true to replace it."
             )));
         }
-        Some((_, meta)) => match refuse_read_only(meta, path) {
+        Some((_, meta)) => match refuse_read_only(&place, meta, path) {
             Ok(()) => workspace::replace(&place, content.as_bytes(), meta),
             Err(why) => return Ok(Outcome::error(format!("Error: {why}."))),
         },
@@ -270,7 +277,7 @@ pub(super) fn edit_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgE
         Ok(found) => found,
         Err(e) => return Ok(Outcome::error(format!("Error reading {path}: {e}"))),
     };
-    if let Err(why) = refuse_read_only(&meta, path) {
+    if let Err(why) = refuse_read_only(&place, &meta, path) {
         return Ok(Outcome::error(format!("Error: {why}.")));
     }
     let count = content.matches(old).count();

@@ -349,7 +349,7 @@ impl Plan {
         }
         let (text, meta) =
             read_for_edit(&place).map_err(|e| format!("cannot read {shown}: {e}"))?;
-        super::files::refuse_read_only(&meta, shown)?;
+        super::files::refuse_read_only(&place, &meta, shown)?;
         self.targets.push(Target {
             place,
             original: Some((text.clone(), meta)),
