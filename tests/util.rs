@@ -278,11 +278,37 @@ fn conforms(output: &Output) {
         .any(|w| matches!(w[0].as_str(), "-o" | "--output-format") && w[1] == "stream-json")
         || args.iter().any(|a| a == "--output-format=stream-json");
     let informational = args.iter().any(|a| matches!(a.as_str(), "-h" | "--help" | "--version"));
+    let json = args
+        .windows(2)
+        .any(|w| matches!(w[0].as_str(), "-o" | "--output-format") && w[1] == "json")
+        || args.iter().any(|a| a == "--output-format=json");
+    if json && !stream_json && !informational && args.first().is_some_and(|a| a == "exec") {
+        if let Err(err) = check_json_lines(&output.stdout) {
+            panic!("{err}\n{output:?}");
+        }
+    }
     if !stream_json || informational {
         return;
     }
     if let Err(err) = check_stream(&output.stdout, args, output.code) {
         panic!("{err}\n{output:?}");
+    }
+}
+
+/// The `-o json` lines: each is JSON, the call ordering holds as in stream-json (no text of
+/// a call after its tool call, usage or final answer), and the last line ends the run.
+fn check_json_lines(stdout: &str) -> Result<(), String> {
+    let mut events = Vec::new();
+    for line in stdout.lines() {
+        let event: Value = serde_json::from_str(line)
+            .map_err(|e| format!("a json line is not JSON ({e}): {line}"))?;
+        events.push(event);
+    }
+    crate::schema::check_call_order(&events)
+        .map_err(|e| format!("the json lines break the ordering rules: {e}"))?;
+    match events.last().map(|e| e["type"].as_str()) {
+        None | Some(Some("done" | "error")) => Ok(()),
+        Some(other) => Err(format!("the last json line is {other:?}, not done or error")),
     }
 }
 
