@@ -70,14 +70,30 @@ pub fn terminal_safe(text: &str, one_line: bool) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// A file name as the search tools show it: every control character escaped, tabs too, so
-/// one name cannot pass for two entries or for a match.
+/// A file name as the search tools show it: every control character escaped (tabs too), the
+/// characters that reorder text on screen (bidirectional controls) escaped, and a backslash
+/// doubled, so one name cannot pass for two entries, for a match, or for another name.
 pub fn shown_name(name: &str) -> std::borrow::Cow<'_, str> {
-    if !name.chars().any(char::is_control) {
+    let bidi = |c: char| matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let escaped = |c: char| c.is_control() || c == '\\' || bidi(c);
+    if !name.chars().any(escaped) {
         return std::borrow::Cow::Borrowed(name);
     }
-    let tabs = name.replace('\t', "\\t");
-    std::borrow::Cow::Owned(terminal_safe(&tabs, true).into_owned())
+    let mut out = String::with_capacity(name.len() + 16);
+    for c in name.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x80 && c.is_control() => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if escaped(c) => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// The text with its `%XX` escapes decoded, when there are some and the bytes they make are

@@ -407,6 +407,18 @@ fn a_large_ignore_file_applies_and_one_too_large_fails_closed() {
         );
         assert!(out.contains("(. was left out: "), "{out}");
     }
+    // A FIFO where an ignore file belongs may say anything: its directory is left out too.
+    dir.write("work/fifo/.git/HEAD", "ref: refs/heads/main\n");
+    dir.write("work/fifo/main.rs", "x\n");
+    dir.write("work/fifo/sub/.env", "x\n");
+    crate::util::mkfifo(&dir.path("work/fifo/sub/.gitignore"));
+    for out in tool_outputs(&dir, "fifo") {
+        assert!(out.contains("main.rs") && !out.contains(".env"), "{out}");
+        assert!(
+            out.contains("(sub/ was left out: sub/.gitignore is not a regular file, so what it excludes cannot be told apart)"),
+            "{out}"
+        );
+    }
 }
 
 #[test]
@@ -415,11 +427,21 @@ fn names_with_control_characters_are_shown_escaped() {
     dir.write("work/a\nb.txt", "x\n");
     dir.write("work/c\u{1b}[31m.txt", "x\n");
     dir.write("work/d\rfake.txt", "x\n");
+    // A backslash is doubled, so `a\nb.txt` spelled with one cannot pass for the first name;
+    // a right-to-left override cannot make a name ending `.exe` look as if it ended `.txt`.
+    dir.write("work/e\\nf.txt", "x\n");
+    dir.write("work/g\u{202e}txt.exe", "x\n");
     let outputs = tool_outputs(&dir, ".");
     for (out, rows) in outputs.iter().zip([
-        ["📄 a\\nb.txt", "📄 c\\x1b[31m.txt", "📄 d\\rfake.txt"],
-        ["a\\nb.txt", "c\\x1b[31m.txt", "d\\rfake.txt"],
-        ["a\\nb.txt", "c\\x1b[31m.txt", "d\\rfake.txt"],
+        [
+            "📄 a\\nb.txt",
+            "📄 c\\x1b[31m.txt",
+            "📄 d\\rfake.txt",
+            "📄 e\\\\nf.txt",
+            "📄 g\\u{202e}txt.exe",
+        ],
+        ["a\\nb.txt", "c\\x1b[31m.txt", "d\\rfake.txt", "e\\\\nf.txt", "g\\u{202e}txt.exe"],
+        ["a\\nb.txt", "c\\x1b[31m.txt", "d\\rfake.txt", "e\\\\nf.txt", "g\\u{202e}txt.exe"],
     ]) {
         let lines: Vec<&str> = out.lines().map(str::trim).collect();
         for row in rows {

@@ -407,8 +407,13 @@ pub fn read_ignore(file: std::io::Result<std::fs::File>, shown: &str) -> IgnoreF
         Err(err) => return Err(format!("{shown} cannot be read ({err})")),
     };
     let meta = file.metadata().map_err(|e| format!("{shown} cannot be read ({e})"))?;
-    if !meta.is_file() {
+    // A directory by that name holds no rules, as git reads it; a FIFO, socket or device may
+    // hold any, so the walk leaves the directory out rather than show what they may exclude.
+    if meta.is_dir() {
         return Ok(None);
+    }
+    if !meta.is_file() {
+        return Err(format!("{shown} is not a regular file"));
     }
     if meta.len() > MAX_IGNORE_FILE_BYTES {
         return Err(format!(

@@ -565,10 +565,12 @@ fn ignore_rules(
 fn level_of(dir: &Dir, entries: &[crate::sys::dirfd::Entry], prefix: &str) -> Level {
     let has = |name: &str| entries.iter().find(|e| e.name == name).map(|e| e.kind);
     let shown = |name: &str| format!("{prefix}/{name}");
-    // A regular file through the directory's handle; a link or anything else is no ignore
-    // file (as git reads them).
+    // A regular file through the directory's handle; a link or a directory is no ignore file
+    // (as git reads them); a FIFO, socket or device may hold any rules, so it is refused and
+    // the directory left out.
     let read = |name: &str| match has(name) {
         Some(Kind::File) => read_ignore(dir.open_read(OsStr::new(name)), &shown(name)),
+        Some(Kind::Special) => Err(format!("{} is not a regular file", shown(name))),
         _ => Ok(None),
     };
     let git = has(".git");
