@@ -122,35 +122,63 @@ pub fn random_u64() -> u64 {
 /// that start in the same second, so the clock, the process id and a counter are mixed.
 pub fn random_base36(n: usize) -> String {
     let mut state = random_u64();
-    const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
     (0..n)
         .map(|_| {
             state = splitmix64(state);
-            DIGITS[(state % 36) as usize] as char
+            BASE36[(state % 36) as usize] as char
         })
         .collect()
 }
 
-/// `n` base-36 characters no other process can predict: drawn from the kernel's random
-/// source (`/dev/urandom`), for ids that grant something (approval requests). Where that
-/// cannot be read, the clock mix of [`random_base36`] is the fallback.
+/// `n` base-36 characters no other process can predict, for ids that grant something
+/// (approval requests): drawn from the kernel's random source, `/dev/urandom`, or where that
+/// cannot be opened (a container without `/dev`), from std's hasher keys, which the kernel's
+/// `getrandom` seeds, through SipHash, a keyed function nobody without the key can predict.
 pub fn unpredictable_base36(n: usize) -> String {
     use std::io::Read;
-    const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let Ok(mut source) = std::fs::File::open("/dev/urandom") else { return random_base36(n) };
+    let mut source = std::fs::File::open("/dev/urandom").ok();
+    base36_from(n, |bytes| {
+        if !source.as_mut().is_some_and(|s| s.read_exact(bytes).is_ok()) {
+            source = None;
+            keyed_bytes(bytes);
+        }
+    })
+}
+
+/// `n` base-36 digits from the bytes `fill` gives, 32 at a time.
+fn base36_from(n: usize, mut fill: impl FnMut(&mut [u8; 32])) -> String {
     let mut out = String::with_capacity(n);
     let mut bytes = [0u8; 32];
     while out.len() < n {
-        if source.read_exact(&mut bytes).is_err() {
-            return random_base36(n);
-        }
+        fill(&mut bytes);
         // 252 is the largest multiple of 36 below 256: larger bytes are dropped, so every
         // digit is equally likely.
         for &b in bytes.iter().filter(|&&b| b < 252).take(n - out.len()) {
-            out.push(DIGITS[usize::from(b % 36)] as char);
+            out.push(BASE36[usize::from(b % 36)] as char);
         }
     }
     out
+}
+
+/// 32 bytes of the keyed hash of a counter that never repeats in this process.
+fn keyed_bytes(bytes: &mut [u8; 32]) {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    for chunk in bytes.chunks_mut(8) {
+        let count = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        chunk.copy_from_slice(&keyed_hash(count).to_le_bytes());
+    }
+}
+
+const BASE36: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+
+/// `value` hashed under a key std drew from the kernel for this process.
+fn keyed_hash(value: u64) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static KEYS: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+        std::sync::OnceLock::new();
+    let mut hasher = KEYS.get_or_init(Default::default).build_hasher();
+    hasher.write_u64(value);
+    hasher.finish()
 }
 
 fn splitmix64(mut x: u64) -> u64 {
@@ -224,5 +252,9 @@ mod tests {
         assert!(a.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase()), "{a}");
         assert_ne!(a, unpredictable_base36(12));
         assert_eq!(unpredictable_base36(100).len(), 100);
+        // Without /dev/urandom: the keyed hash of a counter, never the same twice.
+        let (a, b) = (base36_from(40, keyed_bytes), base36_from(40, keyed_bytes));
+        assert!(a.len() == 40 && a.bytes().all(|c| BASE36.contains(&c)), "{a}");
+        assert_ne!(a, b);
     }
 }

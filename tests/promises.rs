@@ -606,6 +606,14 @@ fn config_prints_the_settings_in_use_and_the_layer_of_each() {
         body,
         format!("Overall: pass\nLayers:\n  [loaded] defaults\n  [loaded] user {}\nProvider: anthropic (source: profile)\n  model:    claude-sonnet-4.5 (user)\n  baseURL:  https://api.anthropic.com (defaults)\n  API key:  [REDACTED] (user)\n  maxTurns: 7 (user)\n", config_path.display())
     );
+    // A profile without a model: its provider's default, which comes from the defaults.
+    dir.write(
+        "config/zero/config.json",
+        r#"{"providers": [{"name": "work", "provider": "anthropic", "apiKey": "cfg-key-123456"}]}"#,
+    );
+    let out = dir.zero().args(&["config"]).run();
+    out.assert_code(0);
+    assert!(out.stdout.contains("\n  model:    claude-sonnet-4.5 (defaults)\n"), "{out:?}");
     // A file that cannot be used: exit 3, the layer and the issue say why.
     dir.write(
         "config/zero/config.json",
@@ -720,6 +728,18 @@ fn doctor_checks_each_step_and_says_how_to_fix_what_fails() {
             assert!(said.ends_with("answered HTTP 404: this server lists no models there, so the key could not be checked."), "{said}");
         }
     }
+    // A provider name that does not exist: the fix says which ones do.
+    let out = dir.zero().env("ZERO_PROVIDER", "bogus").args(&["doctor", "--json"]).run();
+    out.assert_code(3);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "provider.config");
+    assert_eq!(
+        check.map(|c| (&c["status"], &c["fix"])),
+        Some((
+            &Value::from("fail"),
+            &Value::from("Set ZERO_PROVIDER to openai, anthropic, google, openai-compatible, azure or scripted, or unset it.")
+        ))
+    );
     // Every wire format asks its own models list, with its own key header.
     let anthropic = Mock::start(vec![
         Reply::status(200, "text/plain", "up"),

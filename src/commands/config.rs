@@ -225,7 +225,9 @@ fn provider_report(runtime: &Runtime, env: &Env, user: Option<&UserConfig>) -> V
         Some(Origin::Profile(name)) => {
             let profile = user.and_then(|c| c.providers.iter().find(|p| &p.name == name));
             let base = profile.and_then(|p| p.base_url.as_ref()).map_or("defaults", |_| "user");
-            ("user".to_string(), base.to_string(), "user".to_string())
+            // A profile without a model uses its provider's default model.
+            let model = profile.and_then(|p| p.model.as_ref()).map_or("defaults", |_| "user");
+            (model.to_string(), base.to_string(), "user".to_string())
         }
         Some(Origin::Environment) => (
             ["OPENAI_MODEL", "AZURE_OPENAI_DEPLOYMENT"]

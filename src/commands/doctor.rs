@@ -93,8 +93,12 @@ pub fn doctor(json: bool, offline: bool, env: &Env) -> Exit {
                 true
             }
             Err(failure) => {
+                let bad_kind =
+                    env.get("ZERO_PROVIDER").filter(|v| ProviderKind::parse(v).is_none());
                 let fix = if env.get("ZERO_PROVIDER_COMMAND").is_some() {
                     "Make ZERO_PROVIDER_COMMAND print one JSON object with a model within 5 seconds, or unset it.".to_string()
+                } else if bad_kind.is_some() {
+                    "Set ZERO_PROVIDER to openai, anthropic, google, openai-compatible, azure or scripted, or unset it.".to_string()
                 } else {
                     format!("Set OPENAI_API_KEY (or ANTHROPIC_API_KEY, GEMINI_API_KEY), or add a profile and activeProvider to {path}.")
                 };
