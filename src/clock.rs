@@ -138,7 +138,7 @@ pub fn unpredictable_base36(n: usize) -> String {
     use std::io::Read;
     let mut source = std::fs::File::open("/dev/urandom").ok();
     base36_from(n, |bytes| {
-        if !source.as_mut().is_some_and(|s| s.read_exact(bytes).is_ok()) {
+        if source.as_mut().is_none_or(|s| s.read_exact(bytes).is_err()) {
             source = None;
             keyed_bytes(bytes);
         }
