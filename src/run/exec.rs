@@ -100,9 +100,6 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     // Paths on the command line mean what they say where zero was started, not below `-C`.
     let started_in = std::env::current_dir()
         .map_err(|err| Failure::Usage(format!("Cannot read the current directory: {err}")))?;
-    let prompt_file = plan.prompt_file.as_deref().map(|f| started_in.join(f));
-    let mut choice = plan.choice.clone();
-    choice.script = choice.script.map(|s| started_in.join(s));
     // 5. The workspace.
     let cwd = change_directory(plan.cwd.as_deref())?;
     // Which session to continue is decided before the prompt, since `--resume WORD` may
@@ -111,29 +108,127 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     let redactor_now = lock(shared).redactor().clone();
     let workspace_sessions = WorkspaceSessions { cwd: &cwd, redactor: &redactor_now };
     let (selection, prompt_words) = select_session(plan, store.as_ref().ok(), &workspace_sessions)?;
-    // 6. The prompt (stdin is consumed here, before provider setup). Stream-json input lines
-    // decide the schema version when the flag did not, also for the error of a bad line.
-    let prompt = if plan.list_tools {
-        None
-    } else if plan.live {
-        // Live mode reads its turns after run_start.
-        Some(Prompt::default())
-    } else {
-        let mut version = plan.schema_version;
-        let read = read_prompt(plan, &prompt_words, prompt_file.as_deref(), &mut version);
-        if let Some(version) = version {
-            lock(shared).set_schema(version);
-        }
-        Some(read?)
-    };
-    let schema2 = lock(shared).schema2();
+    // 6. The prompt (stdin is consumed here, before provider setup).
+    let mut prompt = the_prompt(plan, &prompt_words, &started_in, shared)?;
     // 7. The configuration and the provider runtime (which --list-tools can do without).
+    let Setup { runtime, max_turns, mut warnings } = setup(plan, env, &started_in, shared)?;
+    if let Some(p) = prompt.as_mut() {
+        attach_images(plan, &started_in, p, shared, &mut warnings)?;
+    }
+    register_secrets(plan, runtime.as_ref(), shared);
+    let mut toolbox = toolbox(plan, env, &cwd, &mut warnings)?;
+    let info = run_info(runtime.as_ref(), &cwd, plan, None);
+    // 8. --list-tools: every tool, whether it is offered, and the schema the model gets.
+    let (Some(runtime), false) = (runtime, plan.list_tools) else {
+        lock(shared).tool_list(plan.mode, &tool_rows(&toolbox), &info, &warnings)?;
+        return Ok(Exit::Success);
+    };
+    let prompt = prompt.unwrap_or_default();
+    let mut provider = build_provider(&runtime)?;
+    // 9. The session: created, resumed or forked, with the earlier conversation. It is read
+    // within half the model's context: a session of any size resumes in about the memory of
+    // what is sent.
+    let budget = runtime.model.map_or(128_000, |m| m.context_window.min(1_000_000)) / 2;
+    let opened = OpenSession { store, selection, budget };
+    let (session, history) =
+        opened.open(plan, &runtime, &cwd, &prompt.text, shared, &mut warnings)?;
+    let session = session.map(|s| Arc::new(Mutex::new(s)));
+    crate::run::ending::set_active_session(session.clone());
+    let info =
+        RunInfo { session_id: session.as_ref().map(|s| session_lock(s).id().to_string()), ..info };
+    // 10-11. run_start first, then the warnings.
+    start(plan, env, shared, &info, &warnings)?;
+    // 13. The agent loop, with the earlier conversation trimmed to the model's context.
+    let mut messages = vec![Message::system(SYSTEM_PROMPT)];
+    messages.extend(session::trim_to_budget(history, budget));
+    let mut journal =
+        SessionJournal { session: session.clone(), out: shared.clone(), model: runtime.model };
+    if plan.live {
+        return crate::run::live::run(crate::run::live::Live {
+            out: shared,
+            provider: &mut provider,
+            tools: &mut toolbox,
+            journal: &mut journal,
+            new_session: matches!(plan.session, SessionPlan::New) && !plan.ephemeral,
+            session,
+            max_turns,
+            model: runtime.model,
+            permission_mode: plan.mode,
+            autonomy: plan.autonomy,
+            approvals: plan.approvals,
+            messages,
+            budget,
+        });
+    }
+    // 12. The user's prompt is the session's next event.
+    let Prompt { text, images } = prompt;
+    if let Some(s) = &session {
+        session_lock(s).record(Kind::Message, session::user_payload(&text, &images, "exec"));
+    }
+    messages.push(Message { images, ..Message::user(text) });
+    let answer = Agent {
+        provider: &mut provider,
+        tools: &mut toolbox,
+        out: shared,
+        journal: &mut journal,
+        max_turns,
+        model: runtime.model,
+        permission_mode: plan.mode,
+        autonomy: plan.autonomy,
+        approvals: None,
+    }
+    .run(&mut messages)?;
+    // 15. Completion: the session is on disk before the last line is written.
+    if let Some(s) = &session {
+        session_lock(s).sync();
+    }
+    lock(shared).success(&answer)?;
+    Ok(Exit::Success)
+}
+
+/// Step 6: the prompt; none for `--list-tools`, and an empty one in live mode, whose turns
+/// are read after `run_start`. Stream-json input lines decide the schema version when the
+/// flag did not, also for the error of a bad line.
+fn the_prompt(
+    plan: &RunPlan,
+    words: &[String],
+    started_in: &Path,
+    shared: &Shared,
+) -> Result<Option<Prompt>, Failure> {
+    if plan.list_tools {
+        return Ok(None);
+    }
+    if plan.live {
+        return Ok(Some(Prompt::default()));
+    }
+    let prompt_file = plan.prompt_file.as_deref().map(|f| started_in.join(f));
+    let mut version = plan.schema_version;
+    let read = read_prompt(plan, words, prompt_file.as_deref(), &mut version);
+    if let Some(version) = version {
+        lock(shared).set_schema(version);
+    }
+    read.map(Some)
+}
+
+/// What step 7 resolves: the provider runtime (`None` when `--list-tools` runs without
+/// one), the turn limit, and the warnings gathered so far.
+struct Setup {
+    runtime: Option<Runtime>,
+    max_turns: u32,
+    warnings: Vec<Warning>,
+}
+
+/// Step 7: the configuration file, the provider runtime and the turn limit, and the warnings
+/// for what the plan asked that has no effect.
+fn setup(plan: &RunPlan, env: &Env, started_in: &Path, shared: &Shared) -> Result<Setup, Failure> {
     let user_config = config::load_user_config(env)?;
+    let mut choice = plan.choice.clone();
+    choice.script = choice.script.map(|s| started_in.join(s));
     let runtime = match config::resolve(env, user_config.as_ref(), &choice) {
         Ok(runtime) => Some(runtime),
         // A provider that cannot be set up; a bad flag is still an error.
         Err(Failure::Provider(_)) if plan.list_tools => None,
-        Err(failure) => return Err(failure.into()),
+        Err(failure) => return Err(failure),
     };
     let max_turns = config::max_turns(plan.max_turns, env, user_config.as_ref())?;
     let mut warnings: Vec<Warning> = user_config
@@ -152,54 +247,74 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
             "--schema-version is ignored: it versions stream-json lines, and this run reads and writes none (-o stream-json or -i stream-json).",
         ));
     }
+    let mut out = lock(shared);
     match plan.heartbeat_ms {
-        Some(_) if !schema2 => warnings.push(Warning::new(
+        Some(_) if !out.schema2() => warnings.push(Warning::new(
             WarningCode::IgnoredOption,
             "--heartbeat-ms is ignored: heartbeats are written only in stream-json schema 2 (--schema-version 2).",
         )),
-        ms => lock(shared).set_heartbeat(std::time::Duration::from_millis(
+        ms => out.set_heartbeat(std::time::Duration::from_millis(
             ms.unwrap_or(crate::output::DEFAULT_HEARTBEAT_MS),
         )),
     }
-    let mut prompt = prompt;
-    if let Some(p) = prompt.as_mut() {
-        for path in &plan.images {
-            if p.images.len() == images::MAX_IMAGES {
-                return Err(Failure::Usage(format!(
-                    "At most {} images can be attached to one prompt.",
-                    images::MAX_IMAGES
-                ))
-                .into());
-            }
-            p.images.push(images::from_file(&started_in.join(path)).map_err(Failure::Usage)?);
+    Ok(Setup { runtime, max_turns, warnings })
+}
+
+/// `--image`: each file, checked, attached to the prompt (schema-1 stream-json has no images).
+fn attach_images(
+    plan: &RunPlan,
+    started_in: &Path,
+    prompt: &mut Prompt,
+    shared: &Shared,
+    warnings: &mut Vec<Warning>,
+) -> Result<(), Failure> {
+    for path in &plan.images {
+        if prompt.images.len() == images::MAX_IMAGES {
+            return Err(Failure::Usage(format!(
+                "At most {} images can be attached to one prompt.",
+                images::MAX_IMAGES
+            )));
         }
-        if stream_json && !schema2 && !p.images.is_empty() {
-            warnings.push(Warning::new(
-                WarningCode::IgnoredOption,
-                "--image is ignored: stream-json schema 1 has no images (--schema-version 2 sends them).",
-            ));
-            p.images.clear();
-        }
+        prompt.images.push(images::from_file(&started_in.join(path)).map_err(Failure::Usage)?);
     }
-    {
-        let mut out = lock(shared);
-        // The key in use is a secret whatever its length (local gateways use keys like
-        // `sk-1234`); at least 4 characters, so that a one-letter key cannot blank out text.
-        if let Some(key) = runtime.as_ref().and_then(|r| r.api_key.as_ref()) {
-            out.add_secret_min(key, 4);
-        }
-        for value in &plan.redact_values {
-            out.add_secret_min(value, 4);
-        }
+    let schema1_stream = plan.output_format == Format::StreamJson && !lock(shared).schema2();
+    if schema1_stream && !prompt.images.is_empty() {
+        warnings.push(Warning::new(
+            WarningCode::IgnoredOption,
+            "--image is ignored: stream-json schema 1 has no images (--schema-version 2 sends them).",
+        ));
+        prompt.images.clear();
     }
-    let workspace = Workspace::new(&cwd).map_err(|err| {
+    Ok(())
+}
+
+/// The key in use is a secret whatever its length (local gateways use keys like `sk-1234`),
+/// and so is each `--redact-env` value; at least 4 characters, so that a one-letter value
+/// cannot blank out text.
+fn register_secrets(plan: &RunPlan, runtime: Option<&Runtime>, shared: &Shared) {
+    let mut out = lock(shared);
+    if let Some(key) = runtime.and_then(|r| r.api_key.as_ref()) {
+        out.add_secret_min(key, 4);
+    }
+    for value in &plan.redact_values {
+        out.add_secret_min(value, 4);
+    }
+}
+
+/// The tools of this run, and the warnings for the tool flags that have no effect in it.
+fn toolbox(
+    plan: &RunPlan,
+    env: &Env,
+    cwd: &Path,
+    warnings: &mut Vec<Warning>,
+) -> Result<Toolbox, Failure> {
+    let workspace = Workspace::new(cwd).map_err(|err| {
         Failure::Usage(format!("Working directory not found: {} ({err})", cwd.display()))
     })?;
     let hidden =
         env.hidden_from_shell(plan.shell_env.inherit, &plan.shell_env.keep, &plan.redact_names);
-    let mode = plan.mode;
-    let mut toolbox =
-        Toolbox::new(workspace, mode, plan.enabled_tools.clone(), plan.disabled_tools.clone())
+    let toolbox =
+        Toolbox::new(workspace, plan.mode, plan.enabled_tools.clone(), plan.disabled_tools.clone())
             .hiding_env(hidden)
             .allowing_writes(plan.autonomy != Autonomy::Low)
             .asking_for_approval(plan.approvals.is_some());
@@ -228,62 +343,81 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
             ),
         ));
     }
-    let info = run_info(runtime.as_ref(), &cwd, plan, None);
-    // 8. --list-tools: every tool, whether it is offered, and the schema the model gets.
-    let (Some(runtime), false) = (runtime, plan.list_tools) else {
-        let rows: Vec<ListedTool> = tools::TOOLS
-            .iter()
-            .map(|t| {
-                let withheld = toolbox.withheld(t);
-                ListedTool {
-                    name: t.name,
-                    side_effect: t.side_effect,
-                    permission: t.permission,
-                    reason: t.reason,
-                    description: t.description,
-                    enabled: withheld.is_none(),
-                    withheld,
-                    parameters: Toolbox::schema(t),
-                }
-            })
-            .collect();
-        lock(shared).tool_list(mode, &rows, &info, &warnings)?;
-        return Ok(Exit::Success);
-    };
-    let Prompt { text: prompt, images } = prompt.unwrap_or_default();
-    let mut provider = build_provider(&runtime)?;
-    // 9. The session: created, resumed or forked, with the earlier conversation.
-    let redactor = lock(shared).redactor().clone();
-    let new = NewSession {
-        // Redacted before it is cut, so no part of a secret survives the cut.
-        title: session::title_of(&redactor.redact_str(&prompt)),
-        cwd: cwd.display().to_string(),
-        model_id: runtime.model_id.clone(),
-        provider: runtime.kind.name().to_string(),
-    };
-    // The earlier conversation is read within half the model's context: a session of any
-    // size resumes in about the memory of what is sent.
-    let budget = runtime.model.map_or(128_000, |m| m.context_window.min(1_000_000)) / 2;
-    let (session, history) = if plan.ephemeral {
-        (None, read_history(store, selection, budget, &mut warnings)?)
-    } else {
-        open_session(store, selection, &new, &redactor, budget, &mut warnings)?
-    };
-    let session = session.map(|s| Arc::new(Mutex::new(s)));
-    crate::run::ending::set_active_session(session.clone());
-    let info =
-        RunInfo { session_id: session.as_ref().map(|s| session_lock(s).id().to_string()), ..info };
-    // 10-11. run_start first, then the unsafe warning.
+    Ok(toolbox)
+}
+
+/// Step 8's rows: every tool, whether it is offered, and the schema the model gets.
+fn tool_rows(toolbox: &Toolbox) -> Vec<ListedTool<'static>> {
+    tools::TOOLS
+        .iter()
+        .map(|t| {
+            let withheld = toolbox.withheld(t);
+            ListedTool {
+                name: t.name,
+                side_effect: t.side_effect,
+                permission: t.permission,
+                reason: t.reason,
+                description: t.description,
+                enabled: withheld.is_none(),
+                withheld,
+                parameters: Toolbox::schema(t),
+            }
+        })
+        .collect()
+}
+
+/// Step 9's inputs: the store, the session chosen, and how much of it to read.
+struct OpenSession {
+    store: Result<Store, session::SessionError>,
+    selection: Selection,
+    budget: u64,
+}
+
+impl OpenSession {
+    /// The session (none for `--ephemeral`, or a new one that cannot be created), and the
+    /// earlier conversation it holds.
+    fn open(
+        self,
+        plan: &RunPlan,
+        runtime: &Runtime,
+        cwd: &Path,
+        prompt: &str,
+        shared: &Shared,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<(Option<Session>, Vec<Message>), Failure> {
+        if plan.ephemeral {
+            return Ok((None, read_history(self.store, self.selection, self.budget, warnings)?));
+        }
+        let redactor = lock(shared).redactor().clone();
+        let new = NewSession {
+            // Redacted before it is cut, so no part of a secret survives the cut.
+            title: session::title_of(&redactor.redact_str(prompt)),
+            cwd: cwd.display().to_string(),
+            model_id: runtime.model_id.clone(),
+            provider: runtime.kind.name().to_string(),
+        };
+        open_session(self.store, self.selection, &new, &redactor, self.budget, warnings)
+    }
+}
+
+/// Steps 10-11: `run_start`, the unsafe-mode warning, the others, then heartbeats.
+fn start(
+    plan: &RunPlan,
+    env: &Env,
+    shared: &Shared,
+    info: &RunInfo,
+    warnings: &[Warning],
+) -> Result<(), Stop> {
     {
         let mut out = lock(shared);
-        out.run_start(&info)?;
-        if mode == PermissionMode::Unsafe {
+        out.run_start(info)?;
+        if plan.mode == PermissionMode::Unsafe {
             out.warning(&Warning::new(
                 WarningCode::UnsafeMode,
                 "Unsafe permissions are active for this run.",
             ))?;
         }
-        for warning in &warnings {
+        for warning in warnings {
             out.warning(warning)?;
         }
     }
@@ -297,51 +431,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
             None => {}
         }
     }
-    // 13. The agent loop, with the earlier conversation trimmed to the model's context.
-    let mut messages = vec![Message::system(SYSTEM_PROMPT)];
-    messages.extend(session::trim_to_budget(history, budget));
-    let mut journal =
-        SessionJournal { session: session.clone(), out: shared.clone(), model: runtime.model };
-    if plan.live {
-        return crate::run::live::run(crate::run::live::Live {
-            out: shared,
-            provider: &mut provider,
-            tools: &mut toolbox,
-            journal: &mut journal,
-            session: session.clone(),
-            new_session: matches!(plan.session, SessionPlan::New) && !plan.ephemeral,
-            max_turns,
-            model: runtime.model,
-            permission_mode: mode,
-            autonomy: plan.autonomy,
-            approvals: plan.approvals,
-            messages,
-            budget,
-        });
-    }
-    // 12. The user's prompt is the session's next event.
-    if let Some(s) = &session {
-        session_lock(s).record(Kind::Message, session::user_payload(&prompt, &images, "exec"));
-    }
-    messages.push(Message { images, ..Message::user(prompt) });
-    let mut agent = Agent {
-        provider: &mut provider,
-        tools: &mut toolbox,
-        out: shared,
-        journal: &mut journal,
-        max_turns,
-        model: runtime.model,
-        permission_mode: mode,
-        autonomy: plan.autonomy,
-        approvals: None,
-    };
-    let answer = agent.run(&mut messages)?;
-    // 15. Completion: the session is on disk before the last line is written.
-    if let Some(s) = &session {
-        session_lock(s).sync();
-    }
-    lock(shared).success(&answer)?;
-    Ok(Exit::Success)
+    Ok(())
 }
 
 fn session_lock(session: &Arc<Mutex<Session>>) -> std::sync::MutexGuard<'_, Session> {
