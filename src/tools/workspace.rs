@@ -116,6 +116,214 @@ fn steps(path: &Path) -> impl Iterator<Item = Step> + '_ {
     })
 }
 
+/// A path being resolved, one step at a time (see [`Workspace::locate_from`]).
+struct Resolution<'w> {
+    ws: &'w Workspace,
+    raw: &'w str,
+    follow: bool,
+    parents: Parents,
+    /// The steps still to take; a link's target is put at the front.
+    queue: VecDeque<Pending>,
+    /// Where the path is while it is outside the root (followed by name only).
+    outside: Option<PathBuf>,
+    /// The directories entered so far, from the root down.
+    stack: Vec<(OsString, Arc<Dir>)>,
+    /// Directories on the way that do not exist yet ([`Parents::Plan`]).
+    missing: Vec<OsString>,
+    links: u32,
+}
+
+impl<'w> Resolution<'w> {
+    fn new(
+        ws: &'w Workspace,
+        base: &[OsString],
+        raw: &'w str,
+        follow: bool,
+        parents: Parents,
+    ) -> Resolution<'w> {
+        let path = Path::new(raw);
+        let mut queue: VecDeque<Pending> = VecDeque::new();
+        let mut outside = None;
+        if let Ok(rest) = path.strip_prefix(&ws.root) {
+            queue.extend(steps(rest).map(|step| Pending { step, link: false }));
+        } else if path.is_absolute() {
+            outside = Some(PathBuf::from("/"));
+            queue.extend(steps(path).map(|step| Pending { step, link: false }));
+        } else {
+            queue.extend(base.iter().map(|b| Pending { step: Step::Name(b.clone()), link: false }));
+            queue.extend(steps(path).map(|step| Pending { step, link: false }));
+        }
+        let (stack, missing) = (Vec::new(), Vec::new());
+        Resolution { ws, raw, follow, parents, queue, outside, stack, missing, links: 0 }
+    }
+
+    fn current(&self) -> Arc<Dir> {
+        self.stack.last().map_or(&self.ws.dir, |(_, d)| d).clone()
+    }
+
+    fn place(&self, dir: Arc<Dir>, name: OsString) -> Place {
+        self.ws.place(dir, Some(name), self.missing.clone(), &self.stack)
+    }
+
+    /// A step outside the root, by name only; back under the root, the walk goes on from it.
+    fn step_outside(&mut self, step: Step, link: bool) {
+        let Some(at) = &mut self.outside else { return };
+        match step {
+            Step::Up => {
+                at.pop();
+            }
+            Step::Name(name) => at.push(name),
+        }
+        if let Ok(rest) = at.strip_prefix(&self.ws.root) {
+            let back: Vec<Step> = steps(rest).collect();
+            for step in back.into_iter().rev() {
+                self.queue.push_front(Pending { step, link });
+            }
+            self.outside = None;
+            self.stack.clear();
+        }
+    }
+
+    /// `..`: out of a planned directory, of an entered one, or out of the root.
+    fn up(&mut self) {
+        if self.missing.pop().is_none() && self.stack.pop().is_none() {
+            self.outside = Some(self.ws.root.parent().unwrap_or(Path::new("/")).to_path_buf());
+        }
+    }
+
+    /// One name: entered as a directory, followed as a link, or the end of the walk (the
+    /// place is returned).
+    fn name(&mut self, name: OsString, link: bool) -> Result<Option<Place>, String> {
+        let current = self.current();
+        let last = self.queue.is_empty();
+        if !self.missing.is_empty() {
+            // Below a directory that does not exist yet, nothing can be a link.
+            if last {
+                return Ok(Some(self.place(current, name)));
+            }
+            self.missing.push(name);
+            return Ok(None);
+        }
+        if last && !self.follow {
+            return Ok(Some(self.place(current, name)));
+        }
+        if !last {
+            match current.open_dir(&name) {
+                Ok(dir) => {
+                    self.stack.push((name, Arc::new(dir)));
+                    return Ok(None);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    self.missing_dir(&current, name, link)?;
+                    return Ok(None);
+                }
+                // A link (ELOOP or ENOTDIR) or a file: read on.
+                Err(e) if matches!(e.raw_os_error(), Some(dirfd::ELOOP | dirfd::ENOTDIR)) => {}
+                Err(e) => {
+                    let shown = self.ws.shown_with(&self.stack, &name);
+                    return Err(format!("path {:?}: {shown}: {e}", self.raw));
+                }
+            }
+        }
+        self.link_or_end(current, name, link, last)
+    }
+
+    /// A name that is not a directory to enter: a link is read and its target walked; a file
+    /// or nothing at all ends the walk when it is last.
+    fn link_or_end(
+        &mut self,
+        current: Arc<Dir>,
+        name: OsString,
+        link: bool,
+        last: bool,
+    ) -> Result<Option<Place>, String> {
+        let raw = self.raw;
+        match current.read_link(&name) {
+            Ok(target) => {
+                self.links += 1;
+                if self.links > MAX_LINKS {
+                    return Err(format!("path {raw:?} has too many symbolic links"));
+                }
+                let target = PathBuf::from(target);
+                if target.is_absolute() {
+                    self.outside = Some(PathBuf::from("/"));
+                }
+                let expanded: Vec<Step> = steps(&target).collect();
+                for step in expanded.into_iter().rev() {
+                    self.queue.push_front(Pending { step, link: true });
+                }
+                Ok(None)
+            }
+            Err(e) if e.raw_os_error() == Some(dirfd::EINVAL) => {
+                if last {
+                    return Ok(Some(self.place(current, name)));
+                }
+                let shown = self.ws.shown_with(&self.stack, &name);
+                Err(format!("path {raw:?}: {shown} is not a directory"))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if link {
+                    return Err(format!("path {raw:?} goes through a broken symbolic link"));
+                }
+                if last {
+                    return Ok(Some(self.place(current, name)));
+                }
+                self.missing_dir(&current, name, link)?;
+                Ok(None)
+            }
+            Err(e) => Err(format!("path {raw:?}: {e}")),
+        }
+    }
+
+    /// A directory on the way that does not exist: an error, a plan, or created now.
+    fn missing_dir(&mut self, current: &Dir, name: OsString, link: bool) -> Result<(), String> {
+        let raw = self.raw;
+        if link {
+            return Err(format!("path {raw:?} goes through a broken symbolic link"));
+        }
+        let shown = || self.ws.shown_with(&self.stack, &name);
+        match self.parents {
+            Parents::Existing => Err(format!("path {raw:?}: directory {} does not exist", shown())),
+            Parents::Plan => {
+                self.missing.push(name);
+                Ok(())
+            }
+            Parents::Create => {
+                match current.mkdir(&name, 0o777) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                    Err(e) => return Err(format!("cannot create directory {}: {e}", shown())),
+                }
+                // Opened like any other step: whatever is there now must not be a link.
+                let dir = current
+                    .open_dir(&name)
+                    .map_err(|e| format!("cannot enter directory {}: {e}", shown()))?;
+                self.stack.push((name, Arc::new(dir)));
+                Ok(())
+            }
+        }
+    }
+
+    /// Every step taken: the path ended on a directory (or on `..`), which is the place.
+    fn finish(mut self) -> Result<Place, String> {
+        if self.outside.is_some() {
+            return Err(self.ws.outside(self.raw));
+        }
+        if let Some(name) = self.missing.pop() {
+            return Ok(self.place(self.current(), name));
+        }
+        match self.stack.pop() {
+            None => Ok(Place {
+                dir: self.ws.dir.clone(),
+                name: None,
+                missing: self.missing,
+                rel: Vec::new(),
+            }),
+            Some((name, _)) => Ok(self.place(self.current(), name)),
+        }
+    }
+}
+
 /// Why a file could not be opened for reading, in words for the model.
 pub fn refusal(kind: Kind) -> Option<&'static str> {
     match kind {
@@ -160,186 +368,22 @@ impl Workspace {
         if raw.contains('\0') {
             return Err(format!("path {raw:?} contains a NUL byte"));
         }
-        let path = Path::new(raw);
-        let mut queue: VecDeque<Pending> = VecDeque::new();
-        let mut outside: Option<PathBuf> = None;
-        if let Ok(rest) = path.strip_prefix(&self.root) {
-            queue.extend(steps(rest).map(|step| Pending { step, link: false }));
-        } else if path.is_absolute() {
-            outside = Some(PathBuf::from("/"));
-            queue.extend(steps(path).map(|step| Pending { step, link: false }));
-        } else {
-            queue.extend(base.iter().map(|b| Pending { step: Step::Name(b.clone()), link: false }));
-            queue.extend(steps(path).map(|step| Pending { step, link: false }));
-        }
-        // The directories entered so far, from the root down.
-        let mut stack: Vec<(OsString, Arc<Dir>)> = Vec::new();
-        let mut missing: Vec<OsString> = Vec::new();
-        let mut links = 0u32;
-        while let Some(Pending { step, link }) = queue.pop_front() {
-            if let Some(at) = &mut outside {
-                match step {
-                    Step::Up => {
-                        at.pop();
-                    }
-                    Step::Name(name) => at.push(name),
-                }
-                if let Ok(rest) = at.strip_prefix(&self.root) {
-                    let back: Vec<Step> = steps(rest).collect();
-                    for step in back.into_iter().rev() {
-                        queue.push_front(Pending { step, link });
-                    }
-                    outside = None;
-                    stack.clear();
-                }
+        let mut walk = Resolution::new(self, base, raw, follow, parents);
+        while let Some(Pending { step, link }) = walk.queue.pop_front() {
+            if walk.outside.is_some() {
+                walk.step_outside(step, link);
                 continue;
             }
-            let name = match step {
-                Step::Up => {
-                    if missing.pop().is_none() && stack.pop().is_none() {
-                        outside = Some(self.root.parent().unwrap_or(Path::new("/")).to_path_buf());
-                    }
-                    continue;
-                }
-                Step::Name(name) => name,
-            };
-            let current = stack.last().map_or(&self.dir, |(_, d)| d).clone();
-            let last = queue.is_empty();
-            if !missing.is_empty() {
-                // Below a directory that does not exist yet, nothing can be a link.
-                if last {
-                    return Ok(self.place(current, Some(name), missing, &stack));
-                }
-                missing.push(name);
-                continue;
-            }
-            if last && !follow {
-                return Ok(self.place(current, Some(name), missing, &stack));
-            }
-            if !last {
-                match current.open_dir(&name) {
-                    Ok(dir) => {
-                        stack.push((name, Arc::new(dir)));
-                        continue;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                        self.missing_dir(
-                            &current,
-                            name,
-                            link,
-                            parents,
-                            raw,
-                            &mut stack,
-                            &mut missing,
-                        )?;
-                        continue;
-                    }
-                    // A link (ELOOP or ENOTDIR) or a file: read on.
-                    Err(e) if matches!(e.raw_os_error(), Some(dirfd::ELOOP | dirfd::ENOTDIR)) => {}
-                    Err(e) => {
-                        return Err(format!(
-                            "path {raw:?}: {}: {e}",
-                            self.shown_with(&stack, &name)
-                        ))
+            match step {
+                Step::Up => walk.up(),
+                Step::Name(name) => {
+                    if let Some(place) = walk.name(name, link)? {
+                        return Ok(place);
                     }
                 }
-            }
-            match current.read_link(&name) {
-                Ok(target) => {
-                    links += 1;
-                    if links > MAX_LINKS {
-                        return Err(format!("path {raw:?} has too many symbolic links"));
-                    }
-                    let target = PathBuf::from(target);
-                    if target.is_absolute() {
-                        outside = Some(PathBuf::from("/"));
-                    }
-                    let expanded: Vec<Step> = steps(&target).collect();
-                    for step in expanded.into_iter().rev() {
-                        queue.push_front(Pending { step, link: true });
-                    }
-                }
-                Err(e) if e.raw_os_error() == Some(dirfd::EINVAL) => {
-                    if last {
-                        return Ok(self.place(current, Some(name), missing, &stack));
-                    }
-                    return Err(format!(
-                        "path {raw:?}: {} is not a directory",
-                        self.shown_with(&stack, &name)
-                    ));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    if link {
-                        return Err(format!("path {raw:?} goes through a broken symbolic link"));
-                    }
-                    if last {
-                        return Ok(self.place(current, Some(name), missing, &stack));
-                    }
-                    self.missing_dir(&current, name, link, parents, raw, &mut stack, &mut missing)?;
-                }
-                Err(e) => return Err(format!("path {raw:?}: {e}")),
             }
         }
-        if outside.is_some() {
-            return Err(self.outside(raw));
-        }
-        // The path ended on a directory (or on `..`): the place is that directory itself.
-        if let Some(name) = missing.pop() {
-            let current = stack.last().map_or(&self.dir, |(_, d)| d).clone();
-            return Ok(self.place(current, Some(name), missing, &stack));
-        }
-        match stack.pop() {
-            None => Ok(Place { dir: self.dir.clone(), name: None, missing, rel: Vec::new() }),
-            Some((name, _)) => {
-                let parent = stack.last().map_or(&self.dir, |(_, d)| d).clone();
-                Ok(self.place(parent, Some(name), missing, &stack))
-            }
-        }
-    }
-
-    /// A directory on the way that does not exist: an error, a plan, or created now.
-    #[allow(clippy::too_many_arguments)]
-    fn missing_dir(
-        &self,
-        current: &Dir,
-        name: OsString,
-        link: bool,
-        parents: Parents,
-        raw: &str,
-        stack: &mut Vec<(OsString, Arc<Dir>)>,
-        missing: &mut Vec<OsString>,
-    ) -> Result<(), String> {
-        if link {
-            return Err(format!("path {raw:?} goes through a broken symbolic link"));
-        }
-        match parents {
-            Parents::Existing => Err(format!(
-                "path {raw:?}: directory {} does not exist",
-                self.shown_with(stack, &name)
-            )),
-            Parents::Plan => {
-                missing.push(name);
-                Ok(())
-            }
-            Parents::Create => {
-                match current.mkdir(&name, 0o777) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                    Err(e) => {
-                        return Err(format!(
-                            "cannot create directory {}: {e}",
-                            self.shown_with(stack, &name)
-                        ))
-                    }
-                }
-                // Opened like any other step: whatever is there now must not be a link.
-                let dir = current.open_dir(&name).map_err(|e| {
-                    format!("cannot enter directory {}: {e}", self.shown_with(stack, &name))
-                })?;
-                stack.push((name, Arc::new(dir)));
-                Ok(())
-            }
-        }
+        walk.finish()
     }
 
     fn place(
