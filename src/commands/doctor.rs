@@ -1,5 +1,5 @@
 //! `zero doctor [--json] [--offline]`: the setup checked one step at a time, as a run would
-//! meet it (config file, provider settings, model, adapter, connectivity), each failure with
+//! meet it (config file, provider settings, model, adapter, connectivity, key), each failure with
 //! its fix. Zero's shape: `{generatedAt, ok, checks[{id, label, status, message}]}`,
 //! status `pass`, `warn` or `fail`. Exit 0 when nothing fails, 3 when something does.
 
@@ -19,158 +19,76 @@ use crate::provider::http::{Http, NetSettings};
 const PROBE_CONNECT: Duration = Duration::from_secs(3);
 const PROBE_TOTAL: Duration = Duration::from_secs(6);
 
+/// How one check went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Pass,
+    Warn,
+    Fail,
+}
+
+impl Status {
+    fn name(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Warn => "warn",
+            Status::Fail => "fail",
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct Check {
     id: &'static str,
     label: &'static str,
-    status: &'static str,
+    status: Status,
     message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     fix: Option<String>,
 }
 
 fn pass(id: &'static str, label: &'static str, message: String) -> Check {
-    Check { id, label, status: "pass", message, fix: None }
+    Check { id, label, status: Status::Pass, message, fix: None }
 }
 
 fn warn(id: &'static str, label: &'static str, message: String) -> Check {
-    Check { id, label, status: "warn", message, fix: None }
+    Check { id, label, status: Status::Warn, message, fix: None }
 }
 
 fn fail(id: &'static str, label: &'static str, message: String, fix: String) -> Check {
-    Check { id, label, status: "fail", message, fix: Some(fix) }
+    Check { id, label, status: Status::Fail, message, fix: Some(fix) }
 }
 
 /// `zero doctor`.
 pub fn doctor(json: bool, offline: bool, env: &Env) -> Exit {
     let inspection = inspect(env);
     let path = config::config_path(env).map_or("-".to_string(), |p| p.display().to_string());
-    let mut checks = Vec::new();
     // 1. The config file.
-    let loaded = match &inspection.user_config {
-        Ok(Some(user)) if !user.warnings.is_empty() => {
-            let prefix = format!("Config {path}: ");
-            let each: Vec<&str> =
-                user.warnings.iter().map(|w| w.strip_prefix(&prefix).unwrap_or(w)).collect();
-            checks.push(warn(
-                "config.files",
-                "Config files",
-                format!("{path}: {}.", each.join("; ")),
-            ));
-            Some(user)
-        }
-        Ok(Some(user)) => {
-            checks.push(pass("config.files", "Config files", format!("{path} is valid.")));
-            Some(user)
-        }
-        Ok(None) => {
-            checks.push(pass(
-                "config.files",
-                "Config files",
-                format!("No config file at {path} (none is needed)."),
-            ));
-            None
-        }
-        Err(failure) => {
-            checks.push(fail(
-                "config.files",
-                "Config files",
-                failure.message(),
-                format!("Correct {path} where the message says, or move it away."),
-            ));
-            None
-        }
-    };
+    let (file, loaded) = config_file(&inspection.user_config, &path);
+    let mut checks = vec![file];
     // 2-3. Provider settings, then the model and runtime they give.
-    let settings_ok = inspection.user_config.is_ok()
-        && match config::provider_origin(env, loaded) {
-            Ok(origin) => {
-                checks.push(pass(
-                    "provider.config",
-                    "Provider config",
-                    format!("Provider settings come from the {}.", origin.name().replace('-', " ")),
-                ));
-                true
-            }
-            Err(failure) => {
-                let bad_kind =
-                    env.get("ZERO_PROVIDER").filter(|v| ProviderKind::parse(v).is_none());
-                let fix = if env.get("ZERO_PROVIDER_COMMAND").is_some() {
-                    "Make ZERO_PROVIDER_COMMAND print one JSON object with a model within 5 seconds, or unset it.".to_string()
-                } else if bad_kind.is_some() {
-                    "Set ZERO_PROVIDER to openai, anthropic, google, openai-compatible, azure or scripted, or unset it.".to_string()
-                } else {
-                    format!("Set OPENAI_API_KEY (or ANTHROPIC_API_KEY, GEMINI_API_KEY), or add a profile and activeProvider to {path}.")
-                };
-                checks.push(fail("provider.config", "Provider config", failure.message(), fix));
-                false
-            }
-        };
-    if inspection.user_config.is_err() {
-        checks.push(skipped("provider.config", "Provider config", "the config file is invalid"));
-    }
-    let runtime = match (&inspection.runtime, settings_ok) {
-        (Ok(runtime), true) => {
-            checks.push(pass(
-                "provider.model",
-                "Provider model",
-                format!(
-                    "Model {} (API model {}) runs on {}.",
-                    runtime.model_id,
-                    runtime.api_model,
-                    runtime.kind.name()
-                ),
-            ));
-            Some(runtime)
+    let settings_ok = match &inspection.user_config {
+        Ok(_) => {
+            let settings = provider_settings(env, loaded, &path);
+            let ok = settings.status == Status::Pass;
+            checks.push(settings);
+            ok
         }
-        (Err(failure), true) => {
-            checks.push(fail(
-                "provider.model",
-                "Provider model",
-                failure.message(),
-                "Change the setting the message names; `zero config` shows where each value comes from.".to_string(),
-            ));
-            None
-        }
-        _ => {
+        Err(_) => {
             checks.push(skipped(
-                "provider.model",
-                "Provider model",
-                "provider settings are missing",
+                "provider.config",
+                "Provider config",
+                "the config file is invalid",
             ));
-            None
+            false
         }
     };
-    // 4. The adapter, 5. the endpoint.
-    match runtime {
-        Some(runtime) => {
-            checks.push(adapter(runtime));
-            if offline {
-                let off = |id, label| warn(id, label, "Skipped (--offline).".into());
-                checks.push(off("provider.connectivity", "Provider connectivity"));
-                checks.push(off("provider.auth", "Provider key"));
-            } else {
-                let reached = connectivity(runtime);
-                let reached_ok = reached.status == "pass";
-                checks.push(reached);
-                checks.push(if reached_ok {
-                    auth(runtime)
-                } else {
-                    skipped("provider.auth", "Provider key", "the provider could not be reached")
-                });
-            }
-        }
-        None => {
-            checks.push(skipped("provider.adapter", "Provider adapter", "no model resolved"));
-            checks.push(skipped(
-                "provider.connectivity",
-                "Provider connectivity",
-                "no model resolved",
-            ));
-            checks.push(skipped("provider.auth", "Provider key", "no model resolved"));
-        }
-    }
-    let ok = checks.iter().all(|c| c.status != "fail");
+    let (model, runtime) = model(&inspection.runtime, settings_ok);
+    checks.push(model);
+    // 4. The adapter, 5. the endpoint, 6. the key.
+    checks.extend(endpoint(runtime, offline));
+    let ok = checks.iter().all(|c| c.status != Status::Fail);
     let redactor = &inspection.redactor;
     for check in &mut checks {
         check.message = redactor.redact_str(&check.message);
@@ -183,6 +101,100 @@ pub fn doctor(json: bool, offline: bool, env: &Env) -> Exit {
         (Exit::Success, false) => Exit::Setup,
         (failed, _) => failed,
     }
+}
+
+/// Check 1: the user config file, and its contents when it can be used.
+fn config_file<'c>(
+    user_config: &'c Result<Option<config::UserConfig>, crate::error::Failure>,
+    path: &str,
+) -> (Check, Option<&'c config::UserConfig>) {
+    let (id, label) = ("config.files", "Config files");
+    match user_config {
+        Ok(Some(user)) if !user.warnings.is_empty() => {
+            let prefix = format!("Config {path}: ");
+            let each: Vec<&str> =
+                user.warnings.iter().map(|w| w.strip_prefix(&prefix).unwrap_or(w)).collect();
+            (warn(id, label, format!("{path}: {}.", each.join("; "))), Some(user))
+        }
+        Ok(Some(user)) => (pass(id, label, format!("{path} is valid.")), Some(user)),
+        Ok(None) => (pass(id, label, format!("No config file at {path} (none is needed).")), None),
+        Err(failure) => {
+            let fix = format!("Correct {path} where the message says, or move it away.");
+            (fail(id, label, failure.message(), fix), None)
+        }
+    }
+}
+
+/// Check 2: where the provider settings come from, or the fix when nothing provides them.
+fn provider_settings(env: &Env, loaded: Option<&config::UserConfig>, path: &str) -> Check {
+    let (id, label) = ("provider.config", "Provider config");
+    let failure = match config::provider_origin(env, loaded) {
+        Ok(origin) => {
+            let from = origin.name().replace('-', " ");
+            return pass(id, label, format!("Provider settings come from the {from}."));
+        }
+        Err(failure) => failure,
+    };
+    let bad_kind = env.get("ZERO_PROVIDER").filter(|v| ProviderKind::parse(v).is_none());
+    let fix = if env.get("ZERO_PROVIDER_COMMAND").is_some() {
+        "Make ZERO_PROVIDER_COMMAND print one JSON object with a model within 5 seconds, or unset it.".to_string()
+    } else if bad_kind.is_some() {
+        "Set ZERO_PROVIDER to openai, anthropic, google, openai-compatible, azure or scripted, or unset it.".to_string()
+    } else {
+        format!("Set OPENAI_API_KEY (or ANTHROPIC_API_KEY, GEMINI_API_KEY), or add a profile and activeProvider to {path}.")
+    };
+    fail(id, label, failure.message(), fix)
+}
+
+/// Check 3: the model and the runtime it resolves to.
+fn model(
+    runtime: &Result<Runtime, crate::error::Failure>,
+    settings_ok: bool,
+) -> (Check, Option<&Runtime>) {
+    let (id, label) = ("provider.model", "Provider model");
+    match (runtime, settings_ok) {
+        (Ok(runtime), true) => {
+            let message = format!(
+                "Model {} (API model {}) runs on {}.",
+                runtime.model_id,
+                runtime.api_model,
+                runtime.kind.name()
+            );
+            (pass(id, label, message), Some(runtime))
+        }
+        (Err(failure), true) => {
+            let fix = "Change the setting the message names; `zero config` shows where each value comes from.";
+            (fail(id, label, failure.message(), fix.to_string()), None)
+        }
+        _ => (skipped(id, label, "provider settings are missing"), None),
+    }
+}
+
+/// Checks 4-6: the adapter, the endpoint and the key (the last two need the network).
+fn endpoint(runtime: Option<&Runtime>, offline: bool) -> Vec<Check> {
+    let Some(runtime) = runtime else {
+        let why = "no model resolved";
+        return vec![
+            skipped("provider.adapter", "Provider adapter", why),
+            skipped("provider.connectivity", "Provider connectivity", why),
+            skipped("provider.auth", "Provider key", why),
+        ];
+    };
+    if offline {
+        let off = |id, label| warn(id, label, "Skipped (--offline).".into());
+        return vec![
+            adapter(runtime),
+            off("provider.connectivity", "Provider connectivity"),
+            off("provider.auth", "Provider key"),
+        ];
+    }
+    let reached = connectivity(runtime);
+    let key = if reached.status == Status::Pass {
+        auth(runtime)
+    } else {
+        skipped("provider.auth", "Provider key", "the provider could not be reached")
+    };
+    vec![adapter(runtime), reached, key]
 }
 
 fn skipped(id: &'static str, label: &'static str, why: &str) -> Check {
@@ -343,7 +355,7 @@ fn format_text(report: &Report) -> String {
         if report.ok { "pass" } else { "fail" }
     );
     for check in &report.checks {
-        let _ = writeln!(out, "[{}] {} - {}", check.status, check.id, text(&check.message));
+        let _ = writeln!(out, "[{}] {} - {}", check.status.name(), check.id, text(&check.message));
         if let Some(fix) = &check.fix {
             let _ = writeln!(out, "  fix: {}", text(fix));
         }
