@@ -1,4 +1,9 @@
+use super::file::parse_user_config;
 use super::*;
+use crate::error::Failure;
+use crate::protocol::events::{Warning, WarningCode};
+use crate::provider::models::{Effort, Profile};
+use std::time::Duration;
 
 fn env(pairs: &[(&str, &str)]) -> Env {
     Env::from_pairs(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))

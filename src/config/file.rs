@@ -1,0 +1,386 @@
+//! The user config file: `$XDG_CONFIG_HOME/zero/config.json`, else
+//! `~/.config/zero/config.json`, read as a small regular file and checked key by key.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::error::Failure;
+use crate::provider::models::{Effort, ModelSpec, Prices, Rates};
+
+use super::*;
+
+/// One entry of the config file's `providers`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigProfile {
+    pub name: String,
+    pub provider: Option<ProviderKind>,
+    /// Optional for the official providers, whose endpoints are known.
+    pub base_url: Option<String>,
+    pub api_key: Option<String>,
+    /// `None`: the provider's default model.
+    pub model: Option<String>,
+    /// `maxOutputTokens` of this profile.
+    pub max_output_tokens: Option<u64>,
+    /// `openaiApi` of this profile.
+    pub openai_api: Option<OpenAiApi>,
+}
+
+/// Which OpenAI API the OpenAI-style kinds speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenAiApi {
+    Chat,
+    Responses,
+}
+
+impl OpenAiApi {
+    pub fn parse(value: &str) -> Option<OpenAiApi> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "chat" | "chat-completions" => Some(OpenAiApi::Chat),
+            "responses" => Some(OpenAiApi::Responses),
+            _ => None,
+        }
+    }
+}
+
+/// The user config file.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct UserConfig {
+    pub active_provider: Option<String>,
+    pub providers: Vec<ConfigProfile>,
+    pub max_turns: Option<u32>,
+    /// `maxOutputTokens` for every profile that sets none.
+    pub max_output_tokens: Option<u64>,
+    /// `openaiApi` for every profile that sets none.
+    pub openai_api: Option<OpenAiApi>,
+    /// `models`: models added to the registry or replacing a built-in one of the same id.
+    pub models: Vec<ModelSpec>,
+    /// Keys this zero does not know (the file may be shared with other Zero versions): one
+    /// line each, naming the closest known key.
+    pub warnings: Vec<String>,
+}
+
+/// The config file's top-level keys, and a provider entry's.
+pub const CONFIG_KEYS: &[&str] = &[
+    "activeProvider",
+    "providers",
+    "maxTurns",
+    "maxOutputTokens",
+    "openaiApi",
+    "models",
+    "planMode",
+    "debug",
+];
+const MODEL_KEYS: &[&str] = &[
+    "id",
+    "provider",
+    "apiModel",
+    "aliases",
+    "contextWindow",
+    "maxOutputTokens",
+    "reasoningEfforts",
+    "prices",
+];
+const PROVIDER_KEYS: &[&str] = &[
+    "name",
+    "provider",
+    "baseURL",
+    "apiKey",
+    "model",
+    "description",
+    "maxOutputTokens",
+    "openaiApi",
+];
+
+/// The user config file is read up to this size.
+const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// `$XDG_CONFIG_HOME/zero/config.json`, else `~/.config/zero/config.json`.
+pub fn config_path(env: &Env) -> Option<PathBuf> {
+    if let Some(dir) = env.get("XDG_CONFIG_HOME") {
+        return Some(Path::new(dir).join("zero").join("config.json"));
+    }
+    env.get("HOME").map(|home| Path::new(home).join(".config").join("zero").join("config.json"))
+}
+
+/// Reads the user config; a missing file is no config, an invalid one an error naming the
+/// file and the place.
+pub fn load_user_config(env: &Env) -> Result<Option<UserConfig>, Failure> {
+    let Some(path) = config_path(env) else { return Ok(None) };
+    let cannot = |detail: String| {
+        Failure::Config(format!("Cannot read config {}: {detail}", path.display()))
+    };
+    let file = match crate::sys::dirfd::open_path_nonblocking(&path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(cannot(err.to_string())),
+    };
+    // Only a regular file, and only so much of it: a config linked to /dev/zero or a FIFO is
+    // an error at once, not a hang or an endless read.
+    match file.metadata() {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return Err(cannot("it is not a regular file".to_string())),
+        Err(err) => return Err(cannot(err.to_string())),
+    }
+    let mut text = Vec::new();
+    if let Err(err) = file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut text) {
+        return Err(cannot(err.to_string()));
+    }
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(cannot(format!("it is larger than {} MiB", MAX_CONFIG_BYTES / (1024 * 1024))));
+    }
+    let mut config = parse_config_bytes(&text).map_err(|detail| {
+        Failure::Config(format!("Invalid config {}: {detail}", path.display()))
+    })?;
+    for warning in &mut config.warnings {
+        *warning = format!("Config {}: {warning}", path.display());
+    }
+    Ok(Some(config))
+}
+
+/// `unknown key "x" is ignored (did you mean "y"?)`, or `None` for a known key.
+fn unknown_key(key: &str, known: &[&str], at: &str) -> Option<String> {
+    if known.contains(&key) || key.starts_with('$') {
+        return None;
+    }
+    Some(format!("unknown key {at}\"{key}\" is ignored{}", crate::text::did_you_mean(key, known)))
+}
+
+/// The config file's bytes to a config, or what is wrong and where, in one line.
+pub(crate) fn parse_config_bytes(bytes: &[u8]) -> Result<UserConfig, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "not valid UTF-8".to_string())?;
+    let value: Value = serde_json::from_str(text)
+        .map_err(|err| format!("line {}, column {}: {err}", err.line(), err.column()))?;
+    parse_user_config(&value)
+}
+
+pub(super) fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
+    let map = value.as_object().ok_or("expected a JSON object")?;
+    let mut config = UserConfig::default();
+    config.warnings.extend(map.keys().filter_map(|k| unknown_key(k, CONFIG_KEYS, "")));
+    if let Some(active) = map.get("activeProvider") {
+        config.active_provider =
+            Some(active.as_str().ok_or("activeProvider must be a string")?.to_string());
+    }
+    if let Some(turns) = map.get("maxTurns") {
+        let n = turns.as_u64().filter(|n| (1..=100).contains(n));
+        config.max_turns = Some(n.ok_or("maxTurns must be an integer from 1 to 100")? as u32);
+    }
+    config.max_output_tokens = output_limit(map.get("maxOutputTokens"), "maxOutputTokens")?;
+    config.openai_api = openai_api(map.get("openaiApi"), "openaiApi")?;
+    if let Some(list) = map.get("models") {
+        let list = list.as_array().ok_or("models must be an array")?;
+        for (i, entry) in list.iter().enumerate() {
+            let spec = model_spec(entry, i, &mut config.warnings)?;
+            if config.models.iter().any(|m| m.id == spec.id) {
+                return Err(format!("models[{i}].id \"{}\" is defined twice", spec.id));
+            }
+            config.models.push(spec);
+        }
+    }
+    for key in ["planMode", "debug"] {
+        if map.get(key).is_some_and(|v| !v.is_boolean()) {
+            return Err(format!("{key} must be true or false"));
+        }
+    }
+    if let Some(list) = map.get("providers") {
+        let list = list.as_array().ok_or("providers must be an array")?;
+        for (i, entry) in list.iter().enumerate() {
+            let at = |field: &str, what: &str| format!("providers[{i}].{field} must be {what}");
+            let entry = entry.as_object().ok_or(format!("providers[{i}] must be an object"))?;
+            let place = format!("providers[{i}].");
+            config
+                .warnings
+                .extend(entry.keys().filter_map(|k| unknown_key(k, PROVIDER_KEYS, &place)));
+            let text = |field: &str, required: bool| -> Result<Option<String>, String> {
+                match entry.get(field) {
+                    None if required => Err(at(field, "a non-empty string")),
+                    None => Ok(None),
+                    Some(Value::String(s)) if !required || !s.trim().is_empty() => {
+                        Ok(Some(s.clone()))
+                    }
+                    Some(_) => {
+                        Err(at(field, if required { "a non-empty string" } else { "a string" }))
+                    }
+                }
+            };
+            let name = text("name", true)?.unwrap_or_default();
+            let provider = match text("provider", false)? {
+                None => None,
+                Some(kind) => Some(
+                    ProviderKind::parse(&kind)
+                        .filter(|k| *k != ProviderKind::Scripted)
+                        .ok_or_else(|| {
+                            at("provider", "openai, anthropic, google, openai-compatible or azure")
+                        })?,
+                ),
+            };
+            let base_url = text("baseURL", false)?;
+            if let Some(url) = &base_url {
+                normalize_url(url).ok_or_else(|| at("baseURL", "an http(s) URL"))?;
+            } else if provider == Some(ProviderKind::OpenAiCompatible) {
+                return Err(at("baseURL", "set for an openai-compatible provider"));
+            } else if provider == Some(ProviderKind::Azure) {
+                return Err(at(
+                    "baseURL",
+                    "set for an azure provider (https://<resource>.openai.azure.com)",
+                ));
+            }
+            let api_key = text("apiKey", false)?;
+            let model = text("model", false)?.filter(|m| !m.trim().is_empty());
+            if model.is_none() && provider == Some(ProviderKind::OpenAiCompatible) {
+                return Err(at(
+                    "model",
+                    "set for an openai-compatible provider (its server names its models)",
+                ));
+            }
+            text("description", false)?;
+            let max_output_tokens = output_limit(
+                entry.get("maxOutputTokens"),
+                &format!("providers[{i}].maxOutputTokens"),
+            )?;
+            let openai_api =
+                openai_api(entry.get("openaiApi"), &format!("providers[{i}].openaiApi"))?;
+            config.providers.push(ConfigProfile {
+                name,
+                provider,
+                base_url,
+                api_key,
+                model,
+                max_output_tokens,
+                openai_api,
+            });
+        }
+    }
+    if let Some(active) = &config.active_provider {
+        if !config.providers.iter().any(|p| &p.name == active) {
+            let names: Vec<&str> = config.providers.iter().map(|p| p.name.as_str()).collect();
+            let known = if names.is_empty() {
+                "there are none".to_string()
+            } else {
+                format!("known: {}", names.join(", "))
+            };
+            return Err(format!(
+                "activeProvider \"{active}\" names no entry of providers ({known})"
+            ));
+        }
+    }
+    Ok(config)
+}
+
+/// One entry of `models`: `id` and `provider` (the vendor family) required; the API name
+/// defaults to the id, the limits to 128,000 and 4,096 tokens; without `prices` no cost is
+/// reported.
+fn model_spec(entry: &Value, i: usize, warnings: &mut Vec<String>) -> Result<ModelSpec, String> {
+    let at = |field: &str, what: &str| format!("models[{i}].{field} must be {what}");
+    let entry = entry.as_object().ok_or(format!("models[{i}] must be an object"))?;
+    let place = format!("models[{i}].");
+    warnings.extend(entry.keys().filter_map(|k| unknown_key(k, MODEL_KEYS, &place)));
+    let text = |field: &str| -> Result<Option<String>, String> {
+        match entry.get(field) {
+            None => Ok(None),
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.trim().to_string())),
+            Some(_) => Err(at(field, "a non-empty string")),
+        }
+    };
+    let count = |field: &str, default: u64| -> Result<u64, String> {
+        match entry.get(field) {
+            None => Ok(default),
+            Some(v) => v
+                .as_u64()
+                .filter(|n| (1..=100_000_000).contains(n))
+                .ok_or_else(|| at(field, "an integer from 1 to 100000000")),
+        }
+    };
+    let id = text("id")?.ok_or_else(|| at("id", "a non-empty string"))?.to_ascii_lowercase();
+    let family = match text("provider")?.as_deref().map(ProviderKind::parse) {
+        Some(Some(kind)) => {
+            kind.family().ok_or_else(|| at("provider", "openai, anthropic or google"))?
+        }
+        _ => return Err(at("provider", "openai, anthropic or google")),
+    };
+    let aliases = match entry.get("aliases") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|a| {
+                a.as_str().filter(|a| !a.trim().is_empty()).map(|a| a.trim().to_ascii_lowercase())
+            })
+            .collect::<Option<Vec<String>>>()
+            .ok_or_else(|| at("aliases", "an array of strings"))?,
+        Some(_) => return Err(at("aliases", "an array of strings")),
+    };
+    let efforts = match entry.get("reasoningEfforts") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|e| e.as_str().and_then(Effort::parse))
+            .collect::<Option<Vec<Effort>>>()
+            .ok_or_else(|| {
+                at("reasoningEfforts", "an array of none, minimal, low, medium, high, xhigh")
+            })?,
+        Some(_) => return Err(at("reasoningEfforts", "an array of efforts")),
+    };
+    let prices = match entry.get("prices") {
+        None => Prices::Unknown,
+        Some(Value::Object(p)) => {
+            let rate = |k: &str, required: bool| -> Result<Option<f64>, String> {
+                match p.get(k) {
+                    None if !required => Ok(None),
+                    Some(v) => {
+                        match v.as_f64().filter(|f| f.is_finite() && *f >= 0.0 && *f <= 1_000_000.0)
+                        {
+                            Some(f) => Ok(Some(f)),
+                            None => Err(at(
+                                &format!("prices.{k}"),
+                                "a number of dollars per million tokens",
+                            )),
+                        }
+                    }
+                    None => {
+                        Err(at(&format!("prices.{k}"), "a number of dollars per million tokens"))
+                    }
+                }
+            };
+            Prices::Flat(Rates {
+                input: rate("input", true)?.unwrap_or(0.0),
+                cached_input: rate("cachedInput", false)?,
+                output: rate("output", true)?.unwrap_or(0.0),
+            })
+        }
+        Some(_) => return Err(at("prices", "an object with input, output and cachedInput")),
+    };
+    Ok(ModelSpec {
+        api_model: text("apiModel")?.unwrap_or_else(|| id.clone()),
+        id,
+        family,
+        aliases,
+        context_window: count("contextWindow", 128_000)?,
+        max_output: count("maxOutputTokens", DEFAULT_MAX_OUTPUT_TOKENS)?,
+        efforts,
+        prices,
+    })
+}
+
+/// An `openaiApi` value: `chat` or `responses`.
+fn openai_api(value: Option<&Value>, place: &str) -> Result<Option<OpenAiApi>, String> {
+    match value {
+        None => Ok(None),
+        Some(v) => match v.as_str().and_then(OpenAiApi::parse) {
+            Some(api) => Ok(Some(api)),
+            None => Err(format!("{place} must be \"chat\" or \"responses\"")),
+        },
+    }
+}
+
+/// A `maxOutputTokens` value: a positive integer.
+fn output_limit(value: Option<&Value>, place: &str) -> Result<Option<u64>, String> {
+    match value {
+        None => Ok(None),
+        Some(v) => match v.as_u64().filter(|n| (1..=10_000_000).contains(n)) {
+            Some(n) => Ok(Some(n)),
+            None => Err(format!("{place} must be an integer from 1 to 10000000")),
+        },
+    }
+}
