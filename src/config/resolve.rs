@@ -174,7 +174,47 @@ pub fn resolve(
     }
     let source = source(env, config, flag_kind)?;
     let explicit = flag_kind.or(source.kind).or_else(|| azure_only(env, &source));
-    let configured = configured_families(env, &source);
+    let mut warnings = Vec::new();
+    let (profile, requested) = requested_model(env, choice, &source, explicit, &mut warnings)?;
+    let mut runtime = runtime(env, &source, explicit, &requested, net, user_models)?;
+    runtime.roots = extra_roots(env)?;
+    runtime.profile = profile;
+    runtime.warnings = source.warnings.iter().cloned().chain(warnings).collect();
+    let wanted = match choice.max_output_tokens {
+        Some(n) => Some((n, "--max-output-tokens")),
+        None => source
+            .max_output_tokens
+            .map(|n| (n, "the profile's maxOutputTokens"))
+            .or_else(|| config.and_then(|c| c.max_output_tokens).map(|n| (n, "maxOutputTokens"))),
+    };
+    apply_output_limit(&mut runtime, wanted);
+    choose_openai_api(&mut runtime, env, source.openai_api.or(config.and_then(|c| c.openai_api)))?;
+    apply_effort(&mut runtime, choice.effort.as_deref())?;
+    let min_thinking = models::MIN_THINKING_BUDGET;
+    if runtime.kind == ProviderKind::Anthropic
+        && runtime.send_effort.is_some_and(|e| e != Effort::None)
+        && runtime.max_tokens <= min_thinking
+    {
+        runtime.warnings.push(Warning::new(WarningCode::IgnoredOption, format!(
+            "--reasoning-effort is ignored: Anthropic thinking needs an output limit above {min_thinking} tokens (it is {}).",
+            runtime.max_tokens
+        )));
+        runtime.send_effort = None;
+    }
+    Ok(runtime)
+}
+
+/// The model asked for, and the profile it came from: `--model` (which may name a profile),
+/// else `--profile` (picked among the families the user has keys for), else the source's
+/// model, else the provider's default. A `--profile` beside `--model` is ignored, and says so.
+fn requested_model(
+    env: &Env,
+    choice: &Choice,
+    source: &Source,
+    explicit: Option<ProviderKind>,
+    warnings: &mut Vec<Warning>,
+) -> Result<(Option<Profile>, String), Failure> {
+    let configured = configured_families(env, source);
     let profile_flag = match choice.profile.as_deref() {
         Some(p) => Some(
             Profile::parse(p)
@@ -182,8 +222,6 @@ pub fn resolve(
         ),
         None => None,
     };
-    // `--model` names the model: a `--profile` beside it has no effect, and says so.
-    let mut warnings = Vec::new();
     let profile = match (profile_flag, choice.model.as_deref()) {
         (Some(ignored), Some(model)) => {
             warnings.push(Warning::new(
@@ -217,34 +255,10 @@ pub fn resolve(
     if requested.is_empty() {
         return Err(Failure::Provider("Missing Zero provider model".to_string()));
     }
-    let mut runtime = runtime(env, &source, explicit, &requested, net, user_models)?;
-    runtime.roots = extra_roots(env)?;
-    runtime.profile = profile;
-    runtime.warnings = source.warnings.iter().cloned().chain(warnings).collect();
-    let wanted = match choice.max_output_tokens {
-        Some(n) => Some((n, "--max-output-tokens")),
-        None => source
-            .max_output_tokens
-            .map(|n| (n, "the profile's maxOutputTokens"))
-            .or_else(|| config.and_then(|c| c.max_output_tokens).map(|n| (n, "maxOutputTokens"))),
-    };
-    apply_output_limit(&mut runtime, wanted);
-    choose_openai_api(&mut runtime, env, source.openai_api.or(config.and_then(|c| c.openai_api)))?;
-    apply_effort(&mut runtime, choice.effort.as_deref())?;
-    let min_thinking = models::MIN_THINKING_BUDGET;
-    if runtime.kind == ProviderKind::Anthropic
-        && runtime.send_effort.is_some_and(|e| e != Effort::None)
-        && runtime.max_tokens <= min_thinking
-    {
-        runtime.warnings.push(Warning::new(WarningCode::IgnoredOption, format!(
-            "--reasoning-effort is ignored: Anthropic thinking needs an output limit above {min_thinking} tokens (it is {}).",
-            runtime.max_tokens
-        )));
-        runtime.send_effort = None;
-    }
-    Ok(runtime)
+    Ok((profile, requested))
 }
 
+/// The scripted provider's runtime: the script to play; no key, no endpoint.
 fn scripted_runtime(
     choice: &Choice,
     net: NetSettings,
@@ -484,92 +498,17 @@ fn runtime(
     net: NetSettings,
     user_models: &[ModelSpec],
 ) -> Result<Runtime, Failure> {
-    let config_err = |m: String| Failure::Provider(m);
-    let openai_base = endpoint(env, source, ProviderKind::OpenAi).0;
-    let openai_base = match &openai_base {
-        Some(url) => Some(
-            normalize_url(url)
-                .ok_or_else(|| config_err(format!("Invalid Zero provider baseURL: {url}")))?,
-        ),
-        None => None,
-    };
-    let official = |url: &Option<String>| url.as_deref().is_none_or(is_official_openai);
+    let openai_base = endpoint(env, source, ProviderKind::OpenAi).0.map(checked_url).transpose()?;
     let known = find_model(requested, user_models);
+    let official_openai = openai_base.as_deref().is_none_or(is_official_openai);
     let kind = match known {
-        Some(model) => {
-            if let Some(e) = explicit.filter(|e| *e != ProviderKind::OpenAiCompatible) {
-                if e.family() != Some(model.family) {
-                    return Err(config_err(format!(
-                        "Zero model {} belongs to {}, not {}",
-                        model.id,
-                        model.family.name(),
-                        e.name()
-                    )));
-                }
-            }
-            if explicit == Some(ProviderKind::Azure) {
-                ProviderKind::Azure
-            } else if explicit == Some(ProviderKind::OpenAiCompatible)
-                || (model.family == Family::OpenAi && !official(&openai_base))
-            {
-                ProviderKind::OpenAiCompatible
-            } else {
-                family_kind(model.family)
-            }
-        }
-        None => match explicit {
-            Some(ProviderKind::OpenAiCompatible) => ProviderKind::OpenAiCompatible,
-            // Azure deployments have names their owners chose.
-            Some(ProviderKind::Azure) => ProviderKind::Azure,
-            // A gateway or local server speaking the Anthropic or Gemini format serves models
-            // of its own naming, as openai-compatible servers do.
-            Some(kind @ (ProviderKind::Anthropic | ProviderKind::Google))
-                if custom_host(env, source, kind) =>
-            {
-                kind
-            }
-            Some(kind) => {
-                return Err(config_err(format!(
-                    "Unknown Zero model \"{requested}\" for official {} provider runtime. Official providers require a model from the Zero model registry{}. {OTHER_MODELS}.",
-                    kind.name(),
-                    closest_models(requested, user_models, &configured_families(env, source))
-                )))
-            }
-            None if !official(&openai_base) => ProviderKind::OpenAiCompatible,
-            None => {
-                return Err(config_err(format!(
-                    "Unknown Zero model \"{requested}\" for {} provider runtime{}. {OTHER_MODELS} (for OpenAI-style servers, provider: \"openai-compatible\").",
-                    source.origin.describe(),
-                    closest_models(requested, user_models, &configured_families(env, source))
-                )))
-            }
-        },
+        Some(model) => kind_of_model(model, explicit, official_openai)?,
+        None => kind_of_unknown(env, source, explicit, requested, user_models, official_openai)?,
     };
     let (base, key) = endpoint(env, source, kind);
-    let base = match base {
-        Some(url) => Some(
-            normalize_url(&url)
-                .ok_or_else(|| config_err(format!("Invalid Zero provider baseURL: {url}")))?,
-        ),
-        None => None,
-    };
-    let base_url = match kind {
-        ProviderKind::OpenAiCompatible => match base {
-            Some(url) if !is_official_openai(&url) => url,
-            _ => {
-                return Err(config_err(
-                    "Zero openai-compatible provider requires an explicit non-official baseURL (set OPENAI_BASE_URL). Use provider: \"openai\" for the official OpenAI API.".to_string(),
-                ))
-            }
-        },
-        ProviderKind::OpenAi => official_openai_url(env),
-        ProviderKind::Anthropic => base.unwrap_or_else(|| ANTHROPIC_URL.to_string()),
-        ProviderKind::Google => base.unwrap_or_else(|| GEMINI_URL.to_string()),
-        ProviderKind::Azure => azure_endpoint(base)?,
-        ProviderKind::Scripted => String::new(),
-    };
+    let base_url = base_url_of(env, kind, base.map(checked_url).transpose()?)?;
     if kind == ProviderKind::Azure && !valid_deployment(requested) {
-        return Err(config_err(format!(
+        return Err(Failure::Provider(format!(
             "Invalid Azure deployment name \"{requested}\": letters, digits, '.', '-' and '_' only"
         )));
     }
@@ -579,7 +518,7 @@ fn runtime(
             && custom_host(env, source, kind));
     if key.is_none() && !keyless {
         let var = kind.env_names().0[0];
-        return Err(config_err(format!(
+        return Err(Failure::Provider(format!(
             "Zero {} provider requires an API key (set {var})",
             kind.name()
         )));
@@ -612,6 +551,95 @@ fn runtime(
         origin: Some(source.origin.clone()),
         roots: ExtraRoots::default(),
         warnings: Vec::new(),
+    })
+}
+
+/// A base URL as zero sends to it, or the error naming it.
+fn checked_url(url: String) -> Result<String, Failure> {
+    normalize_url(&url)
+        .ok_or_else(|| Failure::Provider(format!("Invalid Zero provider baseURL: {url}")))
+}
+
+/// Where a registry model runs: the provider its family names, unless the user chose Azure or
+/// an OpenAI-style server (or pointed OpenAI at another host).
+fn kind_of_model(
+    model: &Model,
+    explicit: Option<ProviderKind>,
+    official_openai: bool,
+) -> Result<ProviderKind, Failure> {
+    if let Some(e) = explicit.filter(|e| *e != ProviderKind::OpenAiCompatible) {
+        if e.family() != Some(model.family) {
+            return Err(Failure::Provider(format!(
+                "Zero model {} belongs to {}, not {}",
+                model.id,
+                model.family.name(),
+                e.name()
+            )));
+        }
+    }
+    Ok(if explicit == Some(ProviderKind::Azure) {
+        ProviderKind::Azure
+    } else if explicit == Some(ProviderKind::OpenAiCompatible)
+        || (model.family == Family::OpenAi && !official_openai)
+    {
+        ProviderKind::OpenAiCompatible
+    } else {
+        family_kind(model.family)
+    })
+}
+
+/// Where a model the registry does not know runs: only where models are named by their
+/// owners (an OpenAI-style server, Azure, a gateway); an official provider refuses it.
+fn kind_of_unknown(
+    env: &Env,
+    source: &Source,
+    explicit: Option<ProviderKind>,
+    requested: &str,
+    user_models: &[ModelSpec],
+    official_openai: bool,
+) -> Result<ProviderKind, Failure> {
+    let closest = || closest_models(requested, user_models, &configured_families(env, source));
+    match explicit {
+        Some(ProviderKind::OpenAiCompatible) => Ok(ProviderKind::OpenAiCompatible),
+        // Azure deployments have names their owners chose.
+        Some(ProviderKind::Azure) => Ok(ProviderKind::Azure),
+        // A gateway or local server speaking the Anthropic or Gemini format serves models
+        // of its own naming, as openai-compatible servers do.
+        Some(kind @ (ProviderKind::Anthropic | ProviderKind::Google))
+            if custom_host(env, source, kind) =>
+        {
+            Ok(kind)
+        }
+        Some(kind) => Err(Failure::Provider(format!(
+            "Unknown Zero model \"{requested}\" for official {} provider runtime. Official providers require a model from the Zero model registry{}. {OTHER_MODELS}.",
+            kind.name(),
+            closest()
+        ))),
+        None if !official_openai => Ok(ProviderKind::OpenAiCompatible),
+        None => Err(Failure::Provider(format!(
+            "Unknown Zero model \"{requested}\" for {} provider runtime{}. {OTHER_MODELS} (for OpenAI-style servers, provider: \"openai-compatible\").",
+            source.origin.describe(),
+            closest()
+        ))),
+    }
+}
+
+/// The base URL requests go to: the one configured, else the vendor's own.
+fn base_url_of(env: &Env, kind: ProviderKind, base: Option<String>) -> Result<String, Failure> {
+    Ok(match kind {
+        ProviderKind::OpenAiCompatible => match base {
+            Some(url) if !is_official_openai(&url) => url,
+            _ => {
+                return Err(Failure::Provider(
+                    "Zero openai-compatible provider requires an explicit non-official baseURL (set OPENAI_BASE_URL). Use provider: \"openai\" for the official OpenAI API.".to_string(),
+                ))
+            }
+        },
+        ProviderKind::OpenAi => official_openai_url(env),
+        ProviderKind::Anthropic => base.unwrap_or_else(|| ANTHROPIC_URL.to_string()),
+        ProviderKind::Google => base.unwrap_or_else(|| GEMINI_URL.to_string()),
+        ProviderKind::Azure => azure_endpoint(base)?,
+        ProviderKind::Scripted => String::new(),
     })
 }
 
