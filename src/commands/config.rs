@@ -48,91 +48,23 @@ pub fn config(json: bool, env: &Env) -> Exit {
 /// Reads the configuration as a run would (the provider command included) and describes it.
 pub(super) fn inspect(env: &Env) -> Inspection {
     let mut redactor = Redactor::new(env.secret_values());
-    let mut issues: Vec<Value> = Vec::new();
-    let mut layers = vec![json!({
+    let mut found = Findings::default();
+    found.layers.push(json!({
         "source": "defaults",
         "status": "loaded",
         "present": true,
         "config": {"maxTurns": DEFAULT_MAX_TURNS},
-    })];
+    }));
     let path = config::config_path(env).map(|p| p.display().to_string());
     let user_config = config::load_user_config(env);
-    match &user_config {
-        Ok(Some(user)) => {
-            for profile in &user.providers {
-                redactor.add_secrets_min(profile.api_key.clone(), 4);
-            }
-            layers.push(json!({
-                "source": "user",
-                "status": "loaded",
-                "present": true,
-                "path": path,
-                "config": user_layer(user),
-            }));
-            for warning in &user.warnings {
-                issues.push(issue("config.user.unknownKey", "warning", "user", warning, &path));
-            }
-        }
-        Ok(None) => {}
-        Err(failure) => {
-            layers.push(json!({
-                "source": "user",
-                "status": "invalid",
-                "present": true,
-                "path": path,
-                "config": {},
-                "errors": [failure.message()],
-            }));
-            issues.push(issue("config.user.invalid", "error", "user", &failure.message(), &path));
-        }
-    }
-    // The variables that configure zero, as the `env` layer.
-    let set: Map<String, Value> = config::PROVIDER_VARS
-        .iter()
-        .chain(config::SETTING_VARS)
-        .filter_map(|name| Some((name.to_string(), Value::String(env.get(name)?.to_string()))))
-        .collect();
+    found.file_layer(&user_config, &path, &mut redactor);
     let loaded = user_config.as_ref().ok().and_then(Option::as_ref);
-    let overridden = config::overridden_vars(env, loaded);
-    if !set.is_empty() {
-        let mut layer =
-            json!({"source": "env", "status": "loaded", "present": true, "config": set});
-        if !overridden.is_empty() {
-            let names: Vec<&str> = overridden.iter().map(|(n, _)| *n).collect();
-            layer["overridden"] = json!(names);
-        }
-        layers.push(layer);
-    }
-    for (name, profile) in &overridden {
-        issues.push(issue(
-            &format!("config.env.{name}.overridden"),
-            "warning",
-            "env",
-            &config::overridden(name, profile),
-            &None,
-        ));
-    }
+    found.env_layer(env, loaded);
     let runtime = match &user_config {
         Ok(_) => config::resolve(env, loaded, &Choice::default()),
         Err(failure) => Err(failure.clone()),
     };
-    let max_turns = config::max_turns(None, env, loaded);
-    let turns_from = if env.get("ZERO_MAX_TURNS").is_some() {
-        "env:ZERO_MAX_TURNS"
-    } else if loaded.and_then(|c| c.max_turns).is_some() {
-        "user"
-    } else {
-        "defaults"
-    };
-    if let Err(failure) = &max_turns {
-        issues.push(issue(
-            "config.env.ZERO_MAX_TURNS.invalid",
-            "error",
-            "env",
-            &failure.message(),
-            &None,
-        ));
-    }
+    let effective = found.effective(env, loaded);
     let provider = match &runtime {
         Ok(runtime) => {
             redactor.add_secrets_min(runtime.api_key.clone(), 4);
@@ -140,38 +72,131 @@ pub(super) fn inspect(env: &Env) -> Inspection {
         }
         Err(failure) => {
             if user_config.is_ok() {
-                issues.push(issue(
-                    "provider.config",
-                    "error",
-                    "provider",
-                    &failure.message(),
-                    &None,
-                ));
+                found.issue("provider.config", "error", "provider", &failure.message(), &None);
             }
             json!({"configured": false, "source": "none"})
         }
     };
-    let mut effective = json!({
-        "maxTurnsSource": turns_from,
-        "providers": loaded.map_or(0, |c| c.providers.len()),
-    });
-    if let Ok(turns) = max_turns {
-        effective["maxTurns"] = json!(turns);
-    }
-    if let Some(active) = loaded.and_then(|c| c.active_provider.as_ref()) {
-        effective["activeProvider"] = json!(active);
-    }
-    let ok = !issues.iter().any(|i| i["severity"] == "error");
+    let ok = !found.issues.iter().any(|i| i["severity"] == "error");
     let r = |value: Value| redactor.redact_value(&value);
     let report = Object(vec![
         ("generatedAt", json!(Utc::now().iso())),
         ("ok", json!(ok)),
         ("effective", r(effective)),
-        ("layers", r(json!(layers))),
+        ("layers", r(json!(found.layers))),
         ("provider", r(provider)),
-        ("issues", r(json!(issues))),
+        ("issues", r(json!(found.issues))),
     ]);
     Inspection { report, redactor, user_config, runtime }
+}
+
+/// The layers a configuration comes from, and the issues found in them.
+#[derive(Default)]
+struct Findings {
+    layers: Vec<Value>,
+    issues: Vec<Value>,
+}
+
+impl Findings {
+    fn issue(
+        &mut self,
+        id: &str,
+        severity: &str,
+        source: &str,
+        message: &str,
+        path: &Option<String>,
+    ) {
+        self.issues.push(issue(id, severity, source, message, path));
+    }
+
+    /// The user file's layer: loaded (its keys of profiles become secrets) or invalid.
+    fn file_layer(
+        &mut self,
+        user_config: &Result<Option<UserConfig>, Failure>,
+        path: &Option<String>,
+        redactor: &mut Redactor,
+    ) {
+        match user_config {
+            Ok(Some(user)) => {
+                for profile in &user.providers {
+                    redactor.add_secrets_min(profile.api_key.clone(), 4);
+                }
+                self.layers.push(json!({
+                    "source": "user",
+                    "status": "loaded",
+                    "present": true,
+                    "path": path,
+                    "config": user_layer(user),
+                }));
+                for warning in &user.warnings {
+                    self.issue("config.user.unknownKey", "warning", "user", warning, path);
+                }
+            }
+            Ok(None) => {}
+            Err(failure) => {
+                self.layers.push(json!({
+                    "source": "user",
+                    "status": "invalid",
+                    "present": true,
+                    "path": path,
+                    "config": {},
+                    "errors": [failure.message()],
+                }));
+                self.issue("config.user.invalid", "error", "user", &failure.message(), path);
+            }
+        }
+    }
+
+    /// The variables that configure zero, as the `env` layer, with those an active profile
+    /// overrides named.
+    fn env_layer(&mut self, env: &Env, loaded: Option<&UserConfig>) {
+        let set: Map<String, Value> = config::PROVIDER_VARS
+            .iter()
+            .chain(config::SETTING_VARS)
+            .filter_map(|name| Some((name.to_string(), Value::String(env.get(name)?.to_string()))))
+            .collect();
+        let overridden = config::overridden_vars(env, loaded);
+        if !set.is_empty() {
+            let mut layer =
+                json!({"source": "env", "status": "loaded", "present": true, "config": set});
+            if !overridden.is_empty() {
+                let names: Vec<&str> = overridden.iter().map(|(n, _)| *n).collect();
+                layer["overridden"] = json!(names);
+            }
+            self.layers.push(layer);
+        }
+        for (name, profile) in &overridden {
+            let id = format!("config.env.{name}.overridden");
+            self.issue(&id, "warning", "env", &config::overridden(name, profile), &None);
+        }
+    }
+
+    /// The settings in effect: the turn limit and where it comes from, the profiles.
+    fn effective(&mut self, env: &Env, loaded: Option<&UserConfig>) -> Value {
+        let max_turns = config::max_turns(None, env, loaded);
+        let turns_from = if env.get("ZERO_MAX_TURNS").is_some() {
+            "env:ZERO_MAX_TURNS"
+        } else if loaded.and_then(|c| c.max_turns).is_some() {
+            "user"
+        } else {
+            "defaults"
+        };
+        let mut effective = json!({
+            "maxTurnsSource": turns_from,
+            "providers": loaded.map_or(0, |c| c.providers.len()),
+        });
+        match max_turns {
+            Ok(turns) => effective["maxTurns"] = json!(turns),
+            Err(failure) => {
+                let id = "config.env.ZERO_MAX_TURNS.invalid";
+                self.issue(id, "error", "env", &failure.message(), &None);
+            }
+        }
+        if let Some(active) = loaded.and_then(|c| c.active_provider.as_ref()) {
+            effective["activeProvider"] = json!(active);
+        }
+        effective
+    }
 }
 
 fn issue(id: &str, severity: &str, source: &str, message: &str, path: &Option<String>) -> Value {
