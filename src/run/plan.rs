@@ -208,15 +208,7 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
         return Err(Failure::Usage(format!("{error} (see zero exec --help)")));
     }
     // 2. Input format, and the turn limit.
-    let input_format = match args.input_format.as_deref() {
-        None => InputFormat::Text,
-        Some(v) => InputFormat::parse(v).ok_or_else(|| {
-            Failure::Usage(format!(
-                "Invalid input format \"{}\". Expected \"text\" or \"stream-json\".",
-                v.trim()
-            ))
-        })?,
-    };
+    let input_format = input_format(args)?;
     let output_format = output_format(args).map_err(Failure::Usage)?;
     let schema_version = schema_version(args)?;
     let heartbeat_ms = args.heartbeat_ms.as_deref().map(heartbeat_ms).transpose()?;
@@ -234,78 +226,17 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
     let enabled_tools = tools::parse_filter(&args.enabled_tools, "enabled")?;
     let disabled_tools = tools::parse_filter(&args.disabled_tools, "disabled")?;
     tools::check_overlap(&enabled_tools, &disabled_tools)?;
-    let inherit = match args.shell_env.as_deref().map(|v| v.trim().to_ascii_lowercase()) {
-        None => false,
-        Some(v) if v == "filtered" => false,
-        Some(v) if v == "inherit" => true,
-        Some(_) => {
-            return Err(Failure::Usage(format!(
-                "Invalid --shell-env value \"{}\". Expected \"filtered\" or \"inherit\".",
-                args.shell_env.as_deref().unwrap_or_default().trim()
-            )))
-        }
-    };
+    let inherit = shell_inherit(args)?;
     let mut warnings = Vec::new();
-    let mut redact_values = Vec::new();
-    for name in &args.redact_env {
-        match env.get(name) {
-            Some(value) if value.len() >= 4 => redact_values.push(value.to_string()),
-            Some(_) => warnings.push(Warning::new(
-                WarningCode::IgnoredOption,
-                format!("--redact-env {name}: values shorter than 4 characters are not redacted."),
-            )),
-            None => warnings.push(Warning::new(
-                WarningCode::IgnoredOption,
-                format!("--redact-env {name}: the variable is not set."),
-            )),
-        }
-    }
-    for name in &args.shell_env_keep {
-        if env.get(name).is_none() {
-            warnings.push(Warning::new(
-                WarningCode::IgnoredOption,
-                format!("--shell-env-keep {name}: the variable is not set."),
-            ));
-        }
-    }
-    // `-` alone, or `--file -`, reads the prompt from stdin; only one of them can.
-    // A `-` word, wherever it stands, or `--file -`, reads the prompt's rest from stdin (after
-    // the other words and a blank line); stdin can be read once.
-    let dashes = args.prompt_words.iter().filter(|w| *w == "-").count();
-    let dash_word = dashes > 0;
-    let dash_file = args.file.as_deref() == Some(std::path::Path::new("-"));
-    if dashes > 1 || (dash_word && dash_file) {
-        return Err(Failure::Usage(
-            "stdin can be read once: give one `-` word or `--file -`, not more.".to_string(),
-        ));
-    }
-    let mut prompt_words: Vec<String> =
-        args.prompt_words.iter().filter(|w| *w != "-").cloned().collect();
-    if let Some(prompt) = &args.prompt {
-        // `--resume WORD` also put WORD among the words, as a possible prompt word.
-        let resume_word = usize::from(matches!(args.resume, Some(Resume::Candidate { .. })));
-        if args.prompt_words.len() - dashes > resume_word {
-            return Err(Failure::Usage(
-                "Give the prompt either as words or with --prompt, not both.".to_string(),
-            ));
-        }
-        if args.live {
-            return Err(Failure::Usage(
-                "--live reads its turns from stdin: it takes no --prompt.".to_string(),
-            ));
-        }
-        // The resume word, if any, is then a session id (see `session_plan`); a `-` still
-        // appends stdin.
-        prompt_words = vec![prompt.clone()];
-    }
+    let redact_values = named_values(args, env, &mut warnings);
+    let prompt = prompt_sources(args)?;
     let approvals = live_options(args, input_format, output_format, schema_version, &mut warnings)?;
-    let prompt_file = if dash_file { None } else { args.file.clone() };
     Ok(RunPlan {
         input_format,
         output_format,
-        prompt_words,
-        prompt_file,
-        prompt_stdin: dash_word || dash_file,
+        prompt_words: prompt.words,
+        prompt_file: prompt.file,
+        prompt_stdin: prompt.stdin,
         list_tools: args.list_tools,
         max_turns,
         session,
@@ -334,6 +265,93 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
         live: args.live,
         approvals,
     })
+}
+
+/// `-i`: text, or stream-json lines.
+fn input_format(args: &ExecArgs) -> Result<InputFormat, Failure> {
+    match args.input_format.as_deref() {
+        None => Ok(InputFormat::Text),
+        Some(v) => InputFormat::parse(v).ok_or_else(|| {
+            Failure::Usage(format!(
+                "Invalid input format \"{}\". Expected \"text\" or \"stream-json\".",
+                v.trim()
+            ))
+        }),
+    }
+}
+
+/// `--shell-env`: whether bash gets every variable (`inherit`) or the filtered set.
+fn shell_inherit(args: &ExecArgs) -> Result<bool, Failure> {
+    match args.shell_env.as_deref().map(|v| v.trim().to_ascii_lowercase()) {
+        None => Ok(false),
+        Some(v) if v == "filtered" => Ok(false),
+        Some(v) if v == "inherit" => Ok(true),
+        Some(_) => Err(Failure::Usage(format!(
+            "Invalid --shell-env value \"{}\". Expected \"filtered\" or \"inherit\".",
+            args.shell_env.as_deref().unwrap_or_default().trim()
+        ))),
+    }
+}
+
+/// The values of the `--redact-env` variables, and a warning for each named variable (of
+/// `--redact-env` or `--shell-env-keep`) that is unset or too short to redact.
+fn named_values(args: &ExecArgs, env: &Env, warnings: &mut Vec<Warning>) -> Vec<String> {
+    let mut values = Vec::new();
+    let mut warn =
+        |message: String| warnings.push(Warning::new(WarningCode::IgnoredOption, message));
+    for name in &args.redact_env {
+        match env.get(name) {
+            Some(value) if value.len() >= 4 => values.push(value.to_string()),
+            Some(_) => warn(format!(
+                "--redact-env {name}: values shorter than 4 characters are not redacted."
+            )),
+            None => warn(format!("--redact-env {name}: the variable is not set.")),
+        }
+    }
+    for name in args.shell_env_keep.iter().filter(|name| env.get(name).is_none()) {
+        warn(format!("--shell-env-keep {name}: the variable is not set."));
+    }
+    values
+}
+
+/// Where the prompt comes from: its words (or `--prompt`), a file, and whether stdin adds
+/// to them.
+struct PromptSources {
+    words: Vec<String>,
+    file: Option<PathBuf>,
+    stdin: bool,
+}
+
+/// A `-` word, wherever it stands, or `--file -`, reads the prompt's rest from stdin (after
+/// the other words and a blank line); stdin can be read once. `--prompt` replaces the words.
+fn prompt_sources(args: &ExecArgs) -> Result<PromptSources, Failure> {
+    let dashes = args.prompt_words.iter().filter(|w| *w == "-").count();
+    let dash_file = args.file.as_deref() == Some(std::path::Path::new("-"));
+    if dashes > 1 || (dashes > 0 && dash_file) {
+        return Err(Failure::Usage(
+            "stdin can be read once: give one `-` word or `--file -`, not more.".to_string(),
+        ));
+    }
+    let mut words: Vec<String> = args.prompt_words.iter().filter(|w| *w != "-").cloned().collect();
+    if let Some(prompt) = &args.prompt {
+        // `--resume WORD` also put WORD among the words, as a possible prompt word.
+        let resume_word = usize::from(matches!(args.resume, Some(Resume::Candidate { .. })));
+        if args.prompt_words.len() - dashes > resume_word {
+            return Err(Failure::Usage(
+                "Give the prompt either as words or with --prompt, not both.".to_string(),
+            ));
+        }
+        if args.live {
+            return Err(Failure::Usage(
+                "--live reads its turns from stdin: it takes no --prompt.".to_string(),
+            ));
+        }
+        // The resume word, if any, is then a session id (see `session_plan`); a `-` still
+        // appends stdin.
+        words = vec![prompt.clone()];
+    }
+    let file = if dash_file { None } else { args.file.clone() };
+    Ok(PromptSources { words, file, stdin: dashes > 0 || dash_file })
 }
 
 /// `-o`: decided before anything else can fail, since every later error is written in it.
