@@ -226,6 +226,25 @@ impl TokenCounts {
     }
 }
 
+/// An `error` event in the stream: overloaded, API and rate-limit errors may pass if the call
+/// is tried again.
+fn stream_error(event: &Value) -> CallError {
+    let detail = error_message(event).unwrap_or_else(|| {
+        event
+            .pointer("/error/type")
+            .and_then(Value::as_str)
+            .unwrap_or("Anthropic stream error")
+            .to_string()
+    });
+    let kind = event.pointer("/error/type").and_then(Value::as_str).unwrap_or_default();
+    let message = format!("Provider returned error during streaming: {detail}");
+    if matches!(kind, "overloaded_error" | "api_error" | "rate_limit_error") {
+        CallError::transient(message, None)
+    } else {
+        CallError::fatal(message)
+    }
+}
+
 impl Decoder for AnthropicDecoder {
     fn feed(&mut self, frame: Frame, out: &mut Vec<StreamEvent>) -> Result<(), CallError> {
         let Some(data) = event_data(frame)? else { return Ok(()) };
@@ -239,72 +258,13 @@ impl Decoder for AnthropicDecoder {
             }
             "content_block_start" => {
                 let block = event.get("content_block").cloned().unwrap_or(Value::Null);
-                let Some(index) = index else { return Ok(()) };
-                match block.get("type").and_then(Value::as_str) {
-                    Some("tool_use") => {
-                        let text = |k: &str| {
-                            block.get(k).and_then(Value::as_str).unwrap_or_default().to_string()
-                        };
-                        let initial = match block.get("input") {
-                            Some(Value::Object(map)) if !map.is_empty() => {
-                                Value::Object(map.clone()).to_string()
-                            }
-                            _ => String::new(),
-                        };
-                        self.blocks.insert(
-                            index,
-                            Block::Tool {
-                                id: text("id"),
-                                name: text("name"),
-                                initial,
-                                fragments: String::new(),
-                                fragmented: false,
-                            },
-                        );
-                    }
-                    Some("thinking") => {
-                        let text = block
-                            .get("thinking")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_string();
-                        self.blocks
-                            .insert(index, Block::Thinking { text, signature: String::new() });
-                    }
-                    Some("redacted_thinking") => out.push(StreamEvent::Native(block)),
-                    _ => {}
+                if let Some(index) = index {
+                    self.block_start(index, block, out);
                 }
             }
             "content_block_delta" => {
                 let delta = event.get("delta").cloned().unwrap_or(Value::Null);
-                let field = |k: &str| delta.get(k).and_then(Value::as_str).unwrap_or_default();
-                match (
-                    delta.get("type").and_then(Value::as_str),
-                    index.and_then(|i| self.blocks.get_mut(&i)),
-                ) {
-                    (Some("text_delta"), _) if !field("text").is_empty() => {
-                        out.push(StreamEvent::Text(field("text").to_string()))
-                    }
-                    (Some("input_json_delta"), Some(Block::Tool { fragments, fragmented, .. })) => {
-                        let what = "a tool call's arguments";
-                        append_within(fragments, field("partial_json"), MAX_CALL_ARGUMENTS, what)?;
-                        *fragmented |= !field("partial_json").is_empty();
-                    }
-                    (Some("thinking_delta"), block) => {
-                        let piece = field("thinking");
-                        if let Some(Block::Thinking { text, .. }) = block {
-                            append_within(text, piece, MAX_TURN_REASONING, "reasoning text")?;
-                        }
-                        if !piece.is_empty() {
-                            out.push(StreamEvent::Reasoning(piece.to_string()));
-                        }
-                    }
-                    (Some("signature_delta"), Some(Block::Thinking { signature, .. })) => {
-                        let what = "a thinking signature";
-                        append_within(signature, field("signature"), MAX_TURN_REASONING, what)?;
-                    }
-                    _ => {}
-                }
+                self.block_delta(index, &delta, out)?;
             }
             "content_block_stop" => {
                 if let Some(block) = index.and_then(|i| self.blocks.remove(&i)) {
@@ -329,24 +289,7 @@ impl Decoder for AnthropicDecoder {
                 self.stopped = true;
                 self.close(out);
             }
-            "error" => {
-                let detail = error_message(&event).unwrap_or_else(|| {
-                    event
-                        .pointer("/error/type")
-                        .and_then(Value::as_str)
-                        .unwrap_or("Anthropic stream error")
-                        .to_string()
-                });
-                let kind = event.pointer("/error/type").and_then(Value::as_str).unwrap_or_default();
-                let message = format!("Provider returned error during streaming: {detail}");
-                return Err(
-                    if matches!(kind, "overloaded_error" | "api_error" | "rate_limit_error") {
-                        CallError::transient(message, None)
-                    } else {
-                        CallError::fatal(message)
-                    },
-                );
-            }
+            "error" => return Err(stream_error(&event)),
             _ => {}
         }
         Ok(())
@@ -365,6 +308,71 @@ impl Decoder for AnthropicDecoder {
 }
 
 impl AnthropicDecoder {
+    /// A content block begins: a tool call or thinking is kept until it stops; redacted
+    /// thinking is passed on as it is, to be sent back.
+    fn block_start(&mut self, index: u64, block: Value, out: &mut Vec<StreamEvent>) {
+        match block.get("type").and_then(Value::as_str) {
+            Some("tool_use") => {
+                let text =
+                    |k: &str| block.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+                let initial = match block.get("input") {
+                    Some(Value::Object(map)) if !map.is_empty() => {
+                        Value::Object(map.clone()).to_string()
+                    }
+                    _ => String::new(),
+                };
+                let (id, name) = (text("id"), text("name"));
+                let fragments = String::new();
+                let tool = Block::Tool { id, name, initial, fragments, fragmented: false };
+                self.blocks.insert(index, tool);
+            }
+            Some("thinking") => {
+                let text =
+                    block.get("thinking").and_then(Value::as_str).unwrap_or_default().to_string();
+                self.blocks.insert(index, Block::Thinking { text, signature: String::new() });
+            }
+            Some("redacted_thinking") => out.push(StreamEvent::Native(block)),
+            _ => {}
+        }
+    }
+
+    /// A piece of a block: text goes out at once, arguments and thinking signatures are kept,
+    /// thinking does both.
+    fn block_delta(
+        &mut self,
+        index: Option<u64>,
+        delta: &Value,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), CallError> {
+        let field = |k: &str| delta.get(k).and_then(Value::as_str).unwrap_or_default();
+        let block = index.and_then(|i| self.blocks.get_mut(&i));
+        match (delta.get("type").and_then(Value::as_str), block) {
+            (Some("text_delta"), _) if !field("text").is_empty() => {
+                out.push(StreamEvent::Text(field("text").to_string()))
+            }
+            (Some("input_json_delta"), Some(Block::Tool { fragments, fragmented, .. })) => {
+                let what = "a tool call's arguments";
+                append_within(fragments, field("partial_json"), MAX_CALL_ARGUMENTS, what)?;
+                *fragmented |= !field("partial_json").is_empty();
+            }
+            (Some("thinking_delta"), block) => {
+                let piece = field("thinking");
+                if let Some(Block::Thinking { text, .. }) = block {
+                    append_within(text, piece, MAX_TURN_REASONING, "reasoning text")?;
+                }
+                if !piece.is_empty() {
+                    out.push(StreamEvent::Reasoning(piece.to_string()));
+                }
+            }
+            (Some("signature_delta"), Some(Block::Thinking { signature, .. })) => {
+                let what = "a thinking signature";
+                append_within(signature, field("signature"), MAX_TURN_REASONING, what)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// Completes every open block and reports usage (once).
     fn close(&mut self, out: &mut Vec<StreamEvent>) {
         for (_, block) in std::mem::take(&mut self.blocks) {
