@@ -187,70 +187,8 @@ pub(super) fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
     if let Some(list) = map.get("providers") {
         let list = list.as_array().ok_or("providers must be an array")?;
         for (i, entry) in list.iter().enumerate() {
-            let at = |field: &str, what: &str| format!("providers[{i}].{field} must be {what}");
-            let entry = entry.as_object().ok_or(format!("providers[{i}] must be an object"))?;
-            let place = format!("providers[{i}].");
-            config
-                .warnings
-                .extend(entry.keys().filter_map(|k| unknown_key(k, PROVIDER_KEYS, &place)));
-            let text = |field: &str, required: bool| -> Result<Option<String>, String> {
-                match entry.get(field) {
-                    None if required => Err(at(field, "a non-empty string")),
-                    None => Ok(None),
-                    Some(Value::String(s)) if !required || !s.trim().is_empty() => {
-                        Ok(Some(s.clone()))
-                    }
-                    Some(_) => {
-                        Err(at(field, if required { "a non-empty string" } else { "a string" }))
-                    }
-                }
-            };
-            let name = text("name", true)?.unwrap_or_default();
-            let provider = match text("provider", false)? {
-                None => None,
-                Some(kind) => Some(
-                    ProviderKind::parse(&kind)
-                        .filter(|k| *k != ProviderKind::Scripted)
-                        .ok_or_else(|| {
-                            at("provider", "openai, anthropic, google, openai-compatible or azure")
-                        })?,
-                ),
-            };
-            let base_url = text("baseURL", false)?;
-            if let Some(url) = &base_url {
-                normalize_url(url).ok_or_else(|| at("baseURL", "an http(s) URL"))?;
-            } else if provider == Some(ProviderKind::OpenAiCompatible) {
-                return Err(at("baseURL", "set for an openai-compatible provider"));
-            } else if provider == Some(ProviderKind::Azure) {
-                return Err(at(
-                    "baseURL",
-                    "set for an azure provider (https://<resource>.openai.azure.com)",
-                ));
-            }
-            let api_key = text("apiKey", false)?;
-            let model = text("model", false)?.filter(|m| !m.trim().is_empty());
-            if model.is_none() && provider == Some(ProviderKind::OpenAiCompatible) {
-                return Err(at(
-                    "model",
-                    "set for an openai-compatible provider (its server names its models)",
-                ));
-            }
-            text("description", false)?;
-            let max_output_tokens = output_limit(
-                entry.get("maxOutputTokens"),
-                &format!("providers[{i}].maxOutputTokens"),
-            )?;
-            let openai_api =
-                openai_api(entry.get("openaiApi"), &format!("providers[{i}].openaiApi"))?;
-            config.providers.push(ConfigProfile {
-                name,
-                provider,
-                base_url,
-                api_key,
-                model,
-                max_output_tokens,
-                openai_api,
-            });
+            let profile = config_profile(entry, i, &mut config.warnings)?;
+            config.providers.push(profile);
         }
     }
     if let Some(active) = &config.active_provider {
@@ -267,6 +205,60 @@ pub(super) fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
         }
     }
     Ok(config)
+}
+
+/// One entry of `providers`: a `name`, and what the official providers can do without (a
+/// base URL, a model) where an OpenAI-style server or Azure needs it.
+fn config_profile(
+    entry: &Value,
+    i: usize,
+    warnings: &mut Vec<String>,
+) -> Result<ConfigProfile, String> {
+    let at = |field: &str, what: &str| format!("providers[{i}].{field} must be {what}");
+    let entry = entry.as_object().ok_or(format!("providers[{i}] must be an object"))?;
+    let place = format!("providers[{i}].");
+    warnings.extend(entry.keys().filter_map(|k| unknown_key(k, PROVIDER_KEYS, &place)));
+    let text = |field: &str, required: bool| -> Result<Option<String>, String> {
+        match entry.get(field) {
+            None if required => Err(at(field, "a non-empty string")),
+            None => Ok(None),
+            Some(Value::String(s)) if !required || !s.trim().is_empty() => Ok(Some(s.clone())),
+            Some(_) => Err(at(field, if required { "a non-empty string" } else { "a string" })),
+        }
+    };
+    let name = text("name", true)?.unwrap_or_default();
+    let provider = match text("provider", false)? {
+        None => None,
+        Some(kind) => {
+            Some(ProviderKind::parse(&kind).filter(|k| *k != ProviderKind::Scripted).ok_or_else(
+                || at("provider", "openai, anthropic, google, openai-compatible or azure"),
+            )?)
+        }
+    };
+    let base_url = text("baseURL", false)?;
+    if let Some(url) = &base_url {
+        normalize_url(url).ok_or_else(|| at("baseURL", "an http(s) URL"))?;
+    } else if provider == Some(ProviderKind::OpenAiCompatible) {
+        return Err(at("baseURL", "set for an openai-compatible provider"));
+    } else if provider == Some(ProviderKind::Azure) {
+        return Err(at(
+            "baseURL",
+            "set for an azure provider (https://<resource>.openai.azure.com)",
+        ));
+    }
+    let api_key = text("apiKey", false)?;
+    let model = text("model", false)?.filter(|m| !m.trim().is_empty());
+    if model.is_none() && provider == Some(ProviderKind::OpenAiCompatible) {
+        return Err(at(
+            "model",
+            "set for an openai-compatible provider (its server names its models)",
+        ));
+    }
+    text("description", false)?;
+    let max_output_tokens =
+        output_limit(entry.get("maxOutputTokens"), &format!("providers[{i}].maxOutputTokens"))?;
+    let openai_api = openai_api(entry.get("openaiApi"), &format!("providers[{i}].openaiApi"))?;
+    Ok(ConfigProfile { name, provider, base_url, api_key, model, max_output_tokens, openai_api })
 }
 
 /// One entry of `models`: `id` and `provider` (the vendor family) required; the API name
@@ -300,17 +292,8 @@ fn model_spec(entry: &Value, i: usize, warnings: &mut Vec<String>) -> Result<Mod
         }
         _ => return Err(at("provider", "openai, anthropic or google")),
     };
-    let aliases = match entry.get("aliases") {
-        None => Vec::new(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|a| {
-                a.as_str().filter(|a| !a.trim().is_empty()).map(|a| a.trim().to_ascii_lowercase())
-            })
-            .collect::<Option<Vec<String>>>()
-            .ok_or_else(|| at("aliases", "an array of strings"))?,
-        Some(_) => return Err(at("aliases", "an array of strings")),
-    };
+    let aliases =
+        aliases(entry.get("aliases")).ok_or_else(|| at("aliases", "an array of strings"))?;
     let efforts = match entry.get("reasoningEfforts") {
         None => Vec::new(),
         Some(Value::Array(items)) => items
@@ -322,35 +305,7 @@ fn model_spec(entry: &Value, i: usize, warnings: &mut Vec<String>) -> Result<Mod
             })?,
         Some(_) => return Err(at("reasoningEfforts", "an array of efforts")),
     };
-    let prices = match entry.get("prices") {
-        None => Prices::Unknown,
-        Some(Value::Object(p)) => {
-            let rate = |k: &str, required: bool| -> Result<Option<f64>, String> {
-                match p.get(k) {
-                    None if !required => Ok(None),
-                    Some(v) => {
-                        match v.as_f64().filter(|f| f.is_finite() && *f >= 0.0 && *f <= 1_000_000.0)
-                        {
-                            Some(f) => Ok(Some(f)),
-                            None => Err(at(
-                                &format!("prices.{k}"),
-                                "a number of dollars per million tokens",
-                            )),
-                        }
-                    }
-                    None => {
-                        Err(at(&format!("prices.{k}"), "a number of dollars per million tokens"))
-                    }
-                }
-            };
-            Prices::Flat(Rates {
-                input: rate("input", true)?.unwrap_or(0.0),
-                cached_input: rate("cachedInput", false)?,
-                output: rate("output", true)?.unwrap_or(0.0),
-            })
-        }
-        Some(_) => return Err(at("prices", "an object with input, output and cachedInput")),
-    };
+    let prices = prices(entry.get("prices")).map_err(|(field, what)| at(&field, what))?;
     Ok(ModelSpec {
         api_model: text("apiModel")?.unwrap_or_else(|| id.clone()),
         id,
@@ -361,6 +316,48 @@ fn model_spec(entry: &Value, i: usize, warnings: &mut Vec<String>) -> Result<Mod
         efforts,
         prices,
     })
+}
+
+/// A model's `aliases`: non-empty strings, in lower case; `None` when they are not that.
+fn aliases(value: Option<&Value>) -> Option<Vec<String>> {
+    match value {
+        None => Some(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|a| {
+                a.as_str().filter(|a| !a.trim().is_empty()).map(|a| a.trim().to_ascii_lowercase())
+            })
+            .collect(),
+        Some(_) => None,
+    }
+}
+
+/// A model's `prices`, in dollars per million tokens: input and output required, cached
+/// input optional; none at all is no cost reported. An error names the field and what it
+/// must be.
+fn prices(value: Option<&Value>) -> Result<Prices, (String, &'static str)> {
+    let per_million = "a number of dollars per million tokens";
+    let p = match value {
+        None => return Ok(Prices::Unknown),
+        Some(Value::Object(p)) => p,
+        Some(_) => return Err(("prices".into(), "an object with input, output and cachedInput")),
+    };
+    let rate = |k: &str, required: bool| -> Result<Option<f64>, (String, &'static str)> {
+        match p.get(k) {
+            None if !required => Ok(None),
+            None => Err((format!("prices.{k}"), per_million)),
+            Some(v) => match v.as_f64().filter(|f| f.is_finite() && *f >= 0.0 && *f <= 1_000_000.0)
+            {
+                Some(f) => Ok(Some(f)),
+                None => Err((format!("prices.{k}"), per_million)),
+            },
+        }
+    };
+    Ok(Prices::Flat(Rates {
+        input: rate("input", true)?.unwrap_or(0.0),
+        cached_input: rate("cachedInput", false)?,
+        output: rate("output", true)?.unwrap_or(0.0),
+    }))
 }
 
 /// An `openaiApi` value: `chat` or `responses`.
