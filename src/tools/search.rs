@@ -12,7 +12,7 @@ use std::os::unix::ffi::OsStrExt;
 
 use serde_json::{json, Value};
 
-use super::workspace::{open_regular, refusal, Parents};
+use super::workspace::{open_regular, refusal, Parents, Place};
 use super::{looks_binary, object_schema, ArgError, Args, Outcome, Workspace};
 use crate::search::glob::Glob;
 use crate::search::ignore::{read_ignore, Level, Stack, Verdict};
@@ -416,41 +416,11 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
             Err(e) => return Ok(Outcome::error(format!("Error searching {path}: {e}"))),
         },
         Ok(Some((Kind::Dir, _))) => {
-            let dir = match target.open_dir() {
-                Ok(dir) => dir,
+            let tree = Tree { ws, target: &target, include_ignored, filter: filter.as_ref() };
+            walked = match tree.search(&mut found, &regex) {
+                Ok(walked) => walked,
                 Err(e) => return Ok(Outcome::error(format!("Error searching {path}: {e}"))),
             };
-            let shown_base = target.shown();
-            let ignore = ignore_rules(ws, &target, include_ignored);
-            walked = walk(&dir, usize::MAX, ignore, &|e| !hidden(e), &mut |entry, parent| {
-                if entry.is_dir() || hidden(entry) {
-                    return true;
-                }
-                let wanted = match &filter {
-                    None => true,
-                    Some((glob, true)) => glob.matches(&entry.rel),
-                    Some((glob, false)) => glob.matches(entry.name()),
-                };
-                if !wanted {
-                    return true;
-                }
-                let opened = match entry.kind {
-                    Kind::File => open_file_in(parent, &entry.name),
-                    // A linked file is searched only where it really is inside the
-                    // workspace, resolved as any path the model gives.
-                    _ => ws
-                        .locate_from(&target.rel, &entry.rel, true, Parents::Existing)
-                        .ok()
-                        .and_then(|place| open_regular(&place).ok().map(|(f, m)| (f, m.len()))),
-                };
-                let Some((file, size)) = opened else { return true };
-                let shown = if shown_base == "." {
-                    entry.rel.clone()
-                } else {
-                    format!("{shown_base}/{}", entry.rel)
-                };
-                found.file(&shown, file, size, &regex)
-            });
         }
         Ok(Some((kind, _))) => {
             let why = refusal(kind).unwrap_or("it cannot be searched");
@@ -463,20 +433,54 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
         }
         Err(err) => return Ok(Outcome::error(format!("Error searching {path}: {err}"))),
     }
-    if found.lines.is_empty() {
-        return Ok(Outcome::ok(format!("No matches found.{}", walked.note())));
+    Ok(found.report(&walked))
+}
+
+/// A directory grep searches: the files the walk meets (not ignored, not hidden, matching
+/// the `glob` filter, by path when it holds a `/`, else by name).
+struct Tree<'a> {
+    ws: &'a Workspace,
+    target: &'a Place,
+    include_ignored: bool,
+    filter: Option<&'a (Glob, bool)>,
+}
+
+impl Tree<'_> {
+    fn search(&self, found: &mut Found<'_>, regex: &Regex) -> std::io::Result<Walked> {
+        let dir = self.target.open_dir()?;
+        let shown_base = self.target.shown();
+        let ignore = ignore_rules(self.ws, self.target, self.include_ignored);
+        Ok(walk(&dir, usize::MAX, ignore, &|e| !hidden(e), &mut |entry, parent| {
+            if entry.is_dir() || hidden(entry) {
+                return true;
+            }
+            let wanted = match self.filter {
+                None => true,
+                Some((glob, true)) => glob.matches(&entry.rel),
+                Some((glob, false)) => glob.matches(entry.name()),
+            };
+            if !wanted {
+                return true;
+            }
+            let opened = match entry.kind {
+                Kind::File => open_file_in(parent, &entry.name),
+                // A linked file is searched only where it really is inside the workspace,
+                // resolved as any path the model gives.
+                _ => self
+                    .ws
+                    .locate_from(&self.target.rel, &entry.rel, true, Parents::Existing)
+                    .ok()
+                    .and_then(|place| open_regular(&place).ok().map(|(f, m)| (f, m.len()))),
+            };
+            let Some((file, size)) = opened else { return true };
+            let shown = if shown_base == "." {
+                entry.rel.clone()
+            } else {
+                format!("{shown_base}/{}", entry.rel)
+            };
+            found.file(&shown, file, size, regex)
+        }))
     }
-    let mut out = found.lines.join("\n");
-    if mode == "count" {
-        out.push_str(&format!("\n{} matches in {} files", found.total, found.files));
-    }
-    if found.more {
-        out.push_str(&format!(
-            "\n... (limited to the first {head_limit} results; raise head_limit for more)"
-        ));
-    }
-    out.push_str(&walked.note());
-    Ok(Outcome::ok(out))
 }
 
 /// What grep has found so far, in its output mode.
@@ -494,6 +498,26 @@ struct Found<'a> {
 }
 
 impl Found<'_> {
+    /// What grep answers: the lines (or files, or counts), whether there were more, and what
+    /// the walk left out.
+    fn report(&self, walked: &Walked) -> Outcome {
+        if self.lines.is_empty() {
+            return Outcome::ok(format!("No matches found.{}", walked.note()));
+        }
+        let mut out = self.lines.join("\n");
+        if self.mode == "count" {
+            out.push_str(&format!("\n{} matches in {} files", self.total, self.files));
+        }
+        if self.more {
+            out.push_str(&format!(
+                "\n... (limited to the first {} results; raise head_limit for more)",
+                self.head_limit
+            ));
+        }
+        out.push_str(&walked.note());
+        Outcome::ok(out)
+    }
+
     /// Searches one file; false when the walk can stop (content mode, enough lines).
     fn file(&mut self, shown: &str, file: File, size: u64, regex: &Regex) -> bool {
         let shown = &crate::text::shown_name(shown);
@@ -547,11 +571,7 @@ fn hidden(entry: &Entry) -> bool {
 
 /// The ignore rules for a walk from `start`, none with `include_ignored`. `node_modules` is
 /// ignored besides what the files say.
-fn ignore_rules(
-    ws: &Workspace,
-    start: &super::workspace::Place,
-    include_ignored: bool,
-) -> Option<Stack> {
+fn ignore_rules(ws: &Workspace, start: &Place, include_ignored: bool) -> Option<Stack> {
     if include_ignored {
         return None;
     }
