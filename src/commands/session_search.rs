@@ -33,21 +33,9 @@ struct Match {
 /// `zero search`.
 pub fn search(args: &SearchArgs, env: &Env) -> Exit {
     let redactor = Redactor::new(env.secret_values());
-    let number = |name: &str, value: &Option<String>, default: usize| match value {
-        None => Ok(default),
-        Some(v) => match v.trim() {
-            t if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
-                Ok(t.parse::<usize>().unwrap_or(usize::MAX))
-            }
-            _ => Err(format!("Invalid {name} value \"{v}\". Expected a non-negative integer.")),
-        },
-    };
-    let (limit, context) = match (
-        number("--limit", &args.limit, DEFAULT_LIMIT),
-        number("--context", &args.context, DEFAULT_CONTEXT_CHARS),
-    ) {
-        (Ok(limit), Ok(context)) => (limit, context),
-        (Err(message), _) | (_, Err(message)) => return fail(&redactor, &message, Exit::Usage),
+    let (limit, context) = match limits(args) {
+        Ok(limits) => limits,
+        Err(message) => return fail(&redactor, &message, Exit::Usage),
     };
     let query = args.query.join(" ");
     let normalized = normalize(&query);
@@ -70,53 +58,14 @@ pub fn search(args: &SearchArgs, env: &Env) -> Exit {
         },
     };
     let terms: Vec<&str> = normalized.split(' ').collect();
+    let wanted =
+        Wanted { normalized: &normalized, terms, limit, context, args, redactor: &redactor };
     let mut hits: Vec<Hit> = Vec::new();
-    'sessions: for meta in &sessions {
+    for meta in &sessions {
         if hits.len() >= limit {
             break;
         }
-        // A session that cannot be read is named and skipped: the search is over what can be
-        // read. Its events are read one at a time, so any session searches in bounded memory.
-        let mut reader = match store.reader(&meta.session_id) {
-            Ok(reader) => reader,
-            Err(err) => {
-                note(&redactor, &format!("WARNING: {}", store_message(&err)));
-                continue;
-            }
-        };
-        loop {
-            let mut event = match reader.next_event() {
-                Ok(Some(event)) => event,
-                Ok(None) => break,
-                Err(err) => {
-                    note(&redactor, &format!("WARNING: {}", store_message(&err)));
-                    break;
-                }
-            };
-            if args.event_type.as_deref().is_some_and(|t| t != event.kind.name()) {
-                continue;
-            }
-            redact_argument_text(&mut event, &redactor);
-            let payload = event.payload.as_ref().map(|p| redactor.redact_value(p));
-            let text = payload.as_ref().map(leaves).unwrap_or_default();
-            let Some(found) = find(&text, &normalized, &terms) else { continue };
-            hits.push(Hit {
-                session: redacted_metadata(meta, &redactor),
-                event: HitEvent {
-                    id: redactor.redact_str(&event.id),
-                    sequence: event.sequence,
-                    kind: redactor.redact_str(event.kind.name()),
-                    created_at: redactor.redact_str(&event.created_at),
-                },
-                context: context_of(&text, found, context),
-                found,
-            });
-            if hits.len() >= limit {
-                warn_skipped(&reader, &redactor);
-                break 'sessions;
-            }
-        }
-        warn_skipped(&reader, &redactor);
+        wanted.search_session(&store, meta, &mut hits);
     }
     let result = SearchResult {
         query: redactor.redact_str(&query),
@@ -130,6 +79,82 @@ pub fn search(args: &SearchArgs, env: &Env) -> Exit {
         return print_json(&result);
     }
     print(&format_text(&result))
+}
+
+/// `--limit` and `--context`: non-negative integers.
+fn limits(args: &SearchArgs) -> Result<(usize, usize), String> {
+    let number = |name: &str, value: &Option<String>, default: usize| match value {
+        None => Ok(default),
+        Some(v) => match v.trim() {
+            t if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
+                Ok(t.parse::<usize>().unwrap_or(usize::MAX))
+            }
+            _ => Err(format!("Invalid {name} value \"{v}\". Expected a non-negative integer.")),
+        },
+    };
+    Ok((
+        number("--limit", &args.limit, DEFAULT_LIMIT)?,
+        number("--context", &args.context, DEFAULT_CONTEXT_CHARS)?,
+    ))
+}
+
+/// What is searched for, and how many hits with how much context.
+struct Wanted<'a> {
+    normalized: &'a str,
+    terms: Vec<&'a str>,
+    limit: usize,
+    context: usize,
+    args: &'a SearchArgs,
+    redactor: &'a Redactor,
+}
+
+impl Wanted<'_> {
+    /// The hits of one session, until there are `limit` in all. A session that cannot be
+    /// read is named and skipped: the search is over what can be read. Its events are read
+    /// one at a time, and each is let go before the next, so any session searches in
+    /// bounded memory.
+    fn search_session(&self, store: &Store, meta: &Metadata, hits: &mut Vec<Hit>) {
+        let redactor = self.redactor;
+        let mut reader = match store.reader(&meta.session_id) {
+            Ok(reader) => reader,
+            Err(err) => return note(redactor, &format!("WARNING: {}", store_message(&err))),
+        };
+        loop {
+            let mut event = match reader.next_event() {
+                Ok(Some(event)) => event,
+                Ok(None) => break,
+                Err(err) => {
+                    note(redactor, &format!("WARNING: {}", store_message(&err)));
+                    break;
+                }
+            };
+            if self.args.event_type.as_deref().is_some_and(|t| t != event.kind.name()) {
+                continue;
+            }
+            redact_argument_text(&mut event, redactor);
+            // The stored payload is let go as soon as its redacted copy exists, and that copy
+            // as soon as its text does.
+            let payload = event.payload.take().map(|p| redactor.redact_value(&p));
+            let text = payload.as_ref().map(leaves).unwrap_or_default();
+            drop(payload);
+            let Some(found) = find(&text, self.normalized, &self.terms) else { continue };
+            hits.push(Hit {
+                session: redacted_metadata(meta, redactor),
+                event: HitEvent {
+                    id: redactor.redact_str(&event.id),
+                    sequence: event.sequence,
+                    kind: redactor.redact_str(event.kind.name()),
+                    created_at: redactor.redact_str(&event.created_at),
+                },
+                context: context_of(&text, found, self.context),
+                found,
+            });
+            if hits.len() >= self.limit {
+                break;
+            }
+        }
+        warn_skipped(&reader, redactor);
+    }
 }
 
 /// The lines of a session that the search could not read, on stderr.
