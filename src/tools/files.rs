@@ -87,72 +87,114 @@ pub(super) fn read_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgE
         Ok(_) => {}
         Err(err) => return fail(err.to_string()),
     }
-    let asked = start_arg.is_some() || end_arg.is_some() || max_arg.is_some();
-    let start = start_arg.unwrap_or(1);
-    let end = end_arg.unwrap_or(u64::MAX);
-    let limit = max_arg.or(if end_arg.is_some() { None } else { Some(DEFAULT_LINES) });
-    let byte_cap = if asked { MAX_BYTES } else { DEFAULT_BYTES };
-    let mut lines: Vec<String> = Vec::new();
-    let mut bytes = 0usize;
-    let mut total = 0u64;
-    let mut capped = false;
-    let mut buf = Vec::new();
-    loop {
-        // A line is held up to the cap at most, however long it is in the file.
-        let cut = match read_line_capped(&mut reader, &mut buf, byte_cap + 1) {
-            Ok(Some(cut)) => cut,
-            Ok(None) => break,
-            Err(err) => return fail(err.to_string()),
-        };
-        total += 1;
-        if total < start || total > end {
-            continue;
-        }
-        let over_lines = limit.is_some_and(|l| lines.len() as u64 >= l);
-        if over_lines || bytes >= byte_cap {
-            // The caller's own max_lines is not a cap worth a note; the defaults are.
-            capped |= bytes >= byte_cap || max_arg.is_none();
-            continue;
-        }
-        capped |= cut;
-        let line = String::from_utf8_lossy(&buf).into_owned();
-        bytes += line.len() + 8;
-        lines.push(line);
-    }
-    if total == 0 && start == 1 {
-        return Ok(Outcome::ok(format!("File: {path} (0 lines)\n")));
-    }
-    if start > total {
-        return Ok(Outcome::error(format!(
-            "File: {path}\n(start_line {start} is past the end of the file, which has {total} lines)"
-        )));
-    }
-    let last = start + lines.len() as u64 - 1;
-    let width = last.to_string().len();
-    let mut out = if asked {
-        format!("File: {path} (lines {start}-{last} of {total})\n\n")
-    } else {
-        format!("File: {path} ({total} lines)\n\n")
+    let window = Window {
+        asked: start_arg.is_some() || end_arg.is_some() || max_arg.is_some(),
+        start: start_arg.unwrap_or(1),
+        end: end_arg.unwrap_or(u64::MAX),
+        limit: max_arg.or(if end_arg.is_some() { None } else { Some(DEFAULT_LINES) }),
+        own_limit: max_arg.is_some(),
     };
-    for (i, line) in lines.iter().enumerate() {
-        out.push_str(&format!("{:>width$} | {line}\n", start + i as u64));
+    match window.read(&mut reader) {
+        Ok(read) => Ok(read.answer(path, &window)),
+        Err(err) => fail(err.to_string()),
     }
-    // Cut a single enormous line so the result stays within the cap.
-    if out.len() > byte_cap + 4096 {
-        let mut cut = byte_cap;
-        while !out.is_char_boundary(cut) {
-            cut -= 1;
+}
+
+/// The lines read_file is asked for: from `start` to `end`, at most `limit` of them.
+struct Window {
+    /// The caller named lines (else the defaults apply, and the cap is smaller).
+    asked: bool,
+    start: u64,
+    end: u64,
+    limit: Option<u64>,
+    /// The limit is the caller's `max_lines`, not the default.
+    own_limit: bool,
+}
+
+/// What was read of a file: the lines in the window, how many the file has, and whether a
+/// cap cut the answer short.
+struct Lines {
+    lines: Vec<String>,
+    total: u64,
+    capped: bool,
+}
+
+impl Window {
+    fn byte_cap(&self) -> usize {
+        if self.asked {
+            MAX_BYTES
+        } else {
+            DEFAULT_BYTES
         }
-        out.truncate(cut);
-        out.push('\n');
-        capped = true;
     }
-    if capped {
-        out.push_str(&format!(
-            "... (output capped; showing lines {start}-{last} of {total}; pass start_line to read further)\n"
-        ));
+
+    /// Reads the whole file, keeping the window's lines within the caps.
+    fn read(&self, reader: &mut impl BufRead) -> std::io::Result<Lines> {
+        let byte_cap = self.byte_cap();
+        let mut read = Lines { lines: Vec::new(), total: 0, capped: false };
+        let mut bytes = 0usize;
+        let mut buf = Vec::new();
+        // A line is held up to the cap at most, however long it is in the file.
+        while let Some(cut) = read_line_capped(reader, &mut buf, byte_cap + 1)? {
+            read.total += 1;
+            if read.total < self.start || read.total > self.end {
+                continue;
+            }
+            let over_lines = self.limit.is_some_and(|l| read.lines.len() as u64 >= l);
+            if over_lines || bytes >= byte_cap {
+                // The caller's own max_lines is not a cap worth a note; the defaults are.
+                read.capped |= bytes >= byte_cap || !self.own_limit;
+                continue;
+            }
+            read.capped |= cut;
+            let line = String::from_utf8_lossy(&buf).into_owned();
+            bytes += line.len() + 8;
+            read.lines.push(line);
+        }
+        Ok(read)
     }
-    Ok(Outcome::ok(out))
+}
+
+impl Lines {
+    /// The numbered lines, with a header saying which, and a note when a cap cut them.
+    fn answer(mut self, path: &str, window: &Window) -> Outcome {
+        let (start, total) = (window.start, self.total);
+        if total == 0 && start == 1 {
+            return Outcome::ok(format!("File: {path} (0 lines)\n"));
+        }
+        if start > total {
+            return Outcome::error(format!(
+                "File: {path}\n(start_line {start} is past the end of the file, which has {total} lines)"
+            ));
+        }
+        let last = start + self.lines.len() as u64 - 1;
+        let width = last.to_string().len();
+        let mut out = if window.asked {
+            format!("File: {path} (lines {start}-{last} of {total})\n\n")
+        } else {
+            format!("File: {path} ({total} lines)\n\n")
+        };
+        for (i, line) in self.lines.iter().enumerate() {
+            out.push_str(&format!("{:>width$} | {line}\n", start + i as u64));
+        }
+        // Cut a single enormous line so the result stays within the cap.
+        let byte_cap = window.byte_cap();
+        if out.len() > byte_cap + 4096 {
+            let mut cut = byte_cap;
+            while !out.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            out.truncate(cut);
+            out.push('\n');
+            self.capped = true;
+        }
+        if self.capped {
+            out.push_str(&format!(
+                "... (output capped; showing lines {start}-{last} of {total}; pass start_line to read further)\n"
+            ));
+        }
+        Outcome::ok(out)
+    }
 }
 
 /// Reads one line into `buf` without its newline, keeping at most `keep` bytes of it (the rest
