@@ -638,7 +638,7 @@ fn search_file(
     // Reading no more than the size seen at open saves the read that would find the end; a
     // file that says it is empty (as some special filesystems do) is read to its end.
     let mut reader = file.take(if size == 0 { GREP_FILE_LIMIT + 1 } else { size });
-    let (mut count, mut reporting, mut read, mut first) = (0, true, 0u64, true);
+    let (mut count, mut read, mut first) = (0, 0u64, true);
     // The number of the buffer's first line, and whether the buffer is the rest of a line
     // longer than a piece, not searched.
     let (mut first_line, mut skipping) = (1usize, false);
@@ -689,25 +689,8 @@ fn search_file(
         } else {
             (whole, whole)
         };
-        let haystack = &buffer[..part];
-        // Line numbers are counted only when a match is reported, from the last one.
-        let (mut counted_to, mut line_number) = (0usize, first_line);
-        regex.matching_lines(haystack, GREP_LINE_BYTES, |start, end| {
-            count += 1;
-            if reporting {
-                if want_numbers {
-                    line_number +=
-                        crate::search::substring::count(b'\n', haystack, counted_to, start);
-                    counted_to = start;
-                }
-                let mut line = &haystack[start..end.min(start + GREP_LINE_BYTES)];
-                if let Some(stripped) = line.strip_suffix(b"\r") {
-                    line = stripped;
-                }
-                reporting = on_match(line_number, line);
-            }
-            reporting
-        });
+        let numbers = want_numbers.then_some(first_line);
+        let reporting = match_piece(regex, &buffer[..part], numbers, &mut count, &mut on_match);
         if !reporting || at_end {
             break;
         }
@@ -717,6 +700,36 @@ fn search_file(
         buffer.drain(..rest);
     }
     count
+}
+
+/// Reports the matching lines of one piece of a file (whole lines, or the searched head of
+/// one longer than a piece) to `on_match`, counting them, until it says stop (false).
+/// `first_line` is the piece's first line number, when numbers are wanted: they are counted
+/// only when a match is reported, from the last one.
+#[inline]
+fn match_piece(
+    regex: &Regex,
+    haystack: &[u8],
+    first_line: Option<usize>,
+    count: &mut usize,
+    on_match: &mut impl FnMut(usize, &[u8]) -> bool,
+) -> bool {
+    let (mut counted_to, mut line_number) = (0usize, first_line.unwrap_or(1));
+    let mut reporting = true;
+    regex.matching_lines(haystack, GREP_LINE_BYTES, |start, end| {
+        *count += 1;
+        if first_line.is_some() {
+            line_number += crate::search::substring::count(b'\n', haystack, counted_to, start);
+            counted_to = start;
+        }
+        let mut line = &haystack[start..end.min(start + GREP_LINE_BYTES)];
+        if let Some(stripped) = line.strip_suffix(b"\r") {
+            line = stripped;
+        }
+        reporting = on_match(line_number, line);
+        reporting
+    });
+    reporting
 }
 
 #[cfg(test)]
