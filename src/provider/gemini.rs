@@ -92,6 +92,40 @@ pub fn request_body(
     thinking: Thinking,
     request: &Request<'_>,
 ) -> Result<Value, CallError> {
+    let (system, contents) = conversation(request)?;
+    let mut generation = Map::new();
+    generation.insert("maxOutputTokens".into(), json!(max_tokens));
+    match thinking {
+        Thinking::Off => {}
+        Thinking::Budget(effort) => {
+            if let Some(budget) = thinking_budget(effort) {
+                generation.insert("thinkingConfig".into(), json!({"thinkingBudget": budget}));
+            }
+        }
+        Thinking::Level(effort) => {
+            generation.insert("thinkingConfig".into(), json!({"thinkingLevel": effort.name()}));
+        }
+    }
+    let mut body = Map::new();
+    body.insert("contents".into(), Value::Array(contents));
+    body.insert("generationConfig".into(), Value::Object(generation));
+    if !system.is_empty() {
+        body.insert("systemInstruction".into(), json!({"parts": system}));
+    }
+    if !request.tools.is_empty() {
+        let declarations: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "parameters": reduce_schema(&t.parameters)}))
+            .collect();
+        body.insert("tools".into(), json!([{"functionDeclarations": declarations}]));
+    }
+    Ok(Value::Object(body))
+}
+
+/// The messages as Gemini takes them: the system parts apart, then turns of `user` and
+/// `model` parts (a tool result is a user part naming the function it answers).
+fn conversation(request: &Request<'_>) -> Result<(Vec<Value>, Vec<Value>), CallError> {
     let mut system: Vec<Value> = Vec::new();
     let mut contents: Vec<(String, Vec<Value>)> = Vec::new();
     let mut call_names: Vec<(&str, &str)> = Vec::new();
@@ -145,36 +179,9 @@ pub fn request_body(
             "Zero Gemini provider requires at least one non-system message",
         ));
     }
-    let contents: Vec<Value> =
+    let contents =
         contents.into_iter().map(|(role, parts)| json!({"role": role, "parts": parts})).collect();
-    let mut generation = Map::new();
-    generation.insert("maxOutputTokens".into(), json!(max_tokens));
-    match thinking {
-        Thinking::Off => {}
-        Thinking::Budget(effort) => {
-            if let Some(budget) = thinking_budget(effort) {
-                generation.insert("thinkingConfig".into(), json!({"thinkingBudget": budget}));
-            }
-        }
-        Thinking::Level(effort) => {
-            generation.insert("thinkingConfig".into(), json!({"thinkingLevel": effort.name()}));
-        }
-    }
-    let mut body = Map::new();
-    body.insert("contents".into(), Value::Array(contents));
-    body.insert("generationConfig".into(), Value::Object(generation));
-    if !system.is_empty() {
-        body.insert("systemInstruction".into(), json!({"parts": system}));
-    }
-    if !request.tools.is_empty() {
-        let declarations: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "parameters": reduce_schema(&t.parameters)}))
-            .collect();
-        body.insert("tools".into(), json!([{"functionDeclarations": declarations}]));
-    }
-    Ok(Value::Object(body))
+    Ok((system, contents))
 }
 
 fn push_user(contents: &mut Vec<(String, Vec<Value>)>, part: Value) {

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::conversation::{Message, ToolCall};
+use crate::conversation::{Message, ToolCall, ToolSpec};
 use crate::error::{Failure, Stop};
 use crate::output::{lock, Decision, Finished, Gate, Phase, Shared};
 use crate::protocol::events::{Action, DecidedBy};
@@ -162,6 +162,14 @@ fn interrupted() -> Result<(), Stop> {
     Ok(())
 }
 
+/// What one model call said: its text, the tools it called, and what its provider needs to
+/// be sent back (reasoning items, thinking blocks).
+struct Said {
+    text: String,
+    calls: Vec<ToolCall>,
+    native: Vec<serde_json::Value>,
+}
+
 impl Agent<'_> {
     /// Runs until the model answers; `messages` holds the conversation so far and grows.
     pub fn run(&mut self, messages: &mut Vec<Message>) -> Result<String, Stop> {
@@ -169,60 +177,7 @@ impl Agent<'_> {
         for _ in 0..self.max_turns {
             // An interrupt during the last tool of a turn stops before the next model call.
             interrupted()?;
-            let mut text = String::new();
-            let mut calls: Vec<ToolCall> = Vec::new();
-            let mut native = Vec::new();
-            {
-                let out = self.out;
-                let journal = &mut *self.journal;
-                let model = self.model;
-                // Once the call has said something, its other events (tool calls, usage,
-                // warnings) wait for the end of its stream: every text and reasoning delta of
-                // a call comes before them, also when a provider streams text after a call
-                // (Gemini parts, Anthropic blocks), and a key spelled across that call is
-                // still one text for the redactor. Before any output (a retry's warning) they
-                // are written at once.
-                let mut deferred: Vec<StreamEvent> = Vec::new();
-                let mut said = false;
-                let mut sink = |event: StreamEvent| -> Result<(), Stop> {
-                    interrupted()?;
-                    match event {
-                        StreamEvent::Text(delta) => {
-                            said = true;
-                            text.push_str(&delta);
-                            lock(out).text(&delta)?;
-                        }
-                        StreamEvent::LastText(delta) => {
-                            said = true;
-                            text.push_str(&delta);
-                            lock(out).last_text(&delta)?;
-                        }
-                        // Reasoning is never part of the answer; schema 2 shows it.
-                        StreamEvent::Reasoning(delta) => {
-                            said = true;
-                            lock(out).reasoning(&delta)?;
-                        }
-                        StreamEvent::Native(value) => native.push(value),
-                        event @ StreamEvent::ToolCall(_) => {
-                            said = true;
-                            deferred.push(event);
-                        }
-                        event if said => deferred.push(event),
-                        event => write_call_event(out, journal, model, &mut calls, event)?,
-                    }
-                    Ok(())
-                };
-                let request = Request { messages, tools: &specs };
-                lock(out).set_phase(Some(Phase::Model), None);
-                let streamed = self.provider.stream(&request, &mut sink);
-                // No heartbeat claims the model is still answering once the call is over.
-                lock(out).set_phase(None, None);
-                // What the call did is written however it ended: its text first, then the rest.
-                for event in deferred {
-                    write_call_event(out, journal, model, &mut calls, event)?;
-                }
-                streamed?;
-            }
+            let Said { text, calls, native } = self.model_call(messages, &specs)?;
             lock(self.out).end_turn()?;
             self.journal.assistant(&text, &calls, &native);
             let mut message = Message::assistant(text.clone(), calls.clone());
@@ -237,32 +192,90 @@ impl Agent<'_> {
                 }
                 return Ok(text);
             }
-            for (done, call) in calls.iter().enumerate() {
-                if crate::run::ending::turn_interrupted() {
-                    // Every call of the turn gets a result, in the stream and in the
-                    // conversation, or the next request is refused.
-                    for call in &calls[done..] {
-                        self.finish_call(call, &interrupted_outcome(), Duration::ZERO, messages)?;
-                    }
-                    return Err(Failure::Interrupted.into());
-                }
-                let (outcome, duration) = match self.tools.gate(call) {
-                    Some(gated) => self.decide(call, &gated)?,
-                    None => {
-                        if let Some(side_effect) = self.tools.allowed_by_level(call) {
-                            self.allow_by_policy(call, side_effect)?;
-                        }
-                        self.run_tool(call, false)
-                    }
-                };
-                self.finish_call(call, &outcome, duration, messages)?;
-            }
+            self.run_calls(&calls, messages)?;
         }
         Err(Failure::MaxTurns(format!(
             "Reached the limit of {} turns without a final answer (raise it with --max-turns).",
             self.max_turns
         ))
         .into())
+    }
+
+    /// One model call, streamed: its text and reasoning are written as they come. Once the
+    /// call has said something, its other events (tool calls, usage, warnings) wait for the
+    /// end of its stream: every text and reasoning delta of a call comes before them, also
+    /// when a provider streams text after a call (Gemini parts, Anthropic blocks), and a key
+    /// spelled across that call is still one text for the redactor. Before any output (a
+    /// retry's warning) they are written at once.
+    fn model_call(&mut self, messages: &[Message], specs: &[ToolSpec]) -> Result<Said, Stop> {
+        let (out, journal, model) = (self.out, &mut *self.journal, self.model);
+        let mut said = Said { text: String::new(), calls: Vec::new(), native: Vec::new() };
+        let mut deferred: Vec<StreamEvent> = Vec::new();
+        let mut spoke = false;
+        let mut sink = |event: StreamEvent| -> Result<(), Stop> {
+            interrupted()?;
+            match event {
+                StreamEvent::Text(delta) => {
+                    spoke = true;
+                    said.text.push_str(&delta);
+                    lock(out).text(&delta)?;
+                }
+                StreamEvent::LastText(delta) => {
+                    spoke = true;
+                    said.text.push_str(&delta);
+                    lock(out).last_text(&delta)?;
+                }
+                // Reasoning is never part of the answer; schema 2 shows it.
+                StreamEvent::Reasoning(delta) => {
+                    spoke = true;
+                    lock(out).reasoning(&delta)?;
+                }
+                StreamEvent::Native(value) => said.native.push(value),
+                event @ StreamEvent::ToolCall(_) => {
+                    spoke = true;
+                    deferred.push(event);
+                }
+                event if spoke => deferred.push(event),
+                event => write_call_event(out, journal, model, &mut said.calls, event)?,
+            }
+            Ok(())
+        };
+        let request = Request { messages, tools: specs };
+        lock(out).set_phase(Some(Phase::Model), None);
+        let streamed = self.provider.stream(&request, &mut sink);
+        // No heartbeat claims the model is still answering once the call is over.
+        lock(out).set_phase(None, None);
+        // What the call did is written however it ended: its text first, then the rest.
+        for event in deferred {
+            write_call_event(out, journal, model, &mut said.calls, event)?;
+        }
+        streamed?;
+        Ok(said)
+    }
+
+    /// Runs a turn's calls in order, each through its permission; after an interrupt, every
+    /// call left gets an interrupted result, in the stream and in the conversation, or the
+    /// next request is refused.
+    fn run_calls(&mut self, calls: &[ToolCall], messages: &mut Vec<Message>) -> Result<(), Stop> {
+        for (done, call) in calls.iter().enumerate() {
+            if crate::run::ending::turn_interrupted() {
+                for call in &calls[done..] {
+                    self.finish_call(call, &interrupted_outcome(), Duration::ZERO, messages)?;
+                }
+                return Err(Failure::Interrupted.into());
+            }
+            let (outcome, duration) = match self.tools.gate(call) {
+                Some(gated) => self.decide(call, &gated)?,
+                None => {
+                    if let Some(side_effect) = self.tools.allowed_by_level(call) {
+                        self.allow_by_policy(call, side_effect)?;
+                    }
+                    self.run_tool(call, false)
+                }
+            };
+            self.finish_call(call, &outcome, duration, messages)?;
+        }
+        Ok(())
     }
 
     /// Writes a call's result, records it, and adds it to the conversation.
