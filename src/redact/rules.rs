@@ -101,6 +101,55 @@ enum Mode {
     Pem,
 }
 
+impl Mode {
+    /// The mode that `c` leaves this one for, or `None` when `c` belongs to this one.
+    #[inline]
+    fn left_for(self, c: char) -> Option<Mode> {
+        let stays = match self {
+            Mode::Normal | Mode::Pem | Mode::UrlAuthority => true,
+            // `::` is a path separator, not a key's colon.
+            Mode::Colon { .. } if c == ':' => return Some(Mode::Normal),
+            Mode::Colon { url, .. } if c == '/' && url => true,
+            Mode::Colon { next, .. } => {
+                return Some(match next {
+                    AfterColon::Nothing => Mode::Normal,
+                    AfterColon::Authorization => Mode::AuthStart,
+                    AfterColon::RestOfLine => Mode::LineStart { quotes: false },
+                    AfterColon::Yaml => Mode::LineStart { quotes: true },
+                })
+            }
+            Mode::UrlSlash => c == '/',
+            // `==` and `=>` are operators, not assignments.
+            Mode::AssignStart => {
+                is_blank(c)
+                    || c == '"'
+                    || c == '\''
+                    || (is_value_char(c) && !matches!(c, '=' | '>'))
+            }
+            Mode::Quoted { .. } | Mode::LineStart { .. } | Mode::Line | Mode::AuthStart => {
+                !is_newline(c)
+            }
+            Mode::Unquoted => is_value_char(c),
+            Mode::CredentialStart => is_blank(c) || !ends_credential(c),
+            Mode::Credential => !ends_credential(c),
+            Mode::JsonValueStart(quote) => {
+                let opens = match quote {
+                    Quote::Double => c == '"',
+                    Quote::Single => c == '\'',
+                    Quote::EscapedDouble => c == '\\',
+                };
+                is_blank(c) || opens
+            }
+            Mode::JsonValueBackslash => c == '"',
+            // An exact secret glued to the token is part of it.
+            Mode::Token(class) => {
+                (c.is_ascii() && class.contains(c as u8)) || c == SECRET_STAND_IN_CHAR
+            }
+        };
+        (!stays).then_some(Mode::Normal)
+    }
+}
+
 /// What a lookahead rule decided at one position.
 enum Hold {
     /// The rule does not apply here.
@@ -305,92 +354,9 @@ impl Scanner {
 
     /// Leaves the modes that `c` ends or that only wait for a particular next character, so the
     /// lookahead rules and `consume` see the mode that really applies to `c`.
+    #[inline]
     fn settle(&mut self, c: char) {
-        loop {
-            let next = match self.mode {
-                Mode::Normal | Mode::Pem | Mode::UrlAuthority => return,
-                Mode::Colon { next, url } => {
-                    if c == '/' && url {
-                        return;
-                    }
-                    if c == ':' {
-                        // `::` is a path separator, not a key's colon.
-                        self.mode = Mode::Normal;
-                        return;
-                    }
-                    match next {
-                        AfterColon::Nothing => Mode::Normal,
-                        AfterColon::Authorization => Mode::AuthStart,
-                        AfterColon::RestOfLine => Mode::LineStart { quotes: false },
-                        AfterColon::Yaml => Mode::LineStart { quotes: true },
-                    }
-                }
-                Mode::UrlSlash => {
-                    if c == '/' {
-                        return;
-                    }
-                    Mode::Normal
-                }
-                Mode::AssignStart => {
-                    // `==` and `=>` are operators, not assignments.
-                    if is_blank(c)
-                        || c == '"'
-                        || c == '\''
-                        || (is_value_char(c) && !matches!(c, '=' | '>'))
-                    {
-                        return;
-                    }
-                    Mode::Normal
-                }
-                Mode::Quoted { .. } | Mode::LineStart { .. } | Mode::Line | Mode::AuthStart => {
-                    if !is_newline(c) {
-                        return;
-                    }
-                    Mode::Normal
-                }
-                Mode::Unquoted => {
-                    if is_value_char(c) {
-                        return;
-                    }
-                    Mode::Normal
-                }
-                Mode::CredentialStart => {
-                    if is_blank(c) || !ends_credential(c) {
-                        return;
-                    }
-                    Mode::Normal
-                }
-                Mode::Credential => {
-                    if !ends_credential(c) {
-                        return;
-                    }
-                    Mode::Normal
-                }
-                Mode::JsonValueStart(quote) => {
-                    let opens = match quote {
-                        Quote::Double => c == '"',
-                        Quote::Single => c == '\'',
-                        Quote::EscapedDouble => c == '\\',
-                    };
-                    if is_blank(c) || opens {
-                        return;
-                    }
-                    Mode::Normal
-                }
-                Mode::JsonValueBackslash => {
-                    if c == '"' {
-                        return;
-                    }
-                    Mode::Normal
-                }
-                Mode::Token(class) => {
-                    // An exact secret glued to the token is part of it.
-                    if (c.is_ascii() && class.contains(c as u8)) || c == SECRET_STAND_IN_CHAR {
-                        return;
-                    }
-                    Mode::Normal
-                }
-            };
+        while let Some(next) = self.mode.left_for(c) {
             self.mode = next;
         }
     }
