@@ -386,20 +386,9 @@ impl Plan {
 pub(super) fn apply_patch(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError> {
     let patch = args.required("patch", true)?;
     let fail = |detail: String| Ok(Outcome::error(format!("Error applying patch: {detail}")));
-    let base = match args.string("cwd")? {
-        None => Vec::new(),
-        Some(cwd) => match ws.open_dir(&[], cwd) {
-            Ok((place, _)) => place.rel,
-            Err(e) if e.ends_with("is not a directory") => {
-                return fail(format!("cwd {cwd:?} is not a directory"))
-            }
-            Err(_) => {
-                return fail(format!(
-                    "cwd must stay inside the workspace ({})",
-                    ws.root().display()
-                ))
-            }
-        },
+    let base = match patch_base(ws, args.string("cwd")?) {
+        Ok(base) => base,
+        Err(e) => return fail(e),
     };
     let files = match parse(patch) {
         Ok(files) => files,
@@ -409,51 +398,7 @@ pub(super) fn apply_patch(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, Ar
     let mut plan = Plan::default();
     let mut summary = Vec::new();
     for file in &files {
-        let locate =
-            |p: &str, follow: bool, parents: Parents| ws.locate_from(&base, p, follow, parents);
-        let applied = |text: String, shown: &str| -> Result<String, String> {
-            let mut text = Text::parse(&text);
-            apply_hunks(&mut text, &file.hunks, shown)?;
-            Ok(text.render())
-        };
-        let step = match (&file.old, &file.new) {
-            (None, Some(new)) => locate(new, false, Parents::Plan).and_then(|place| {
-                let content = applied(String::new(), new)?;
-                summary.push(format!("A {new}"));
-                plan.create(place, content, new)
-            }),
-            (Some(old), None) => locate(old, false, Parents::Existing).and_then(|place| {
-                if matches!(place.kind(), Ok(Some((Kind::Symlink, _)))) {
-                    return Err(format!("cannot delete {old}: it is a symbolic link"));
-                }
-                let text = plan.current(place.clone(), old)?;
-                let mut left = Text::parse(&text);
-                apply_hunks(&mut left, &file.hunks, old)?;
-                if !left.lines.is_empty() {
-                    return Err(format!(
-                        "cannot delete {old}: the patch does not remove all of its lines"
-                    ));
-                }
-                summary.push(format!("D {old}"));
-                plan.set(&place, None);
-                Ok(())
-            }),
-            (Some(old), Some(new)) => locate(old, true, Parents::Existing).and_then(|from| {
-                let text = plan.current(from.clone(), old)?;
-                let content = applied(text, old)?;
-                let to = locate(new, true, Parents::Plan)?;
-                if to.rel == from.rel {
-                    summary.push(format!("M {new}"));
-                    plan.set(&from, Some(content));
-                    return Ok(());
-                }
-                summary.push(format!("R {old} -> {new}"));
-                plan.set(&from, None);
-                plan.create(to, content, new)
-            }),
-            (None, None) => Err("a file header names /dev/null on both sides".to_string()),
-        };
-        if let Err(e) = step {
+        if let Err(e) = plan.add(ws, &base, file, &mut summary) {
             return fail(e);
         }
     }
@@ -466,6 +411,79 @@ pub(super) fn apply_patch(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, Ar
     let changed = plan.targets.iter().map(|t| t.place.shown());
     Ok(Outcome::ok(format!("Patch applied successfully.\n{}", summary.join("\n")))
         .changing(changed))
+}
+
+/// The directory the patch's paths are relative to: `cwd`, which must be inside the
+/// workspace, else its root.
+fn patch_base(ws: &Workspace, cwd: Option<&str>) -> Result<Vec<OsString>, String> {
+    let Some(cwd) = cwd else { return Ok(Vec::new()) };
+    match ws.open_dir(&[], cwd) {
+        Ok((place, _)) => Ok(place.rel),
+        Err(e) if e.ends_with("is not a directory") => {
+            Err(format!("cwd {cwd:?} is not a directory"))
+        }
+        Err(_) => Err(format!("cwd must stay inside the workspace ({})", ws.root().display())),
+    }
+}
+
+impl Plan {
+    /// Adds one file of the patch: created, deleted, modified or renamed, checked against
+    /// the file as earlier sections of the patch left it, with its line of the summary.
+    fn add(
+        &mut self,
+        ws: &Workspace,
+        base: &[OsString],
+        file: &FilePatch,
+        summary: &mut Vec<String>,
+    ) -> Result<(), String> {
+        let locate =
+            |p: &str, follow: bool, parents: Parents| ws.locate_from(base, p, follow, parents);
+        let applied = |text: String, shown: &str| -> Result<String, String> {
+            let mut text = Text::parse(&text);
+            apply_hunks(&mut text, &file.hunks, shown)?;
+            Ok(text.render())
+        };
+        match (&file.old, &file.new) {
+            (None, Some(new)) => {
+                let place = locate(new, false, Parents::Plan)?;
+                let content = applied(String::new(), new)?;
+                summary.push(format!("A {new}"));
+                self.create(place, content, new)
+            }
+            (Some(old), None) => {
+                let place = locate(old, false, Parents::Existing)?;
+                if matches!(place.kind(), Ok(Some((Kind::Symlink, _)))) {
+                    return Err(format!("cannot delete {old}: it is a symbolic link"));
+                }
+                let text = self.current(place.clone(), old)?;
+                let mut left = Text::parse(&text);
+                apply_hunks(&mut left, &file.hunks, old)?;
+                if !left.lines.is_empty() {
+                    return Err(format!(
+                        "cannot delete {old}: the patch does not remove all of its lines"
+                    ));
+                }
+                summary.push(format!("D {old}"));
+                self.set(&place, None);
+                Ok(())
+            }
+            (Some(old), Some(new)) => {
+                let from = locate(old, true, Parents::Existing)?;
+                let text = self.current(from.clone(), old)?;
+                let content = applied(text, old)?;
+                let to = locate(new, true, Parents::Plan)?;
+                if to.rel == from.rel {
+                    summary.push(format!("M {new}"));
+                    self.set(&from, Some(content));
+                    return Ok(());
+                }
+                summary.push(format!("R {old} -> {new}"));
+                self.set(&from, None);
+                self.create(to, content, new)
+            }
+            (None, None) => Err("a file header names /dev/null on both sides".to_string()),
+        }
+    }
 }
 
 /// What has been done so far, to undo it.
