@@ -8,6 +8,8 @@
 
 use std::fmt;
 
+use serde::Serialize;
+
 /// How the process exits. The README's exit code table says the same.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Exit {
@@ -46,7 +48,7 @@ impl Exit {
     }
 }
 
-impl serde::Serialize for Exit {
+impl Serialize for Exit {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_u8(self.code())
     }
@@ -58,7 +60,44 @@ impl fmt::Display for Exit {
     }
 }
 
-use crate::protocol::events::ErrorCode;
+/// `run_end.status`. Schema 1 knows only the first two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Success,
+    Error,
+    Incomplete,
+    Interrupted,
+}
+
+/// `error.code`, in both versions (an incomplete run is `max_turns` in schema 1 and
+/// `incomplete` in schema 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    UsageError,
+    ConfigError,
+    ProviderError,
+    MaxTurns,
+    Incomplete,
+    Interrupted,
+    Crash,
+}
+
+impl ErrorCode {
+    /// The code as it is written (for the fallback ending, which renders its lines itself).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorCode::UsageError => "usage_error",
+            ErrorCode::ConfigError => "config_error",
+            ErrorCode::ProviderError => "provider_error",
+            ErrorCode::MaxTurns => "max_turns",
+            ErrorCode::Incomplete => "incomplete",
+            ErrorCode::Interrupted => "interrupted",
+            ErrorCode::Crash => "crash",
+        }
+    }
+}
 
 /// A failure that ends a run with an `error` event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,8 +154,7 @@ impl Failure {
     }
 
     /// `run_end.status` in schema 2.
-    pub fn status_v2(&self) -> crate::protocol::events::RunStatus {
-        use crate::protocol::events::RunStatus;
+    pub fn status_v2(&self) -> RunStatus {
         match self {
             Failure::MaxTurns(_) => RunStatus::Incomplete,
             Failure::Interrupted => RunStatus::Interrupted,

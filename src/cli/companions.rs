@@ -349,11 +349,8 @@ fn build(command: &Companion, o: Options, words: Vec<String>) -> Command {
                 session: o.session,
                 event_type: o.event_type,
             };
-            if name == "search" {
-                Command::Search(args)
-            } else {
-                Command::Sessions(SessionsArgs::Search(args))
-            }
+            // `zero sessions search` is `zero search`.
+            Command::Search(args)
         }
     }
 }

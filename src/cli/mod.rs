@@ -75,7 +75,7 @@ pub enum Resume {
     Candidate { word: String, index: usize },
 }
 
-/// The raw `exec` options, validated later in [`crate::run::exec`].
+/// The raw `exec` options, as typed; the run plan (`run::plan`) validates them.
 #[derive(Debug, Default, PartialEq)]
 pub struct ExecArgs {
     pub prompt_words: Vec<String>,
@@ -132,7 +132,6 @@ pub enum SessionsArgs {
         older_than: String,
         dry_run: bool,
     },
-    Search(SearchArgs),
 }
 
 /// Arguments of `zero search` (numbers as typed, checked by the command).

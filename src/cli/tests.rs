@@ -129,7 +129,7 @@ fn sessions_subcommands() {
             ..SearchArgs::default()
         })
     );
-    assert!(matches!(p(&["sessions", "search", "x"]), Command::Sessions(SessionsArgs::Search(_))));
+    assert!(matches!(p(&["sessions", "search", "x"]), Command::Search(_)));
     assert_eq!(p(&["config", "--json"]), Command::Config { json: true });
     assert_eq!(p(&["doctor", "--offline"]), Command::Doctor { json: false, offline: true });
     assert_eq!(

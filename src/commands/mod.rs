@@ -17,7 +17,8 @@ use crate::config::Env;
 use crate::error::{Exit, Failure};
 use crate::protocol::events::SchemaVersion;
 use crate::redact::{self, Redactor};
-use crate::session::SessionError;
+use crate::session::{Event, SessionError};
+use serde_json::Value;
 
 /// Writes `[zero] <message>` (redacted) on stderr.
 fn note(redactor: &Redactor, message: &str) {
@@ -112,6 +113,34 @@ pub fn print_schema(typed: &str) -> Exit {
                 SchemaVersion::supported()
             ));
             Exit::Usage
+        }
+    }
+}
+
+/// The string, number and boolean leaves of a payload, joined by spaces.
+fn leaves(payload: &Value) -> String {
+    fn walk(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::String(s) => out.push(s.clone()),
+            Value::Number(n) => out.push(n.to_string()),
+            Value::Bool(b) => out.push(b.to_string()),
+            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            Value::Object(map) => map.values().for_each(|v| walk(v, out)),
+            Value::Null => {}
+        }
+    }
+    let mut parts = Vec::new();
+    walk(payload, &mut parts);
+    parts.join(" ")
+}
+
+/// Replaces the argument text of an assistant message's tool calls with its decoded,
+/// redacted form (see [`Redactor::redact_json_text`]).
+fn redact_argument_text(event: &mut Event, redactor: &Redactor) {
+    let calls = event.payload.as_mut().and_then(|p| p.get_mut("toolCalls"));
+    for call in calls.and_then(Value::as_array_mut).into_iter().flatten() {
+        if let Some(Value::String(arguments)) = call.get_mut("arguments") {
+            *arguments = redactor.redact_json_text(arguments);
         }
     }
 }

@@ -12,8 +12,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::sessions::{leaves, redact_argument_text};
-use super::{fail, note, print, print_json, store_exit, store_message};
+use super::{
+    fail, leaves, note, print, print_json, redact_argument_text, store_exit, store_message,
+};
 use crate::cli::SearchArgs;
 use crate::config::Env;
 use crate::error::Exit;

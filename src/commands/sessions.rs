@@ -6,14 +6,14 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
 
-use super::{fail, note, print, store_exit, store_message};
+use super::{fail, leaves, note, print, redact_argument_text, store_exit, store_message};
 use crate::cli::SessionsArgs;
 use crate::clock::Utc;
 use crate::config::Env;
 use crate::error::Exit;
 use crate::output::terminal_safe;
 use crate::redact::Redactor;
-use crate::session::{Event, Kind, Metadata, Store};
+use crate::session::{Kind, Metadata, Store};
 use crate::text::{cut_chars, one_line};
 use std::io::Write as _;
 
@@ -22,12 +22,9 @@ const ROW_SUMMARY_CHARS: usize = 160;
 /// `--older-than` above this many days (about 270 years) is surely a typo.
 const MAX_PRUNE_DAYS: u64 = 100_000;
 
-/// `zero sessions list|show|delete|prune|search`.
+/// `zero sessions list|show|delete|prune` (`sessions search` is `zero search`).
 pub fn sessions(args: &SessionsArgs, env: &Env) -> Exit {
     let redactor = Redactor::new(env.secret_values());
-    if let SessionsArgs::Search(search) = args {
-        return super::search(search, env);
-    }
     let store = match Store::locate(env) {
         Ok(store) => store,
         Err(err) => return fail(&redactor, store_message(&err), Exit::Internal),
@@ -39,7 +36,6 @@ pub fn sessions(args: &SessionsArgs, env: &Env) -> Exit {
         SessionsArgs::Prune { older_than, dry_run } => {
             prune(&store, &redactor, older_than, *dry_run)
         }
-        SessionsArgs::Search(_) => Exit::Success,
     }
 }
 
@@ -271,34 +267,6 @@ fn summary(kind: &Kind, payload: &Value) -> String {
             payload.get("copiedEventCount").and_then(Value::as_u64).unwrap_or(0)
         ),
         Kind::Other(_) => leaves(payload),
-    }
-}
-
-/// The string, number and boolean leaves of a payload, joined by spaces.
-pub(super) fn leaves(payload: &Value) -> String {
-    fn walk(value: &Value, out: &mut Vec<String>) {
-        match value {
-            Value::String(s) => out.push(s.clone()),
-            Value::Number(n) => out.push(n.to_string()),
-            Value::Bool(b) => out.push(b.to_string()),
-            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
-            Value::Object(map) => map.values().for_each(|v| walk(v, out)),
-            Value::Null => {}
-        }
-    }
-    let mut parts = Vec::new();
-    walk(payload, &mut parts);
-    parts.join(" ")
-}
-
-/// Replaces the argument text of an assistant message's tool calls with its decoded,
-/// redacted form (see [`Redactor::redact_json_text`]).
-pub(super) fn redact_argument_text(event: &mut Event, redactor: &Redactor) {
-    let calls = event.payload.as_mut().and_then(|p| p.get_mut("toolCalls"));
-    for call in calls.and_then(Value::as_array_mut).into_iter().flatten() {
-        if let Some(Value::String(arguments)) = call.get_mut("arguments") {
-            *arguments = redactor.redact_json_text(arguments);
-        }
     }
 }
 

@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-use crate::error::Exit;
+pub use crate::error::{ErrorCode, Exit, RunStatus};
 use serde_json::Value;
 
 /// A stream-json schema version zero speaks (`--schema-version`): 1, the default, and 2.
@@ -359,16 +359,6 @@ pub enum Status {
     Error,
 }
 
-/// `run_end.status`. Schema 1 knows only the first two.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    Success,
-    Error,
-    Incomplete,
-    Interrupted,
-}
-
 /// A warning and its stable code (schema 2's `warning.code`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Warning {
@@ -416,35 +406,6 @@ impl WarningCode {
         WarningCode::TornSession,
         WarningCode::ThreadUnavailable,
     ];
-}
-
-/// `error.code`, in both versions (an incomplete run is `max_turns` in schema 1 and
-/// `incomplete` in schema 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
-    UsageError,
-    ConfigError,
-    ProviderError,
-    MaxTurns,
-    Incomplete,
-    Interrupted,
-    Crash,
-}
-
-impl ErrorCode {
-    /// The code as it is written (for the fallback ending, which renders its lines itself).
-    pub fn name(self) -> &'static str {
-        match self {
-            ErrorCode::UsageError => "usage_error",
-            ErrorCode::ConfigError => "config_error",
-            ErrorCode::ProviderError => "provider_error",
-            ErrorCode::MaxTurns => "max_turns",
-            ErrorCode::Incomplete => "incomplete",
-            ErrorCode::Interrupted => "interrupted",
-            ErrorCode::Crash => "crash",
-        }
-    }
 }
 
 /// What the legacy `run_start` line adds to the stream-json one.
