@@ -851,3 +851,43 @@ fn another_users_file_is_refused_though_its_directory_is_writable() {
     assert_eq!(crate::util::read(&notes), "theirs\n");
     assert_eq!(std::fs::metadata(&notes).unwrap().uid(), 65534);
 }
+
+#[test]
+fn a_thread_that_cannot_start_is_reported_and_the_run_goes_on() {
+    let dir = TestDir::new("no-thread-allowed");
+    let script = dir.script(&json!({"turns": [{"text": "ok"}]}));
+    let script = script.to_str().unwrap();
+    let run = |extra: &[&str], stdin: &str| {
+        dir.zero()
+            .env("ZERO_DEBUG_NO_THREADS", "1")
+            .args(&["exec", "--ephemeral", "--provider", "scripted", "--script", script])
+            .args(&["-o", "stream-json"])
+            .args(extra)
+            .stdin(stdin)
+            .run()
+    };
+    let why = "could not start (Resource temporarily unavailable (ZERO_DEBUG_NO_THREADS))";
+    let out = run(&["--schema-version", "2", "--heartbeat-ms", "100", "hi"], "");
+    out.assert_code(0);
+    let events = out.events();
+    let warnings: Vec<(&Value, &Value)> = events
+        .iter()
+        .filter(|e| e["type"] == "warning")
+        .map(|e| (&e["code"], &e["message"]))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            (&json!("thread_unavailable"), &json!(format!("An interrupt ends this run at once, without its last lines: the signal watcher {why}."))),
+            (&json!("thread_unavailable"), &json!(format!("No heartbeats in this run: the heartbeat thread {why}."))),
+        ]
+    );
+    assert_eq!(events.last().unwrap()["type"], "run_end");
+    // Live mode cannot read its input without its thread: it says so and ends.
+    let prompt = r#"{"schemaVersion":2,"type":"prompt","content":"hi"}"#;
+    let out = run(&["-i", "stream-json", "--live"], prompt);
+    out.assert_code(2);
+    let events = out.events();
+    let error = events.iter().find(|e| e["type"] == "error").unwrap();
+    assert_eq!(error["message"], format!("Cannot read stdin: the live input thread {why}"));
+}

@@ -26,6 +26,7 @@ use crate::protocol::events::{
 };
 use crate::provider::models::Usage;
 use crate::redact::{Redactor, TextStream};
+use crate::sys::threads::Named;
 use crate::text::cap_utf8;
 
 /// `output` of a `tool_result` event is capped at this many bytes.
@@ -915,7 +916,7 @@ pub fn start_heartbeats(shared: &Shared) -> Result<(), OutputClosed> {
         return Ok(());
     }
     let beating = shared.clone();
-    let started = std::thread::Builder::new().name("zero-heartbeat".into()).spawn(move || loop {
+    let started = crate::sys::threads::spawn(Named::Heartbeat, move || loop {
         let wait = lock(&beating).beat(Instant::now());
         match wait {
             Some(wait) => std::thread::sleep(wait.max(MIN_BEAT_WAIT)),

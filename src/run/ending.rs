@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::Failure;
 use crate::output::{self, Format, Shared};
-use crate::protocol::events::SchemaVersion;
+use crate::protocol::events::{SchemaVersion, Warning, WarningCode};
 use crate::session::{Kind, Session};
 
 /// Live mode's state, for the signal watcher: not live, waiting for input, or in a turn.
@@ -110,6 +110,19 @@ pub fn record_failure(failure: &Failure) {
 }
 
 /// Installs the interrupt handler and the panic hook once the emitter exists.
+/// Why the signal watcher could not be installed, if it could not.
+static SIGNALS_MISSING: OnceLock<String> = OnceLock::new();
+
+/// The warning a run writes when signals end it without its last lines.
+pub fn signals_missing() -> Option<Warning> {
+    SIGNALS_MISSING.get().map(|err| {
+        Warning::new(
+            WarningCode::ThreadUnavailable,
+            format!("An interrupt ends this run at once, without its last lines: the signal watcher could not start ({err})."),
+        )
+    })
+}
+
 pub fn install(shared: &Shared) {
     {
         let emitter = output::lock(shared);
@@ -121,9 +134,11 @@ pub fn install(shared: &Shared) {
         });
     }
     let for_signals = shared.clone();
-    // Without the handler the default action (terminate) still applies; that is the best
-    // that can be done if the socket pair cannot be created.
-    let _ = crate::sys::signals::install(move |signum| on_signal(&for_signals, signum));
+    // Without the handler the default action (terminate) still applies; the run says so
+    // once it has started (see `signals_missing`).
+    if let Err(err) = crate::sys::signals::install(move |signum| on_signal(&for_signals, signum)) {
+        let _ = SIGNALS_MISSING.set(err.to_string());
+    }
     let for_panics = shared.clone();
     std::panic::set_hook(Box::new(move |info| {
         let what = info

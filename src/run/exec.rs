@@ -55,6 +55,10 @@ pub fn run(args: ExecArgs, mut process: Process, on_start: impl FnOnce(&Shared))
         }
     };
     let redactor = startup_redactor(&process.env);
+    // A failpoint for the tests of a thread limit; it does not exist in release builds.
+    if cfg!(debug_assertions) && process.env.get("ZERO_DEBUG_NO_THREADS").is_some() {
+        crate::sys::threads::refuse_all();
+    }
     let emitter =
         Emitter::new(format, crate::clock::new_run_id(), process.stdout, process.stderr, redactor);
     let shared: Shared = Arc::new(Mutex::new(emitter));
@@ -417,7 +421,7 @@ fn start(
                 "Unsafe permissions are active for this run.",
             ))?;
         }
-        for warning in warnings {
+        for warning in warnings.iter().chain(&crate::run::ending::signals_missing()) {
             out.warning(warning)?;
         }
     }

@@ -27,6 +27,7 @@ use crate::provider::models::Model;
 use crate::provider::Provider;
 use crate::run::agent::{Agent, Approvals, Journal, Verdict};
 use crate::session::{self, Kind, Session};
+use crate::sys::threads::Named;
 use crate::tools::{Autonomy, PermissionMode, SideEffect, Toolbox};
 
 /// How often a wait for an approval looks at the interrupt flag.
@@ -47,13 +48,14 @@ enum Incoming {
 /// The stdin pump: reads a line only when the last one was taken.
 fn start_pump() -> Receiver<Incoming> {
     let (tx, rx) = std::sync::mpsc::sync_channel(0);
-    let spawned = std::thread::Builder::new().name("zero-live-input".into()).spawn(move || {
+    let spawned = crate::sys::threads::spawn(Named::LiveInput, move || {
         pump(std::io::BufReader::new(crate::sys::stdio::stdin()), &tx);
     });
-    if spawned.is_err() {
-        // Without the thread there is no input: the run ends as at end of input.
+    if let Err(err) = spawned {
+        // Without the thread there is no input: the run ends as at end of input, saying why.
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let _ = tx.send(Incoming::Failed("Cannot read stdin: no thread for it".to_string()));
+        let why = format!("Cannot read stdin: the live input thread could not start ({err})");
+        let _ = tx.send(Incoming::Failed(why));
         return rx;
     }
     rx

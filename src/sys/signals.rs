@@ -99,7 +99,7 @@ pub fn install(mut decide: impl FnMut(i32) + Send + 'static) -> std::io::Result<
     let (mut reader, writer) = UnixStream::pair()?;
     // The write end lives for the whole process: the handler may use it at any time.
     WAKE_FD.store(writer.into_raw_fd(), Ordering::SeqCst);
-    std::thread::Builder::new().name("zero-signals".into()).spawn(move || {
+    super::threads::spawn(super::threads::Named::Signals, move || {
         let mut byte = [0u8; 1];
         while matches!(reader.read(&mut byte), Ok(1)) {
             decide(i32::from(byte[0]));

@@ -1,0 +1,66 @@
+//! Every thread zero starts, by name. The design is one blocking loop; a thread exists only
+//! where the OS leaves no other way:
+//!
+//! - `zero-signals`: runs what a signal decides (write the ending, kill the tool's group)
+//!   outside the handler, where only async-signal-safe calls are allowed.
+//! - `zero-heartbeat`: writes schema 2 heartbeats while the main thread is blocked in a
+//!   provider read or a tool's wait (only with heartbeats on).
+//! - `zero-live-input`: reads live mode's stdin one line ahead, so an approval's deadline
+//!   holds while a client is half-way through writing a line (live mode only).
+//!
+//! Names are at most 15 bytes, as Linux keeps them. A thread that cannot start (a container's
+//! thread limit) is an error its caller reports, never a panic.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The threads zero starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Named {
+    Signals,
+    Heartbeat,
+    LiveInput,
+}
+
+impl Named {
+    pub fn name(self) -> &'static str {
+        match self {
+            Named::Signals => "zero-signals",
+            Named::Heartbeat => "zero-heartbeat",
+            Named::LiveInput => "zero-live-input",
+        }
+    }
+}
+
+/// Set by a debug-build failpoint (`ZERO_DEBUG_NO_THREADS`): every start fails, as under a
+/// thread limit, so the tests can see what each caller does then.
+static REFUSED: AtomicBool = AtomicBool::new(false);
+
+pub fn refuse_all() {
+    REFUSED.store(true, Ordering::SeqCst);
+}
+
+/// Starts the named thread.
+pub fn spawn(
+    which: Named,
+    body: impl FnOnce() + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    if REFUSED.load(Ordering::SeqCst) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::WouldBlock,
+            "Resource temporarily unavailable (ZERO_DEBUG_NO_THREADS)",
+        ));
+    }
+    std::thread::Builder::new().name(which.name().to_string()).spawn(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_fit_what_linux_keeps() {
+        for which in [Named::Signals, Named::Heartbeat, Named::LiveInput] {
+            assert!(which.name().len() <= 15, "{}", which.name());
+        }
+    }
+}
