@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::{
-    append_within, event_data, parse_payload, stream_call, CallError, Decoder, Request, Sink,
-    StreamEvent, MAX_CALL_ARGUMENTS, MAX_TURN_REASONING,
+    append_within, arguments_object, event_data, parse_payload, stream_call, CallError, Decoder,
+    Request, Sink, StreamEvent, MAX_CALL_ARGUMENTS, MAX_TURN_REASONING,
 };
 use crate::conversation::{Message, Role, ToolCall};
 use crate::error::Stop;
@@ -155,21 +155,7 @@ fn assistant_blocks(m: &Message) -> Result<Vec<Value>, CallError> {
         blocks.push(json!({"type": "text", "text": m.content}));
     }
     for call in &m.tool_calls {
-        let input = if call.arguments.trim().is_empty() {
-            json!({})
-        } else {
-            match serde_json::from_str::<Value>(&call.arguments) {
-                Ok(value @ Value::Object(_)) => value,
-                Ok(_) => {
-                    return Err(CallError::fatal(format!(
-                    "Zero Anthropic provider requires tool arguments for {} to be a JSON object",
-                    call.name
-                )))
-                }
-                // The model wrote broken JSON; the tool already reported it. Send what can be.
-                Err(_) => json!({"_raw": call.arguments}),
-            }
-        };
+        let input = arguments_object(call, "Anthropic")?;
         blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}));
     }
     Ok(blocks)

@@ -7,7 +7,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{parse_payload, stream_call, CallError, Decoder, Request, Sink, StreamEvent};
+use super::{
+    arguments_object, parse_payload, stream_call, CallError, Decoder, Request, Sink, StreamEvent,
+};
 use crate::conversation::{Message, Role, ToolCall};
 use crate::error::Stop;
 use crate::provider::http::{body_detail, error_message, Http};
@@ -202,20 +204,7 @@ fn model_parts(m: &Message) -> Result<Vec<Value>, CallError> {
         parts.push(json!({"text": m.content}));
     }
     for call in &m.tool_calls {
-        let args = if call.arguments.trim().is_empty() {
-            json!({})
-        } else {
-            match serde_json::from_str::<Value>(&call.arguments) {
-                Ok(value @ Value::Object(_)) => value,
-                Ok(_) => {
-                    return Err(CallError::fatal(format!(
-                        "Zero Gemini provider requires tool arguments for {} to be a JSON object",
-                        call.name
-                    )))
-                }
-                Err(_) => json!({"_raw": call.arguments}),
-            }
-        };
+        let args = arguments_object(call, "Gemini")?;
         parts.push(json!({"functionCall": {"id": call.id, "name": call.name, "args": args}}));
     }
     Ok(parts)

@@ -92,6 +92,26 @@ pub(crate) fn over_limit(what: &str, limit: usize) -> CallError {
 }
 
 /// Appends a streamed piece to text a decoder is assembling, within `limit`.
+/// A call's arguments as the JSON object Anthropic and Gemini take back: none is `{}`; text
+/// that is not JSON (the model wrote it broken, and the tool already said so) is sent as
+/// `{"_raw": text}`; JSON that is not an object cannot be sent.
+pub(crate) fn arguments_object(
+    call: &crate::conversation::ToolCall,
+    provider: &str,
+) -> Result<serde_json::Value, CallError> {
+    if call.arguments.trim().is_empty() {
+        return Ok(serde_json::json!({}));
+    }
+    match serde_json::from_str::<serde_json::Value>(&call.arguments) {
+        Ok(value @ serde_json::Value::Object(_)) => Ok(value),
+        Ok(_) => Err(CallError::fatal(format!(
+            "Zero {provider} provider requires tool arguments for {} to be a JSON object",
+            call.name
+        ))),
+        Err(_) => Ok(serde_json::json!({"_raw": call.arguments})),
+    }
+}
+
 pub(crate) fn append_within(
     held: &mut String,
     piece: &str,

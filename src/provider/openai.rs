@@ -20,15 +20,35 @@ use crate::provider::http::{body_detail, error_message, Http};
 use crate::provider::models::{Effort, Usage};
 use crate::provider::sse::Frame;
 
-/// A configured OpenAI-compatible endpoint.
-pub struct OpenAi {
+/// Where an OpenAI-style call goes and how it gets in: the same for Chat Completions and
+/// Responses.
+pub struct Endpoint {
     pub http: Http,
-    /// `{base}/chat/completions`.
+    /// `{base}/chat/completions` or `{base}/responses`.
     pub url: String,
     pub api_key: Option<String>,
     /// How the key is sent: `authorization: Bearer`, or Azure's `api-key` header.
     pub key_header: KeyHeader,
     pub api_model: String,
+}
+
+impl Endpoint {
+    /// Posts one call's body and streams its answer through `decoder`.
+    pub fn stream<D: super::Decoder>(
+        &self,
+        body: &Value,
+        decoder: fn() -> D,
+        sink: &mut Sink<'_>,
+    ) -> Result<(), Stop> {
+        let body = serde_json::to_vec(body).unwrap_or_default();
+        let headers: Vec<_> = self.api_key.iter().map(|key| self.key_header.header(key)).collect();
+        stream_call(&self.http, &self.url, &headers, &body, decoder, sink)
+    }
+}
+
+/// A configured OpenAI-compatible endpoint.
+pub struct OpenAi {
+    pub endpoint: Endpoint,
     /// Sent as `reasoning_effort` when set.
     pub effort: Option<Effort>,
     /// The output-token limit of every call, and the field it goes in.
@@ -64,10 +84,8 @@ pub struct OutputLimit {
 
 impl OpenAi {
     pub fn stream(&mut self, request: &Request<'_>, sink: &mut Sink<'_>) -> Result<(), Stop> {
-        let body = request_body(&self.api_model, self.effort, self.limit, request);
-        let body = serde_json::to_vec(&body).unwrap_or_default();
-        let headers: Vec<_> = self.api_key.iter().map(|key| self.key_header.header(key)).collect();
-        stream_call(&self.http, &self.url, &headers, &body, OpenAiDecoder::default, sink)
+        let body = request_body(&self.endpoint.api_model, self.effort, self.limit, request);
+        self.endpoint.stream(&body, OpenAiDecoder::default, sink)
     }
 }
 

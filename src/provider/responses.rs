@@ -13,25 +13,20 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::{
-    append_within, event_data, parse_payload, stream_call, CallError, Decoder, Request, Sink,
-    StreamEvent, MAX_CALL_ARGUMENTS,
+    append_within, event_data, parse_payload, CallError, Decoder, Request, Sink, StreamEvent,
+    MAX_CALL_ARGUMENTS,
 };
 use crate::conversation::{Message, Role, ToolCall};
 use crate::error::Stop;
-use crate::provider::http::{error_message, Http};
+use crate::provider::http::error_message;
 use crate::provider::models::{Effort, Usage};
 use crate::provider::sse::Frame;
 
-use super::openai::KeyHeader;
+use super::openai::Endpoint;
 
 /// A configured Responses endpoint.
 pub struct Responses {
-    pub http: Http,
-    /// `{base}/responses`.
-    pub url: String,
-    pub api_key: Option<String>,
-    pub key_header: KeyHeader,
-    pub api_model: String,
+    pub endpoint: Endpoint,
     /// Sent as `reasoning.effort` when set.
     pub effort: Option<Effort>,
     /// Whether to ask for encrypted reasoning items (reasoning models only: others refuse).
@@ -43,14 +38,12 @@ pub struct Responses {
 impl Responses {
     pub fn stream(&mut self, request: &Request<'_>, sink: &mut Sink<'_>) -> Result<(), Stop> {
         let settings = Settings {
-            api_model: &self.api_model,
+            api_model: &self.endpoint.api_model,
             effort: self.effort,
             reasoning: self.reasoning,
             max_tokens: self.max_tokens,
         };
-        let body = serde_json::to_vec(&request_body(&settings, request)).unwrap_or_default();
-        let headers: Vec<_> = self.api_key.iter().map(|key| self.key_header.header(key)).collect();
-        stream_call(&self.http, &self.url, &headers, &body, ResponsesDecoder::default, sink)
+        self.endpoint.stream(&request_body(&settings, request), ResponsesDecoder::default, sink)
     }
 }
 

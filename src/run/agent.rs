@@ -430,10 +430,10 @@ impl Agent<'_> {
 mod tests {
     use super::*;
     use crate::conversation::Role;
-    use crate::output::{Emitter, Format};
+
     use crate::protocol::events::SchemaVersion;
     use crate::provider::scripted::Scripted;
-    use crate::redact::Redactor;
+
     use crate::testing::kit::{SharedBuf, TempDir};
     use crate::tools::{PermissionMode, Workspace};
     use std::sync::{Arc, Mutex};
@@ -463,15 +463,7 @@ mod tests {
         approvals: Option<&mut Ready>,
         schema: SchemaVersion,
     ) -> (Run, Written) {
-        let sink = SharedBuf::default();
-        let mut emitter = Emitter::new(
-            Format::StreamJson,
-            "run_t".into(),
-            Box::new(sink.clone()),
-            Box::new(SharedBuf::default()),
-            Redactor::default(),
-        );
-        emitter.set_schema(schema);
+        let (mut emitter, sink) = crate::testing::kit::stream_emitter("run_t", schema);
         emitter.set_heartbeat(std::time::Duration::from_millis(100));
         let out: Shared = Arc::new(Mutex::new(emitter));
         let mut provider = Provider::Scripted(Scripted::from_text(script));

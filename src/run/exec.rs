@@ -740,6 +740,13 @@ fn build_provider(runtime: &Runtime) -> Result<Provider, Failure> {
     let http = || Http::new(runtime.net.clone(), &runtime.roots, &runtime.base_url);
     let key_header =
         if runtime.kind == ProviderKind::Azure { KeyHeader::ApiKey } else { KeyHeader::Bearer };
+    let endpoint = || provider::openai::Endpoint {
+        http: http(),
+        url: runtime.request_url(),
+        api_key: runtime.api_key.clone(),
+        key_header,
+        api_model: runtime.api_model.clone(),
+    };
     Ok(match runtime.kind {
         ProviderKind::Scripted => {
             let path = runtime.script.clone().unwrap_or_default();
@@ -750,11 +757,7 @@ fn build_provider(runtime: &Runtime) -> Result<Provider, Failure> {
             if runtime.openai_api == OpenAiApi::Responses =>
         {
             Provider::Responses(provider::responses::Responses {
-                http: http(),
-                url: runtime.request_url(),
-                api_key: runtime.api_key.clone(),
-                key_header,
-                api_model: runtime.api_model.clone(),
+                endpoint: endpoint(),
                 effort: runtime.send_effort,
                 reasoning: runtime.send_effort.is_some()
                     || runtime.model.is_some_and(|m| !m.efforts.is_empty()),
@@ -763,11 +766,7 @@ fn build_provider(runtime: &Runtime) -> Result<Provider, Failure> {
         }
         ProviderKind::OpenAi | ProviderKind::OpenAiCompatible | ProviderKind::Azure => {
             Provider::OpenAi(provider::openai::OpenAi {
-                http: http(),
-                url: runtime.request_url(),
-                api_key: runtime.api_key.clone(),
-                key_header,
-                api_model: runtime.api_model.clone(),
+                endpoint: endpoint(),
                 effort: runtime.send_effort,
                 // Azure takes `max_completion_tokens` as the official API does.
                 limit: provider::openai::OutputLimit {

@@ -373,8 +373,7 @@ impl Approvals for Inbox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::{Emitter, Format};
-    use crate::redact::Redactor;
+
     use crate::testing::kit::SharedBuf;
 
     /// Everything the pump hands over for `input`, as text.
@@ -397,15 +396,10 @@ mod tests {
     /// An inbox fed by the test, whose requests all get the id `perm_fixed`.
     fn inbox(timeout_ms: u64) -> (Inbox, std::sync::mpsc::SyncSender<Incoming>, SharedBuf) {
         let (tx, rx) = std::sync::mpsc::sync_channel(8);
-        let sink = SharedBuf::default();
-        let mut emitter = Emitter::new(
-            Format::StreamJson,
-            "run_t".into(),
-            Box::new(sink.clone()),
-            Box::new(SharedBuf::default()),
-            Redactor::default(),
+        let (emitter, sink) = crate::testing::kit::stream_emitter(
+            "run_t",
+            crate::protocol::events::SchemaVersion::V2,
         );
-        emitter.set_schema(crate::protocol::events::SchemaVersion::V2);
         let inbox = Inbox {
             rx,
             queue: VecDeque::new(),

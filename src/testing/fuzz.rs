@@ -16,7 +16,7 @@ use crate::provider::{
     responses::ResponsesDecoder, Decoder,
 };
 use crate::redact::{Redactor, TextStream};
-use crate::testing::kit::{Rng, SharedBuf};
+use crate::testing::kit::Rng;
 
 fn scale() -> usize {
     std::env::var("ZERO_FUZZ_SCALE")
@@ -478,21 +478,12 @@ fn fuzz_session_event_reader() {
 
 #[test]
 fn fuzz_emitter_lines_are_always_json() {
-    use crate::output::{Emitter, Format};
+    use crate::protocol::events::SchemaVersion::{V1, V2};
     campaign("emitter", 10_000, |rng| {
-        let sink = SharedBuf::default();
-        let mut e = Emitter::new(
-            Format::StreamJson,
-            "run_1".into(),
-            Box::new(sink.clone()),
-            Box::new(SharedBuf::default()),
-            Redactor::default(),
-        );
         // Both schema versions: schema 2 adds reasoning, permission events and seq.
         let two = rng.chance(2);
-        if two {
-            e.set_schema(crate::protocol::events::SchemaVersion::V2);
-        }
+        let version = if two { V2 } else { V1 };
+        let (mut e, sink) = crate::testing::kit::stream_emitter("run_1", version);
         for _ in 0..rng.below(8) {
             let piece = String::from_utf8_lossy(&text(rng, REDACT_DICT, 8)).into_owned();
             let id = String::from_utf8_lossy(&text(rng, &["c", "1", "_", " ", "-", "é", "/"], 5))

@@ -121,3 +121,21 @@ impl Rng {
         &items[self.below(items.len())]
     }
 }
+
+/// A stream-json emitter of run `run_id` in `schema`, whose stdout the test reads from the
+/// buffer returned (stderr is dropped).
+pub fn stream_emitter(
+    run_id: &str,
+    schema: crate::protocol::events::SchemaVersion,
+) -> (crate::output::Emitter, SharedBuf) {
+    let sink = SharedBuf::default();
+    let mut emitter = crate::output::Emitter::new(
+        crate::output::Format::StreamJson,
+        run_id.into(),
+        Box::new(sink.clone()),
+        Box::new(SharedBuf::default()),
+        crate::redact::Redactor::default(),
+    );
+    emitter.set_schema(schema);
+    (emitter, sink)
+}
