@@ -10,6 +10,29 @@ use std::fmt;
 
 use serde::Serialize;
 
+/// `Display` and `std::error::Error` for a module's error that is its message: a newtype of
+/// a `String`, or an enum whose variants (named after the type) each hold one.
+macro_rules! message_error {
+    ($name:ident) => {
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+        impl std::error::Error for $name {}
+    };
+    ($name:ident: $($variant:ident),+) => {
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                let ($($name::$variant(message))|+) = self;
+                f.write_str(message)
+            }
+        }
+        impl std::error::Error for $name {}
+    };
+}
+pub(crate) use message_error;
+
 /// How the process exits. The README's exit code table says the same.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Exit {

@@ -49,13 +49,7 @@ impl From<InputError> for crate::error::Failure {
     }
 }
 
-impl std::fmt::Display for InputError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for InputError {}
+crate::error::message_error!(InputError);
 
 /// How the prompt arrives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,14 +283,7 @@ pub enum LiveLineError {
     Skip(String),
 }
 
-impl std::fmt::Display for LiveLineError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (LiveLineError::Fatal(m) | LiveLineError::Skip(m)) = self;
-        f.write_str(m)
-    }
-}
-
-impl std::error::Error for LiveLineError {}
+crate::error::message_error!(LiveLineError: Fatal, Skip);
 
 /// Checks one live input line (`number` from 1; its newline already removed).
 pub fn live_line(bytes: &[u8], number: usize) -> Result<LiveLine, LiveLineError> {

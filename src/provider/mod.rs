@@ -196,6 +196,14 @@ pub(crate) fn decode_body<D: Decoder + Default>(body: &str) -> (Vec<StreamEvent>
     }
 }
 
+/// The events of a body that decodes with a fresh `D` and no error.
+#[cfg(test)]
+pub(crate) fn decoded_body<D: Decoder + Default>(body: &str) -> Vec<StreamEvent> {
+    let (events, error) = decode_body::<D>(body);
+    assert_eq!(error, None, "{events:?}");
+    events
+}
+
 /// Where streamed events go; an error stops the call.
 pub type Sink<'a> = dyn FnMut(StreamEvent) -> Result<(), Stop> + 'a;
 

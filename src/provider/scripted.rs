@@ -53,14 +53,7 @@ pub enum ScriptError {
     Invalid(String),
 }
 
-impl std::fmt::Display for ScriptError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (ScriptError::NotFound(m) | ScriptError::Invalid(m)) = self;
-        f.write_str(m)
-    }
-}
-
-impl std::error::Error for ScriptError {}
+crate::error::message_error!(ScriptError: NotFound, Invalid);
 
 impl From<ScriptError> for crate::error::Failure {
     fn from(err: ScriptError) -> crate::error::Failure {

@@ -41,14 +41,7 @@ pub enum SessionError {
     Io(String),
 }
 
-impl std::fmt::Display for SessionError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (SessionError::Usage(m) | SessionError::Io(m)) = self;
-        f.write_str(m)
-    }
-}
-
-impl std::error::Error for SessionError {}
+crate::error::message_error!(SessionError: Usage, Io);
 
 impl From<SessionError> for Failure {
     fn from(err: SessionError) -> Failure {

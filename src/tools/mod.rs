@@ -461,13 +461,7 @@ impl Toolbox {
 #[derive(Debug)]
 pub(crate) struct ArgError(String);
 
-impl std::fmt::Display for ArgError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ArgError {}
+crate::error::message_error!(ArgError);
 
 /// Typed access to a call's arguments, with schema errors naming the field. Unknown fields are
 /// ignored, as Zero does.

@@ -6,6 +6,11 @@ pub(crate) fn decode(body: &str) -> (Vec<StreamEvent>, Option<String>) {
     crate::provider::decode_body::<AnthropicDecoder>(body)
 }
 
+/// The events of a body that decodes without an error.
+fn decoded(body: &str) -> Vec<StreamEvent> {
+    crate::provider::decoded_body::<AnthropicDecoder>(body)
+}
+
 fn ev(kind: &str, data: Value) -> String {
     format!("event: {kind}\ndata: {data}\n\n")
 }
@@ -116,10 +121,8 @@ fn text_stream_with_usage() {
         ev("message_stop", json!({"type": "message_stop"})),
     ]
     .concat();
-    let (events, error) = decode(&body);
-    assert_eq!(error, None);
     assert_eq!(
-        events,
+        decoded(&body),
         vec![
             StreamEvent::Text("Hello".into()),
             StreamEvent::Text(" Zero".into()),
@@ -148,10 +151,8 @@ fn tool_use_with_partial_json_and_interleaved_blocks() {
         ev("message_stop", json!({"type": "message_stop"})),
     ]
     .concat();
-    let (events, error) = decode(&body);
-    assert_eq!(error, None);
     assert_eq!(
-        events,
+        decoded(&body),
         vec![
             call("t2", "grep", r#"{"pattern":"x"}"#),
             call("t1", "read_file", r#"{"path":"a.rs"}"#),
@@ -198,10 +199,8 @@ fn thinking_is_reasoning_and_kept_for_replay() {
         ev("message_stop", json!({"type": "message_stop"})),
     ]
     .concat();
-    let (events, error) = decode(&body);
-    assert_eq!(error, None);
     assert_eq!(
-        events,
+        decoded(&body),
         vec![
             StreamEvent::Reasoning("Let me think".into()),
             StreamEvent::Native(

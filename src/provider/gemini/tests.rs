@@ -6,6 +6,11 @@ pub(crate) fn decode(body: &str) -> (Vec<StreamEvent>, Option<String>) {
     crate::provider::decode_body::<GeminiDecoder>(body)
 }
 
+/// The events of a body that decodes without an error.
+fn decoded(body: &str) -> Vec<StreamEvent> {
+    crate::provider::decoded_body::<GeminiDecoder>(body)
+}
+
 fn data(value: Value) -> String {
     format!("data: {value}\r\n\r\n")
 }
@@ -80,10 +85,8 @@ fn text_and_usage_with_thoughts() {
         data(json!({"candidates": [{"content": {"parts": [{"text": "hmm", "thought": true}, {"text": " Zero"}]}, "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 25, "candidatesTokenCount": 15, "thoughtsTokenCount": 3}})),
     ]
     .concat();
-    let (events, error) = decode(&body);
-    assert_eq!(error, None);
     assert_eq!(
-        events,
+        decoded(&body),
         vec![
             StreamEvent::Text("Hello".into()),
             StreamEvent::Reasoning("hmm".into()),
@@ -106,10 +109,8 @@ fn function_calls_from_parts_and_the_top_level_list_once_each() {
         ]}, "finishReason": "STOP"}],
         "functionCalls": [{"name": "read_file", "args": {"path": "a"}}, {"name": "glob", "args": {"pattern": "*"}}],
     }));
-    let (events, error) = decode(&body);
-    assert_eq!(error, None);
     assert_eq!(
-        events,
+        decoded(&body),
         vec![
             call("gemini_tool_1", "read_file", r#"{"path":"a"}"#),
             call("gemini_tool_2", "grep", r#"{"pattern":"x"}"#),
