@@ -93,6 +93,12 @@ def main():
                        rows.append((name, value, unit, target, note)), base)
         print_table(rows)
         return 0
+    if sys.argv[1:] == ["house"]:
+        rows = []
+        house_section(lambda name, value, unit, target, note="":
+                      rows.append((name, value, unit, target, note)), base)
+        print_table(rows)
+        return 0
     rows = []
     results = {}
 
@@ -251,6 +257,48 @@ def main():
         json.dump({"date": time.strftime("%Y-%m-%d"), "runs": RUNS, "results": results}, f,
                   indent=2)
     print(f"\nsaved {out}")
+
+
+def house_section(row, base):
+    """The figures a reshaping of the code must keep (issue 24: within 10 % of before): cold
+    start, first text, CPU per text delta, and a bash call that prints 10 MB. With
+    ZERO_BENCH_BASELINE naming an older zero binary, the two are run in turns."""
+    binaries = [("now", ZERO)]
+    baseline = os.environ.get("ZERO_BENCH_BASELINE")
+    if baseline:
+        binaries.insert(0, ("before", baseline))
+    work = tempfile.mkdtemp(prefix="zero-bench-house-")
+    script = os.path.join(work, "bash.json")
+    with open(script, "w") as f:
+        json.dump({"turns": [{"toolCalls": [{"name": "bash", "arguments": {
+            "command": "head -c 10000000 /dev/zero | tr '\\0' a"}}]}, {"text": "done"}]}, f)
+
+    def env(model):
+        return clean_env({"OPENAI_BASE_URL": base, "OPENAI_API_KEY": "bench-key-0123456789",
+                          "OPENAI_MODEL": model})
+
+    figures = {name: {"start": [], "first": [], "small": [], "large": [], "bash": []}
+               for name, _ in binaries}
+    for _ in range(RUNS):
+        for name, binary in binaries:
+            f = figures[name]
+            f["start"].append(min(spawn_wait([binary, "--version"])[0] for _ in range(5)) * 1000)
+            cmd = [binary, "exec", "-o", "stream-json", "hi"]
+            f["first"].append(until_line(cmd, b'"type":"text"', env=env("bench-20"))[0] * 1000)
+            f["small"].append(spawn_wait(cmd, env=env("bench-1")))
+            f["large"].append(spawn_wait(cmd, env=env("bench-10000")))
+            f["bash"].append(spawn_wait([binary, "exec", "-C", work, "--auto", "high", "--ephemeral",
+                                         "--script", script, "go"], env=clean_env()))
+    for name, _ in binaries:
+        f = figures[name]
+        cpu = (median([r[1] for r in f["large"]]) - median([r[1] for r in f["small"]])) / 9999
+        row(f"{name}: cold start, zero --version", round(median(f["start"]), 2), "ms", "-",
+            "best of 5, median of the runs")
+        row(f"{name}: first text, 20-chunk answer", round(median(f["first"]), 2), "ms", "-")
+        row(f"{name}: CPU per text delta", round(cpu * 1e6, 2), "us", "-")
+        row(f"{name}: bash call printing 10 MB", round(median([r[0] for r in f["bash"]]) * 1000, 1),
+            "ms", "-", f"CPU {median([r[1] for r in f['bash']]) * 1000:.1f} ms (zero and the command)")
+    shutil.rmtree(work, ignore_errors=True)
 
 
 def schema_section(row, base):

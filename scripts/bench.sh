@@ -3,7 +3,8 @@
 # there), starts the test suite's loopback mock provider, and prints one table of medians,
 # also saved as target/bench.json. No arguments needed; ZERO_BENCH_RUNS sets the repetitions.
 # `scripts/bench.sh schema` runs only the schema 1 / schema 2 section (ZERO_BENCH_BASELINE=<an
-# older zero binary> adds its schema-1 figures, measured in the same turns).
+# older zero binary> adds its schema-1 figures, measured in the same turns); `scripts/bench.sh
+# house` compares start, first text, CPU per delta and a 10 MB bash call with that binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -9,8 +9,8 @@
 //! opened non-blocking, so a FIFO cannot stall an open; callers check the file type with
 //! `fstat` (std's `File::metadata`) on what they opened.
 //!
-//! With `signals`, the only unsafe code in zero. The flag values and the `dirent` layout below
-//! are those of 64-bit Linux (glibc and musl agree on them).
+//! The flag values and the `dirent` layout below are those of 64-bit Linux (glibc and musl
+//! agree on them).
 #![allow(unsafe_code)]
 
 #[cfg(not(all(

@@ -1,5 +1,6 @@
 //! FFI to libc for signals and process control, since std has neither and the
-//! dependency set stays at four crates. With `dirfd`, the only unsafe code in zero.
+//! dependency set stays at four crates. Like every file of `sys`, it may hold unsafe code,
+//! which the rest of zero may not.
 //!
 //! SIGINT, SIGTERM and SIGHUP (a closed terminal or editor) are caught by a handler installed
 //! with `sigaction` that does only async-signal-safe work, keeping `errno` as it found it: it
