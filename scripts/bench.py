@@ -458,12 +458,34 @@ def sessions_section(row):
     sid, size = big_session(data, 99)
     script = os.path.join(data, "answer.json")
     with open(script, "w") as f:
-        json.dump({"turns": [{"text": "ok"}]}, f)
+        json.dump({"turns": [{"text": "ok"}, {"text": "ok"}]}, f)
     env = clean_env({"XDG_DATA_HOME": data})
     binaries = [("", ZERO)]
     baseline = os.environ.get("ZERO_BENCH_BASELINE")
     if baseline:
         binaries.append(("before, ", baseline))
+    # The largest single event: a session zero writes itself from a 16 MiB prompt file.
+    prompt = os.path.join(data, "prompt.txt")
+    line = 'say "hello" to\tthe world and go on writing text here\n'
+    with open(prompt, "w") as f:
+        f.write(line * ((16 * 1048576 - 100) // len(line)))
+    one_data = tempfile.mkdtemp(prefix="zero-bench-one-event-")
+    one_env = clean_env({"XDG_DATA_HOME": one_data})
+    subprocess.run([ZERO, "exec", "--script", script, "-f", prompt], env=one_env, cwd=ROOT,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    one_sid = os.listdir(os.path.join(one_data, "zero", "sessions"))[0]
+    for label, binary in binaries:
+        for name, args in {
+            "--resume": [binary, "exec", "--ephemeral", f"--resume={one_sid}", "--script",
+                         script, "go on"],
+            "sessions show": [binary, "sessions", "show", one_sid],
+            "sessions show --json": [binary, "sessions", "show", one_sid, "--json"],
+            "search": [binary, "search", "needle that is nowhere", "--session", one_sid],
+        }.items():
+            rss = [peak_rss_kib(args, env=one_env) for _ in range(3)]
+            row(f"{label}peak RSS, {name} of one 16 MiB prompt", round(median(rss) / 1024, 2),
+                "MiB", "< 64 MiB", "the largest event a session holds")
+    shutil.rmtree(one_data, ignore_errors=True)
     for label, binary in binaries:
         commands = {
             "--resume": [binary, "exec", "--ephemeral", f"--resume={sid}", "--script", script,

@@ -119,19 +119,26 @@ pub fn print_schema(typed: &str) -> Exit {
 
 /// The string, number and boolean leaves of a payload, joined by spaces.
 fn leaves(payload: &Value) -> String {
-    fn walk(value: &Value, out: &mut Vec<String>) {
+    fn walk(value: &Value, out: &mut String, first: &mut bool) {
+        let mut leaf = |text: &str| {
+            if !std::mem::take(first) {
+                out.push(' ');
+            }
+            out.push_str(text);
+        };
         match value {
-            Value::String(s) => out.push(s.clone()),
-            Value::Number(n) => out.push(n.to_string()),
-            Value::Bool(b) => out.push(b.to_string()),
-            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
-            Value::Object(map) => map.values().for_each(|v| walk(v, out)),
+            Value::String(s) => leaf(s),
+            Value::Number(n) => leaf(&n.to_string()),
+            Value::Bool(b) => leaf(if *b { "true" } else { "false" }),
+            Value::Array(items) => items.iter().for_each(|v| walk(v, out, first)),
+            Value::Object(map) => map.values().for_each(|v| walk(v, out, first)),
             Value::Null => {}
         }
     }
-    let mut parts = Vec::new();
-    walk(payload, &mut parts);
-    parts.join(" ")
+    // Written into one string, not gathered and joined: a 16 MiB leaf is copied once.
+    let mut text = String::new();
+    walk(payload, &mut text, &mut true);
+    text
 }
 
 /// Replaces the argument text of an assistant message's tool calls with its decoded,

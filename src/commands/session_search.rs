@@ -135,7 +135,7 @@ impl Wanted<'_> {
             redact_argument_text(&mut event, redactor);
             // The stored payload is let go as soon as its redacted copy exists, and that copy
             // as soon as its text does.
-            let payload = event.payload.take().map(|p| redactor.redact_value(&p));
+            let payload = event.payload.take().map(|p| redactor.redact_owned_value(p));
             let text = payload.as_ref().map(leaves).unwrap_or_default();
             drop(payload);
             let Some(found) = find(&text, self.normalized, &self.terms) else { continue };

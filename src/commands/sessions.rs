@@ -136,7 +136,8 @@ fn show_json(
     while let Some(mut event) = reader.next_event().map_err(Shown::Store)? {
         // Sessions written by an older zero may hold argument text with JSON escapes.
         redact_argument_text(&mut event, redactor);
-        let value = redactor.redact_value(&serde_json::to_value(&event).unwrap_or_default());
+        // Taken, not copied: the stored event is let go as its redacted form is made.
+        let value = redactor.redact_owned_value(serde_json::to_value(event).unwrap_or_default());
         if !first {
             write(out, b",")?;
         }

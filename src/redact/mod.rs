@@ -82,24 +82,31 @@ impl Redactor {
     /// A copy of a JSON value with secrets removed: the whole value of a sensitive key,
     /// whatever its type, and the string rules in every other string.
     pub fn redact_value(&self, value: &Value) -> Value {
+        self.redact_owned_value(value.clone())
+    }
+
+    /// As [`Redactor::redact_value`], taking the value: each string is let go as soon as its
+    /// redacted copy exists, so a large value (a session event holding a 16 MiB prompt) is
+    /// not held twice.
+    pub fn redact_owned_value(&self, value: Value) -> Value {
         match value {
-            Value::String(s) => Value::String(self.redact_str(s)),
+            Value::String(s) => Value::String(self.redact_str(&s)),
             Value::Array(items) => {
-                Value::Array(items.iter().map(|v| self.redact_value(v)).collect())
+                Value::Array(items.into_iter().map(|v| self.redact_owned_value(v)).collect())
             }
             Value::Object(map) => Value::Object(
-                map.iter()
+                map.into_iter()
                     .map(|(k, v)| {
-                        let v = if is_sensitive_key(k) {
+                        let v = if is_sensitive_key(&k) {
                             Value::String(REDACTED.to_string())
                         } else {
-                            self.redact_value(v)
+                            self.redact_owned_value(v)
                         };
-                        (k.clone(), v)
+                        (k, v)
                     })
                     .collect(),
             ),
-            Value::Null | Value::Bool(_) | Value::Number(_) => value.clone(),
+            other @ (Value::Null | Value::Bool(_) | Value::Number(_)) => other,
         }
     }
 }

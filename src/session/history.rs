@@ -16,6 +16,8 @@ use crate::conversation::{Message, Role, ToolCall};
 
 /// The longest event line read (a 16 MiB prompt, escaped, fits); a longer one is skipped.
 pub const MAX_EVENT_LINE: usize = 48 * 1024 * 1024;
+/// A line buffer larger than this is not kept from one line to the next.
+const KEEP_LINE_BUFFER: usize = 1024 * 1024;
 /// Warnings kept per read; the lines skipped past this are counted in one more.
 const MAX_WARNINGS: usize = 10;
 
@@ -70,7 +72,13 @@ impl<R: BufRead> EventReader<R> {
             if self.line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            match serde_json::from_slice::<Event>(&self.line) {
+            let parsed = serde_json::from_slice::<Event>(&self.line);
+            // A large line's buffer is let go at once rather than kept for the next line: the
+            // caller's copies of a big event then fit where the line was.
+            if self.line.capacity() > KEEP_LINE_BUFFER {
+                self.line = Vec::new();
+            }
+            match parsed {
                 Ok(event) => return Ok(Some(event)),
                 Err(_) if !ended => self.warn(format!(
                     "skipped a truncated last event at line {} (the run that wrote it was stopped mid-write)",
