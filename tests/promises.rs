@@ -466,7 +466,7 @@ fn sessions_delete_and_prune_remove_what_they_say_and_refuse_a_session_in_use() 
 }
 
 #[test]
-fn search_finds_events_in_the_reference_shape_redacted() {
+fn search_finds_events_in_zeros_shape_redacted() {
     let dir = TestDir::new("search");
     stored_session(&dir, "s_first", "2026-01-01T00:00:00.000Z", "Fix the flaky  Login test");
     stored_session(&dir, "s_second", "2026-02-01T00:00:00.000Z", "login page copy, then test it");
@@ -555,20 +555,20 @@ fn search_finds_events_in_the_reference_shape_redacted() {
 
 // --- Inspection commands -------------------------------------------------------------------------
 
-const REFERENCE_KEY: &str = "sk-proj-abcdefghijklmnopqrstuvwxyz1234567890";
+const SAMPLE_KEY: &str = "sk-proj-abcdefghijklmnopqrstuvwxyz1234567890";
 
 #[test]
 fn config_prints_the_settings_in_use_and_the_layer_of_each() {
     let dir = TestDir::new("config-cmd");
     let out = dir
         .zero()
-        .env("OPENAI_API_KEY", REFERENCE_KEY)
+        .env("OPENAI_API_KEY", SAMPLE_KEY)
         .env("OPENAI_MODEL", "gpt-4.1")
         .args(&["config", "--json"])
         .run();
     out.assert_code(0);
     assert_eq!(out.stderr, "");
-    assert!(!out.stdout.contains(REFERENCE_KEY) && out.stdout.contains("[REDACTED]"));
+    assert!(!out.stdout.contains(SAMPLE_KEY) && out.stdout.contains("[REDACTED]"));
     let report: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(report["ok"], true);
     let provider = &report["provider"];
@@ -666,11 +666,11 @@ fn doctor_checks_each_step_and_says_how_to_fix_what_fails() {
     ]);
     let out = dir
         .zero()
-        .openai_keyed(&mock.v1(), REFERENCE_KEY, "gpt-4.1")
+        .openai_keyed(&mock.v1(), SAMPLE_KEY, "gpt-4.1")
         .args(&["doctor", "--json"])
         .run();
     out.assert_code(0);
-    assert!(!out.stdout.contains(REFERENCE_KEY));
+    assert!(!out.stdout.contains(SAMPLE_KEY));
     let report: Value = serde_json::from_str(&out.stdout).unwrap();
     let got: Vec<&str> =
         report["checks"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
@@ -688,12 +688,12 @@ fn doctor_checks_each_step_and_says_how_to_fix_what_fails() {
     let asked = &mock.requests()[1];
     assert_eq!(
         (asked.method.as_str(), asked.path.as_str(), asked.headers.get("authorization")),
-        ("GET", "/v1/models", Some(&format!("Bearer {REFERENCE_KEY}")))
+        ("GET", "/v1/models", Some(&format!("Bearer {SAMPLE_KEY}")))
     );
     // A key the provider refuses fails, with its message (redacted) and the fix; a server
     // with no models list is a warning.
     let refused =
-        format!(r#"{{"error": {{"message": "Incorrect API key provided: {REFERENCE_KEY}"}}}}"#);
+        format!(r#"{{"error": {{"message": "Incorrect API key provided: {SAMPLE_KEY}"}}}}"#);
     for (reply, code, status, message) in [
         (
             Reply::status(401, "application/json", &refused),
@@ -706,11 +706,11 @@ fn doctor_checks_each_step_and_says_how_to_fix_what_fails() {
         let mock = Mock::start(vec![Reply::status(200, "text/plain", "up"), reply]);
         let out = dir
             .zero()
-            .openai_keyed(&mock.v1(), REFERENCE_KEY, "gpt-4.1")
+            .openai_keyed(&mock.v1(), SAMPLE_KEY, "gpt-4.1")
             .args(&["doctor", "--json"])
             .run();
         out.assert_code(code);
-        assert!(!out.stdout.contains(REFERENCE_KEY));
+        assert!(!out.stdout.contains(SAMPLE_KEY));
         let report: Value = serde_json::from_str(&out.stdout).unwrap();
         let (got, said) = check_row(&report, "provider.auth");
         assert_eq!(got, status, "{said}");

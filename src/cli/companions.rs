@@ -79,7 +79,8 @@ const REDACT_ENV: Flag<Options> = Flag::new(
     Slot::Texts(|o| &mut o.redact_env),
 );
 
-/// One companion command: its name as typed, the words it takes, what it does, its flags.
+/// One companion command: its name as typed, the words it takes, what it does, its flags,
+/// and the command its flags and words make.
 pub struct Companion {
     pub name: &'static str,
     pub words: &'static str,
@@ -87,6 +88,7 @@ pub struct Companion {
     pub summary: &'static str,
     pub about: &'static str,
     pub flags: &'static [Flag<Options>],
+    build: fn(Options, Vec<String>) -> Command,
 }
 
 pub const SESSIONS_LIST: Companion = Companion {
@@ -95,6 +97,9 @@ pub const SESSIONS_LIST: Companion = Companion {
     summary: "this directory's sessions, newest first",
     about: "Lists the sessions started in this directory, newest first.\n",
     flags: &[ALL, JSON, flags::help()],
+    build: |o, words| {
+        no_words("sessions list", words, SessionsArgs::List { json: o.json, all: o.all })
+    },
 };
 
 pub const SESSIONS_SHOW: Companion = Companion {
@@ -103,6 +108,13 @@ pub const SESSIONS_SHOW: Companion = Companion {
     summary: "one session's metadata and events",
     about: "Prints one session's metadata and events, one row per event.\n",
     flags: &[JSON, flags::help()],
+    build: |o, words| match <[String; 1]>::try_from(words) {
+        Ok([id]) => Command::Sessions(SessionsArgs::Show { id, json: o.json }),
+        Err(words) if words.is_empty() => {
+            Command::Invalid("zero sessions show needs a session id".into())
+        }
+        Err(_) => Command::Invalid("zero sessions show takes one session id".into()),
+    },
 };
 
 pub const SESSIONS_DELETE: Companion = Companion {
@@ -111,6 +123,10 @@ pub const SESSIONS_DELETE: Companion = Companion {
     summary: "remove sessions",
     about: "Removes the sessions named.\n",
     flags: &[flags::help()],
+    build: |_, ids| match ids.is_empty() {
+        true => Command::Invalid("zero sessions delete needs one or more session ids".into()),
+        false => Command::Sessions(SessionsArgs::Delete { ids }),
+    },
 };
 
 pub const SESSIONS_PRUNE: Companion = Companion {
@@ -119,6 +135,14 @@ pub const SESSIONS_PRUNE: Companion = Companion {
     summary: "remove sessions not updated for DAYS days",
     about: "Removes every session not updated for DAYS days.\n",
     flags: &[OLDER_THAN, DRY_RUN, flags::help()],
+    build: |o, words| match o.older_than {
+        Some(older_than) => no_words(
+            "sessions prune",
+            words,
+            SessionsArgs::Prune { older_than, dry_run: o.dry_run },
+        ),
+        None => Command::Invalid("zero sessions prune needs --older-than DAYS".into()),
+    },
 };
 
 const SEARCH_ABOUT: &str = "\
@@ -133,6 +157,17 @@ pub const SESSIONS_SEARCH: Companion = Companion {
     summary: "search the stored sessions (zero search)",
     about: SEARCH_ABOUT,
     flags: &[JSON, LIMIT, CONTEXT, SESSION, TYPE, flags::help()],
+    // `zero sessions search` is `zero search`.
+    build: |o, query| {
+        Command::Search(SearchArgs {
+            query,
+            json: o.json,
+            limit: o.limit,
+            context: o.context,
+            session: o.session,
+            event_type: o.event_type,
+        })
+    },
 };
 
 pub const SEARCH: Companion = Companion { name: "search", words: " <QUERY...>", ..SESSIONS_SEARCH };
@@ -146,6 +181,7 @@ pub const CONFIG: Companion = Companion {
 environment). Exit 0 when it is usable, 3 when it is not.
 ",
     flags: &[JSON, flags::help()],
+    build: |o, words| no_words("config", words, Command::Config { json: o.json }),
 };
 
 pub const DOCTOR: Companion = Companion {
@@ -157,6 +193,9 @@ connectivity, key) and says how to fix what fails. Exit 0 when every check
 passes, 3 when one fails.
 ",
     flags: &[JSON, OFFLINE, flags::help()],
+    build: |o, words| {
+        no_words("doctor", words, Command::Doctor { json: o.json, offline: o.offline })
+    },
 };
 
 pub const REDACT: Companion = Companion {
@@ -169,15 +208,49 @@ URL passwords, private keys, and the values of environment variables with
 sensitive names (and of each --redact-env NAME).
 ",
     flags: &[REDACT_ENV, flags::help()],
+    build: |o, words| no_words("redact", words, Command::Redact(o.redact_env)),
 };
+
+pub const SCHEMA: Companion = Companion {
+    name: "schema",
+    words: " [VERSION]",
+    summary: "",
+    about: "Prints the JSON Schema (draft 2020-12) of stream-json schema VERSION (default
+1): every event zero writes and reads, with unknown fields forbidden. Versions
+this zero speaks: 1, 2.
+",
+    flags: &[flags::help()],
+    build: |_, words| match <[String; 1]>::try_from(words) {
+        Ok([version]) => Command::Schema(version),
+        Err(words) if words.is_empty() => Command::Schema("1".into()),
+        Err(_) => Command::Invalid(
+            "zero schema takes one version at most (see zero schema --help)".into(),
+        ),
+    },
+};
+
+/// A command that takes no words, or the error naming those given.
+fn no_words(name: &str, words: Vec<String>, command: impl Into<Command>) -> Command {
+    if words.is_empty() {
+        command.into()
+    } else {
+        Command::Invalid(format!("zero {name} takes no arguments (got \"{}\")", words.join(" ")))
+    }
+}
+
+impl From<SessionsArgs> for Command {
+    fn from(args: SessionsArgs) -> Command {
+        Command::Sessions(args)
+    }
+}
 
 /// The `zero sessions` commands, in the order their overview lists them.
 pub const SESSIONS: [&Companion; 5] =
     [&SESSIONS_LIST, &SESSIONS_SHOW, &SESSIONS_DELETE, &SESSIONS_PRUNE, &SESSIONS_SEARCH];
 
-/// Every companion command with flags.
-#[cfg(test)]
-pub const COMPANIONS: [&Companion; 9] = [
+/// Every companion command: the parser finds each here by name, so a command cannot be
+/// parsed without being in this list (and in the tests that go through it).
+pub const COMPANIONS: [&Companion; 10] = [
     &SESSIONS_LIST,
     &SESSIONS_SHOW,
     &SESSIONS_DELETE,
@@ -187,6 +260,7 @@ pub const COMPANIONS: [&Companion; 9] = [
     &CONFIG,
     &DOCTOR,
     &REDACT,
+    &SCHEMA,
 ];
 
 impl Companion {
@@ -216,37 +290,13 @@ pub fn sessions_help() -> String {
     help
 }
 
-pub const SCHEMA_HELP: &str = "\
-Usage: zero schema [VERSION]
-
-Prints the JSON Schema (draft 2020-12) of stream-json schema VERSION (default
-1): every event zero writes and reads, with unknown fields forbidden. Versions
-this zero speaks: 1, 2.
-";
-
-pub fn parse_schema(args: Vec<OsString>) -> Command {
-    let words: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-    match words.as_slice() {
-        [] => Command::Schema("1".into()),
-        [help] if help == "-h" || help == "--help" => Command::Help(SCHEMA_HELP.to_string()),
-        [version] => Command::Schema(version.clone()),
-        _ => Command::Invalid(
-            "zero schema takes one version at most (see zero schema --help)".into(),
-        ),
-    }
-}
-
 pub fn parse_sessions(args: Vec<OsString>) -> Command {
     let sub = args.first().and_then(|a| a.to_str()).map(str::to_string);
     let names: Vec<&str> =
         SESSIONS.iter().map(|c| c.name.trim_start_matches("sessions ")).collect();
     match sub.as_deref() {
         Some("-h" | "--help") => Command::Help(sessions_help()),
-        Some(sub) if names.contains(&sub) => {
-            let name = format!("sessions {sub}");
-            let command = SESSIONS.iter().find(|c| c.name == name).copied();
-            command.map_or(Command::Invalid(name), |c| parse(args[1..].to_vec(), c))
-        }
+        Some(sub) if names.contains(&sub) => parse(args[1..].to_vec(), &format!("sessions {sub}")),
         Some(other) => Command::Invalid(format!(
             "unknown sessions command \"{other}\"{}; expected list, show, delete, prune or search",
             crate::text::did_you_mean(other, &names)
@@ -257,10 +307,13 @@ pub fn parse_sessions(args: Vec<OsString>) -> Command {
     }
 }
 
-/// Parses one companion command's flags and words into its [`Command`].
-pub fn parse(args: Vec<OsString>, command: &Companion) -> Command {
+/// Parses the flags and words of the companion command `name` into its [`Command`].
+pub fn parse(args: Vec<OsString>, name: &str) -> Command {
+    let Some(command) = COMPANIONS.iter().find(|c| c.name == name) else {
+        return Command::Invalid(format!("unknown command \"{name}\" (see zero --help)"));
+    };
     match read(args, command) {
-        Ok((options, words)) => build(command, options, words),
+        Ok((options, words)) => (command.build)(options, words),
         Err(stop) => *stop,
     }
 }
@@ -302,55 +355,4 @@ fn read(args: Vec<OsString>, command: &Companion) -> Result<(Options, Vec<String
         }
     }
     Ok((options, words))
-}
-
-/// The command the flags and words make.
-fn build(command: &Companion, o: Options, words: Vec<String>) -> Command {
-    let name = command.name;
-    let no_words = |cmd: Command| {
-        if words.is_empty() {
-            cmd
-        } else {
-            Command::Invalid(format!(
-                "zero {name} takes no arguments (got \"{}\")",
-                words.join(" ")
-            ))
-        }
-    };
-    match name {
-        "sessions list" => {
-            no_words(Command::Sessions(SessionsArgs::List { json: o.json, all: o.all }))
-        }
-        "sessions show" => match words.as_slice() {
-            [id] => Command::Sessions(SessionsArgs::Show { id: id.clone(), json: o.json }),
-            [] => Command::Invalid("zero sessions show needs a session id".into()),
-            _ => Command::Invalid("zero sessions show takes one session id".into()),
-        },
-        "sessions delete" if words.is_empty() => {
-            Command::Invalid("zero sessions delete needs one or more session ids".into())
-        }
-        "sessions delete" => Command::Sessions(SessionsArgs::Delete { ids: words }),
-        "sessions prune" => match o.older_than {
-            Some(days) => no_words(Command::Sessions(SessionsArgs::Prune {
-                older_than: days,
-                dry_run: o.dry_run,
-            })),
-            None => Command::Invalid("zero sessions prune needs --older-than DAYS".into()),
-        },
-        "config" => no_words(Command::Config { json: o.json }),
-        "doctor" => no_words(Command::Doctor { json: o.json, offline: o.offline }),
-        "redact" => no_words(Command::Redact(o.redact_env)),
-        _ => {
-            let args = SearchArgs {
-                query: words,
-                json: o.json,
-                limit: o.limit,
-                context: o.context,
-                session: o.session,
-                event_type: o.event_type,
-            };
-            // `zero sessions search` is `zero search`.
-            Command::Search(args)
-        }
-    }
 }

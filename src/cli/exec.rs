@@ -156,10 +156,13 @@ pub fn parse_exec(args: Vec<OsString>, root: bool) -> Command {
     let mut out = ExecArgs::default();
     let mut parser = lexopt::Parser::from_args(args);
     let mut table = exec_flags();
+    // `-p` given where a value belongs is a mistake under `zero exec` too.
+    let mut flags_anywhere = table.clone();
+    flags_anywhere.push(&ROOT_PROMPT);
     if root {
         table.insert(0, &ROOT_PROMPT);
     }
-    let value = |p: &mut lexopt::Parser, shown: &str| flag_value(p, shown, &table);
+    let value = |p: &mut lexopt::Parser, shown: &str| flag_value(p, shown, &flags_anywhere);
     let mut saw_prompt_flag = false;
     loop {
         let arg = match parser.next() {

@@ -150,11 +150,9 @@ pub fn parse(args: Vec<OsString>) -> Command {
     match args.first().and_then(|a| a.to_str()) {
         Some("exec") => parse_exec(args[1..].to_vec(), false),
         Some("sessions") => companions::parse_sessions(args[1..].to_vec()),
-        Some("search") => companions::parse(args[1..].to_vec(), &companions::SEARCH),
-        Some("config") => companions::parse(args[1..].to_vec(), &companions::CONFIG),
-        Some("doctor") => companions::parse(args[1..].to_vec(), &companions::DOCTOR),
-        Some("redact") => companions::parse(args[1..].to_vec(), &companions::REDACT),
-        Some("schema") => companions::parse_schema(args[1..].to_vec()),
+        Some(name @ ("search" | "config" | "doctor" | "redact" | "schema")) => {
+            companions::parse(args[1..].to_vec(), name)
+        }
         Some(word) if !word.starts_with('-') => Command::Invalid(format!(
             "unknown command \"{word}\"{}; commands: {} (see zero --help)",
             crate::text::did_you_mean(word, COMMANDS),

@@ -1,4 +1,4 @@
-use super::companions::{self, COMPANIONS, SCHEMA_HELP};
+use super::companions::{self, COMPANIONS};
 use super::exec::{exec_flags, exec_help};
 use super::flags::Slot;
 use super::*;
@@ -70,6 +70,11 @@ fn errors_are_kept_and_parsing_continues_to_find_the_output_format() {
     assert_eq!(args.output_format.as_deref(), Some("stream-json"));
     let args = exec(&["-o", "json", "--model"]);
     assert_eq!(args.error.as_deref(), Some("missing argument for option '--model'"));
+    let args = exec(&["--model", "-p", "x"]);
+    assert_eq!(
+        args.error.as_deref(),
+        Some("--model needs a value, but the next word is the flag -p (write --model=VALUE for a value that starts with '-')")
+    );
     let args = exec(&["--list-tools=yes", "-o", "json"]);
     assert!(args.error.as_deref().is_some_and(|e| e.contains("--list-tools")));
     assert_eq!(args.output_format.as_deref(), Some("json"));
@@ -154,7 +159,7 @@ fn sessions_subcommands() {
 #[test]
 fn the_help_names_the_schema_versions_zero_speaks() {
     let list = crate::protocol::events::SchemaVersion::supported();
-    assert!(SCHEMA_HELP.contains(&format!("Versions\nthis zero speaks: {list}.")));
+    assert!(companions::SCHEMA.about.contains(&format!("Versions\nthis zero speaks: {list}.")));
     assert!(HELP.contains(&format!("the JSON Schema of stream-json ({list})")));
 }
 
@@ -175,7 +180,6 @@ fn exec_help_names_every_variable_zero_reads() {
 #[test]
 fn help_lines_fit_79_columns() {
     let mut texts = vec![HELP.to_string(), exec_help(), companions::sessions_help()];
-    texts.push(SCHEMA_HELP.to_string());
     texts.extend(COMPANIONS.iter().map(|c| c.help()));
     for text in &texts {
         for line in text.lines() {

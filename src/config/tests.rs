@@ -38,7 +38,7 @@ fn environment_openai_defaults() {
 
 #[test]
 fn each_provider_uses_its_own_host_and_key() {
-    // Reference quirk 3 fixed: an Anthropic model is not sent to the OpenAI host.
+    // An Anthropic model is never sent to the OpenAI host (nor its key with it).
     let e = env(&[("OPENAI_API_KEY", "o"), ("ANTHROPIC_API_KEY", "a-key-123")]);
     let rt = resolve_ok(&e, &choice(Some("sonnet-4.5")));
     assert_eq!(rt.kind, ProviderKind::Anthropic);

@@ -4,7 +4,7 @@
 //! signature, to be sent back while a tool loop runs, as the API requires). A tool_use block's
 //! input arrives as `input_json_delta` fragments and the call is complete at its
 //! `content_block_stop`. A non-empty initial `input` is used only when no fragment follows, so
-//! the two are never concatenated into invalid JSON (reference quirk 17).
+//! the two are never concatenated into invalid JSON (as Zero once did).
 
 use std::collections::BTreeMap;
 

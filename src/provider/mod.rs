@@ -91,7 +91,6 @@ pub(crate) fn over_limit(what: &str, limit: usize) -> CallError {
     ))
 }
 
-/// Appends a streamed piece to text a decoder is assembling, within `limit`.
 /// A call's arguments as the JSON object Anthropic and Gemini take back: none is `{}`; text
 /// that is not JSON (the model wrote it broken, and the tool already said so) is sent as
 /// `{"_raw": text}`; JSON that is not an object cannot be sent.
@@ -112,6 +111,7 @@ pub(crate) fn arguments_object(
     }
 }
 
+/// Appends a streamed piece to text a decoder is assembling, within `limit`.
 pub(crate) fn append_within(
     held: &mut String,
     piece: &str,

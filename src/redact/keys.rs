@@ -268,7 +268,7 @@ mod tests {
     }
 
     #[test]
-    fn normalisation_follows_the_reference() {
+    fn names_normalise_as_zero_does() {
         assert_eq!(normalize("apiKey"), "api_key");
         assert_eq!(normalize("x-api-key"), "x_api_key");
         assert_eq!(normalize("OPENAI_API_KEY"), "openai_api_key");
@@ -280,7 +280,7 @@ mod tests {
     }
 
     #[test]
-    fn classification_matches_the_reference_tests() {
+    fn names_are_classified_as_zero_classifies_them() {
         for key in ["apiKey", "x-api-key", "refresh_token", "private_key", "session_ingress_token"]
         {
             assert!(is_sensitive_key(key), "{key} should be sensitive");

@@ -56,7 +56,7 @@ fn object_redaction_replaces_sensitive_keys_whatever_the_value() {
 }
 
 #[test]
-fn text_rules_of_the_reference() {
+fn text_rules_zero_shares() {
     let key = "sk-proj-abcdefghijklmnopqrstuvwxyz012345";
     let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
     let r = plain();
