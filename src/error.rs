@@ -93,6 +93,12 @@ pub enum RunStatus {
     Interrupted,
 }
 
+impl RunStatus {
+    /// Every value, in the order `zero schema` lists them.
+    pub const ALL: [RunStatus; 4] =
+        [RunStatus::Success, RunStatus::Error, RunStatus::Incomplete, RunStatus::Interrupted];
+}
+
 /// `error.code`, in both versions (an incomplete run is `max_turns` in schema 1 and
 /// `incomplete` in schema 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -231,6 +237,17 @@ pub enum Stop {
     OutputClosed,
 }
 
+impl fmt::Display for Stop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Stop::Failed(failure) => failure.fmt(f),
+            Stop::OutputClosed => OutputClosed.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Stop {}
+
 impl From<Failure> for Stop {
     fn from(failure: Failure) -> Stop {
         Stop::Failed(failure)
@@ -240,6 +257,14 @@ impl From<Failure> for Stop {
 /// Standard output could not be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutputClosed;
+
+impl fmt::Display for OutputClosed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("standard output is closed")
+    }
+}
+
+impl std::error::Error for OutputClosed {}
 
 impl From<OutputClosed> for Stop {
     fn from(_: OutputClosed) -> Stop {

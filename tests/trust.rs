@@ -886,8 +886,11 @@ fn a_thread_that_cannot_start_is_reported_and_the_run_goes_on() {
     // Live mode cannot read its input without its thread: it says so and ends.
     let prompt = r#"{"schemaVersion":2,"type":"prompt","content":"hi"}"#;
     let out = run(&["-i", "stream-json", "--live"], prompt);
-    out.assert_code(2);
+    out.assert_code(1);
     let events = out.events();
     let error = events.iter().find(|e| e["type"] == "error").unwrap();
-    assert_eq!(error["message"], format!("Cannot read stdin: the live input thread {why}"));
+    assert_eq!(
+        (&error["code"], &error["message"]),
+        (&json!("crash"), &json!(format!("Cannot read stdin: the live input thread {why}")))
+    );
 }

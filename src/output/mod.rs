@@ -21,8 +21,8 @@ use serde_json::Value;
 
 use crate::error::{Exit, Failure, OutputClosed};
 use crate::protocol::events::{
-    Action, Autonomy, DecidedBy, ErrorCode, Event, Legacy, ListedTool, PermissionMode, Risk,
-    RunDetails, RunStatus, SchemaVersion, SideEffect, Status, Totals, Warning,
+    Action, Autonomy, DecidedBy, ErrorCode, Event, Legacy, ListedTool, Permission, PermissionMode,
+    Risk, RunDetails, RunStatus, SchemaVersion, SideEffect, Status, Totals, Warning,
 };
 use crate::provider::models::Usage;
 use crate::redact::{Redactor, TextStream};
@@ -81,23 +81,7 @@ impl Wire {
     }
 }
 
-/// What the process is waiting for, for heartbeats: since when, and for which tool call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    Model,
-    Tool,
-    Approval,
-}
-
-impl Phase {
-    fn name(self) -> &'static str {
-        match self {
-            Phase::Model => "model",
-            Phase::Tool => "tool",
-            Phase::Approval => "approval",
-        }
-    }
-}
+pub use crate::protocol::events::Phase;
 
 /// A gated tool call, as the permission events describe it (not yet redacted).
 #[derive(Debug, Clone)]
@@ -329,11 +313,7 @@ impl Emitter {
         let Some((phase, since, id)) = self.phase.clone() else { return Some(interval) };
         let elapsed = now.saturating_duration_since(since).as_millis() as u64;
         let id = id.map(|id| self.redactor.redact_str(&id));
-        let event = Event::Heartbeat {
-            phase: phase.name(),
-            elapsed_ms: elapsed,
-            tool_call_id: id.as_deref(),
-        };
+        let event = Event::Heartbeat { phase, elapsed_ms: elapsed, tool_call_id: id.as_deref() };
         self.emit(&event).ok()?;
         Some(interval)
     }
@@ -666,8 +646,8 @@ impl Emitter {
         self.emit(&Event::PermissionRequest {
             id: &wire_id(&g.id),
             name: &g.name,
-            action: "prompt",
-            permission: "prompt",
+            action: Permission::Prompt,
+            permission: Permission::Prompt,
             permission_granted: false,
             permission_mode: gate.permission_mode,
             autonomy: gate.autonomy,
@@ -695,7 +675,7 @@ impl Emitter {
             id: &wire_id(&g.id),
             name: &g.name,
             action: decision.action,
-            permission: "prompt",
+            permission: Permission::Prompt,
             permission_granted: decision.granted(),
             permission_mode: gate.permission_mode,
             autonomy: gate.autonomy,

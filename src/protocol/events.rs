@@ -97,8 +97,9 @@ pub enum Event<'a> {
     PermissionRequest {
         id: &'a str,
         name: &'a str,
-        action: &'a str,
-        permission: &'a str,
+        /// What is done about the call: the client is asked (`prompt`).
+        action: Permission,
+        permission: Permission,
         permission_granted: bool,
         permission_mode: PermissionMode,
         autonomy: Autonomy,
@@ -116,7 +117,7 @@ pub enum Event<'a> {
         id: &'a str,
         name: &'a str,
         action: Action,
-        permission: &'a str,
+        permission: Permission,
         permission_granted: bool,
         permission_mode: PermissionMode,
         autonomy: Autonomy,
@@ -165,7 +166,7 @@ pub enum Event<'a> {
         cumulative: Option<Totals>,
     },
     Heartbeat {
-        phase: &'a str,
+        phase: Phase,
         elapsed_ms: u64,
         #[serde(skip_serializing_if = "Option::is_none")]
         tool_call_id: Option<&'a str>,
@@ -217,6 +218,12 @@ pub enum SideEffect {
 }
 
 impl SideEffect {
+    /// Every value, in the order `zero schema` lists them.
+    pub const ALL: [SideEffect; 4] =
+        [SideEffect::Read, SideEffect::Write, SideEffect::Shell, SideEffect::Unknown];
+}
+
+impl SideEffect {
     pub fn name(self) -> &'static str {
         match self {
             SideEffect::Read => "read",
@@ -244,6 +251,20 @@ impl Permission {
     }
 }
 
+/// What the process is waiting for (`heartbeat.phase`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Model,
+    Tool,
+    Approval,
+}
+
+impl Phase {
+    /// Every value, in the order `zero schema` lists them.
+    pub const ALL: [Phase; 3] = [Phase::Model, Phase::Tool, Phase::Approval];
+}
+
 /// `--auto`: what runs without asking. Low reads; medium also edits files in the workspace;
 /// high also runs commands.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -253,6 +274,11 @@ pub enum Autonomy {
     Low,
     Medium,
     High,
+}
+
+impl Autonomy {
+    /// Every value, in the order `zero schema` lists them.
+    pub const ALL: [Autonomy; 3] = [Autonomy::Low, Autonomy::Medium, Autonomy::High];
 }
 
 impl Autonomy {
@@ -273,6 +299,11 @@ pub enum PermissionMode {
     #[default]
     Auto,
     Unsafe,
+}
+
+impl PermissionMode {
+    /// Every value, in the order `zero schema` lists them.
+    pub const ALL: [PermissionMode; 2] = [PermissionMode::Auto, PermissionMode::Unsafe];
 }
 
 impl PermissionMode {
@@ -307,6 +338,11 @@ pub enum Action {
     Cancel,
 }
 
+impl Action {
+    /// Every value, in the order `zero schema` lists them.
+    pub const ALL: [Action; 3] = [Action::Allow, Action::Deny, Action::Cancel];
+}
+
 /// `permission_decision.decidedBy`: who decided a call that needs permission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -325,6 +361,18 @@ pub enum DecidedBy {
     Interrupt,
 }
 
+impl DecidedBy {
+    /// Every value, in the order `zero schema` lists them.
+    pub const ALL: [DecidedBy; 6] = [
+        DecidedBy::Policy,
+        DecidedBy::Client,
+        DecidedBy::Session,
+        DecidedBy::Timeout,
+        DecidedBy::Eof,
+        DecidedBy::Interrupt,
+    ];
+}
+
 /// `risk` of the permission events: how much a call can affect, from its side effect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Risk {
@@ -337,6 +385,11 @@ pub enum RiskLevel {
     Low,
     Medium,
     High,
+}
+
+impl RiskLevel {
+    /// Every value, in the order `zero schema` lists them.
+    pub const ALL: [RiskLevel; 3] = [RiskLevel::Low, RiskLevel::Medium, RiskLevel::High];
 }
 
 impl Risk {
@@ -357,6 +410,11 @@ impl Risk {
 pub enum Status {
     Ok,
     Error,
+}
+
+impl Status {
+    /// Every value, in the order `zero schema` lists them.
+    pub const ALL: [Status; 2] = [Status::Ok, Status::Error];
 }
 
 /// A warning and its stable code (schema 2's `warning.code`).

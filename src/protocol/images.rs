@@ -48,8 +48,24 @@ pub fn sniff(head: &[u8]) -> Option<&'static str> {
     }
 }
 
+/// Why an image cannot be attached (one line, naming the file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageError(pub String);
+
+crate::error::message_error!(ImageError);
+
+impl From<ImageError> for crate::error::Failure {
+    fn from(err: ImageError) -> Self {
+        crate::error::Failure::Usage(err.0)
+    }
+}
+
 /// `--image PATH`: the file's type comes from its bytes.
-pub fn from_file(path: &Path) -> Result<Image, String> {
+pub fn from_file(path: &Path) -> Result<Image, ImageError> {
+    read_image(path).map_err(ImageError)
+}
+
+fn read_image(path: &Path) -> Result<Image, String> {
     use std::os::unix::fs::OpenOptionsExt;
     /// `O_NONBLOCK`: opening a FIFO must not wait for a writer.
     const O_NONBLOCK: i32 = 0o4000;
@@ -225,19 +241,22 @@ mod tests {
         assert_eq!((image.media_type, decode(&image.data).unwrap()), ("image/png", PNG.to_vec()));
         dir.write("notes.txt", "plain text");
         let err = from_file(&dir.join("notes.txt")).unwrap_err();
-        assert!(err.starts_with("Image is not a PNG, JPEG, GIF or WebP file: "), "{err}");
-        assert!(from_file(&dir.join("missing.png")).unwrap_err().starts_with("Image not found: "));
-        assert!(from_file(&dir.path).unwrap_err().starts_with("Image is not a regular file: "));
+        assert!(err.0.starts_with("Image is not a PNG, JPEG, GIF or WebP file: "), "{err}");
+        assert!(from_file(&dir.join("missing.png"))
+            .unwrap_err()
+            .0
+            .starts_with("Image not found: "));
+        assert!(from_file(&dir.path).unwrap_err().0.starts_with("Image is not a regular file: "));
         let fifo = dir.join("pipe.png");
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
         if made.is_ok_and(|s| s.success()) {
             // Refused at once, not a wait for a writer that never comes.
-            assert!(from_file(&fifo).unwrap_err().starts_with("Image is not a regular file: "));
+            assert!(from_file(&fifo).unwrap_err().0.starts_with("Image is not a regular file: "));
         }
         let mut big = PNG.to_vec();
         big.resize(MAX_IMAGE_BYTES + 1, 0);
         std::fs::write(dir.join("big.png"), big).unwrap();
         let err = from_file(&dir.join("big.png")).unwrap_err();
-        assert!(err.starts_with("Image is larger than 10 MiB: "), "{err}");
+        assert!(err.0.starts_with("Image is larger than 10 MiB: "), "{err}");
     }
 }

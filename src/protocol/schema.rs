@@ -5,7 +5,11 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::protocol::events::{ErrorCode, SchemaVersion, WarningCode};
+use crate::protocol::events::SchemaVersion::{V1, V2};
+use crate::protocol::events::{
+    Action, Autonomy, DecidedBy, ErrorCode, PermissionMode, Phase, RiskLevel, RunStatus,
+    SchemaVersion, SideEffect, Status, WarningCode,
+};
 
 /// The JSON Schema of `version`.
 pub fn document(version: SchemaVersion) -> Value {
@@ -18,20 +22,20 @@ pub fn document(version: SchemaVersion) -> Value {
 
 /// One event: the envelope's fields, then its own; all required but `optional`.
 fn event(
-    version: u8,
+    version: SchemaVersion,
     kind: &str,
     output: bool,
     fields: &[(&str, Value)],
     optional: &[&str],
 ) -> Value {
     let mut properties = Map::new();
-    properties.insert("schemaVersion".into(), json!({"const": version}));
+    properties.insert("schemaVersion".into(), json!({"const": version.number()}));
     properties.insert("type".into(), json!({"const": kind}));
     let mut required = vec!["schemaVersion".to_string(), "type".to_string()];
     if output {
         properties.insert("runId".into(), json!({"type": "string", "minLength": 1}));
         required.push("runId".into());
-        if version >= 2 {
+        if version == SchemaVersion::V2 {
             properties.insert(
                 "seq".into(),
                 json!({"description": "1 for the first line of the process, +1 for each line after", "type": "integer", "minimum": 1}),
@@ -108,8 +112,9 @@ fn tokens() -> Vec<(&'static str, Value)> {
 
 /// `error`: the same codes in both versions, but the turn limit is `max_turns` in schema 1
 /// and `incomplete` in schema 2.
-fn error_event(version: u8) -> Value {
-    let turn_limit = if version == 1 { ErrorCode::MaxTurns } else { ErrorCode::Incomplete };
+fn error_event(version: SchemaVersion) -> Value {
+    let turn_limit =
+        if version == SchemaVersion::V1 { ErrorCode::MaxTurns } else { ErrorCode::Incomplete };
     let codes = [
         ErrorCode::UsageError,
         ErrorCode::ConfigError,
@@ -133,7 +138,7 @@ fn error_event(version: u8) -> Value {
 
 fn outputs_1() -> Events {
     let e =
-        |kind, fields: &[(&str, Value)], optional: &[&str]| event(1, kind, true, fields, optional);
+        |kind, fields: &[(&str, Value)], optional: &[&str]| event(V1, kind, true, fields, optional);
     vec![
         ("run_start", e("run_start", &run_start(), &["sessionId"])),
         ("warning", e("warning", &[("message", name())], &[])),
@@ -151,7 +156,7 @@ fn outputs_1() -> Events {
                             "description": "the model's arguments as the JSON value they parse to (an object, or any other JSON value the model wrote), or the model's text as a string when it was not JSON",
                         }),
                     ),
-                    ("sideEffect", json!({"enum": ["read", "write", "shell", "unknown"]})),
+                    ("sideEffect", json!({"enum": SideEffect::ALL})),
                 ],
                 &[],
             ),
@@ -162,7 +167,7 @@ fn outputs_1() -> Events {
                 "tool_result",
                 &[
                     ("id", name()),
-                    ("status", json!({"enum": ["ok", "error"]})),
+                    ("status", json!({"enum": Status::ALL})),
                     ("output", json!({"type": "string", "description": "at most 32 KiB"})),
                     ("truncated", json!({"type": "boolean"})),
                 ],
@@ -171,12 +176,12 @@ fn outputs_1() -> Events {
         ),
         ("usage", e("usage", &tokens(), &["costUsd"])),
         ("final", e("final", &[("text", text())], &[])),
-        ("error", error_event(1)),
+        ("error", error_event(V1)),
         (
             "run_end",
             e(
                 "run_end",
-                &[("status", json!({"enum": ["success", "error"]})), ("exitCode", exit_code())],
+                &[("status", json!({"enum": RunStatus::ALL[..2]})), ("exitCode", exit_code())],
                 &[],
             ),
         ),
@@ -185,11 +190,11 @@ fn outputs_1() -> Events {
 
 fn inputs_1() -> Events {
     vec![
-        ("prompt", event(1, "prompt", false, &[("content", text())], &[])),
+        ("prompt", event(V1, "prompt", false, &[("content", text())], &[])),
         (
             "message",
             event(
-                1,
+                V1,
                 "message",
                 false,
                 &[("role", json!({"const": "user"})), ("content", text())],
@@ -201,11 +206,18 @@ fn inputs_1() -> Events {
 
 fn outputs_2() -> Events {
     let e =
-        |kind, fields: &[(&str, Value)], optional: &[&str]| event(2, kind, true, fields, optional);
-    let side_effect = || json!({"enum": ["read", "write", "shell", "network", "none", "unknown"]});
-    let status = || json!({"enum": ["success", "error", "incomplete", "interrupted"]});
-    let permission_mode = || json!({"enum": ["auto", "unsafe"]});
-    let autonomy = || json!({"enum": ["low", "medium", "high"]});
+        |kind, fields: &[(&str, Value)], optional: &[&str]| event(V2, kind, true, fields, optional);
+    // Zero's schema 2 also names the side effects `network` and `none`, which zero's own tools
+    // never have: a client written for Zero accepts every line zero writes.
+    let side_effect = || {
+        let mut names: Vec<Value> = SideEffect::ALL.iter().map(|s| json!(s)).collect();
+        names.insert(3, json!("network"));
+        names.insert(4, json!("none"));
+        json!({"enum": names})
+    };
+    let status = || json!({"enum": RunStatus::ALL});
+    let permission_mode = || json!({"enum": PermissionMode::ALL});
+    let autonomy = || json!({"enum": Autonomy::ALL});
     let cumulative = strict(Map::new(), Vec::new(), &tokens(), &["costUsd"]);
     let mut usage = tokens();
     usage.push((
@@ -228,7 +240,7 @@ fn outputs_2() -> Events {
                     Vec::new(),
                     &[(
                         "level",
-                        json!({"enum": ["low", "medium", "high"], "description": "read: low; write, network: medium; shell, unknown: high"}),
+                        json!({"enum": RiskLevel::ALL, "description": "read: low; write, network: medium; shell, unknown: high"}),
                     )],
                     &[],
                 ),
@@ -309,13 +321,13 @@ fn outputs_2() -> Events {
             e(
                 "permission_decision",
                 &gate(&[
-                    ("action", json!({"enum": ["allow", "deny", "cancel"]})),
+                    ("action", json!({"enum": Action::ALL})),
                     ("permission", name()),
                     ("permissionGranted", json!({"type": "boolean"})),
                     ("decisionReason", name()),
                     (
                         "decidedBy",
-                        json!({"enum": ["policy", "client", "session", "timeout", "eof", "interrupt"]}),
+                        json!({"enum": DecidedBy::ALL}),
                     ),
                 ]),
                 &["sessionId"],
@@ -328,7 +340,7 @@ fn outputs_2() -> Events {
                 &[
                     ("id", name()),
                     ("name", name()),
-                    ("status", json!({"enum": ["ok", "error"]})),
+                    ("status", json!({"enum": Status::ALL})),
                     ("output", json!({"type": "string", "description": "at most 32 KiB"})),
                     ("truncated", json!({"type": "boolean"})),
                     (
@@ -358,7 +370,7 @@ fn outputs_2() -> Events {
             e(
                 "heartbeat",
                 &[
-                    ("phase", json!({"enum": ["model", "tool", "approval"]})),
+                    ("phase", json!({"enum": Phase::ALL})),
                     (
                         "elapsedMs",
                         json!({"description": "since the phase began", "type": "integer", "minimum": 0}),
@@ -369,7 +381,7 @@ fn outputs_2() -> Events {
             ),
         ),
         ("final", e("final", &[("text", text())], &[])),
-        ("error", error_event(2)),
+        ("error", error_event(V2)),
         (
             "turn_end",
             e(
@@ -416,11 +428,11 @@ fn inputs_2() -> Events {
         &[],
     );
     vec![
-        ("prompt", event(2, "prompt", false, &[("content", name())], &[])),
+        ("prompt", event(V2, "prompt", false, &[("content", name())], &[])),
         (
             "message",
             event(
-                2,
+                V2,
                 "message",
                 false,
                 &[
@@ -437,7 +449,7 @@ fn inputs_2() -> Events {
         (
             "permission_response",
             event(
-                2,
+                V2,
                 "permission_response",
                 false,
                 &[

@@ -139,9 +139,19 @@ const MAX_CERT_FILE_BYTES: u64 = 16 * 1024 * 1024;
 /// At most this many files of `SSL_CERT_DIR` are read.
 const MAX_CERT_DIR_FILES: usize = 10_000;
 
+/// Why the certificates `SSL_CERT_FILE` or `SSL_CERT_DIR` name cannot be used (one line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CertError(pub String);
+
+crate::error::message_error!(CertError);
+
 impl ExtraRoots {
     /// The roots named by the environment; a path that does not exist is an error now.
-    pub fn at(file: Option<&Path>, dir: Option<&Path>) -> Result<ExtraRoots, String> {
+    pub fn at(file: Option<&Path>, dir: Option<&Path>) -> Result<ExtraRoots, CertError> {
+        ExtraRoots::read(file, dir).map_err(CertError)
+    }
+
+    fn read(file: Option<&Path>, dir: Option<&Path>) -> Result<ExtraRoots, String> {
         if let Some(file) = file {
             std::fs::metadata(file)
                 .map_err(|e| format!("SSL_CERT_FILE {}: {e}", file.display()))?;

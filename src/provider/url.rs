@@ -21,9 +21,19 @@ pub struct Url {
     pub path: String,
 }
 
+/// Why a text is not a URL zero can use (one line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UrlError(pub String);
+
+crate::error::message_error!(UrlError);
+
 impl Url {
     /// Parses `http(s)://[userinfo@]host[:port][/path]`; anything else is an error saying why.
-    pub fn parse(text: &str) -> Result<Url, String> {
+    pub fn parse(text: &str) -> Result<Url, UrlError> {
+        Url::read(text).map_err(UrlError)
+    }
+
+    fn read(text: &str) -> Result<Url, String> {
         let text = text.trim();
         let (https, rest) = if let Some(rest) = strip_prefix_ignore_case(text, "https://") {
             (true, rest)

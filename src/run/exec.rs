@@ -49,9 +49,9 @@ pub fn run(args: ExecArgs, mut process: Process, on_start: impl FnOnce(&Shared))
     // 1. The output format, before anything else can fail.
     let format = match super::plan::output_format(&args) {
         Ok(format) => format,
-        Err(message) => {
-            let _ = writeln!(process.stderr, "[zero] {message}");
-            return Exit::Usage;
+        Err(failure) => {
+            let _ = writeln!(process.stderr, "[zero] {failure}");
+            return failure.exit();
         }
     };
     let redactor = startup_redactor(&process.env);
@@ -279,7 +279,7 @@ fn attach_images(
                 images::MAX_IMAGES
             )));
         }
-        prompt.images.push(images::from_file(&started_in.join(path)).map_err(Failure::Usage)?);
+        prompt.images.push(images::from_file(&started_in.join(path))?);
     }
     let schema1_stream = plan.output_format == Format::StreamJson && !lock(shared).schema2();
     if schema1_stream && !prompt.images.is_empty() {

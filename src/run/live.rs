@@ -41,8 +41,9 @@ enum Incoming {
     /// A line (its number from 1, without its newline), and when its reading ended.
     Line(usize, Vec<u8>, Instant),
     Eof,
-    /// A line that cannot be read (an I/O error, past 16 MiB): the end of input.
-    Failed(String),
+    /// Input that cannot be read (an I/O error, a line past 16 MiB, no thread to read it):
+    /// the end of input, with the run's failure.
+    Failed(Failure),
 }
 
 /// The stdin pump: reads a line only when the last one was taken.
@@ -54,8 +55,9 @@ fn start_pump() -> Receiver<Incoming> {
     if let Err(err) = spawned {
         // Without the thread there is no input: the run ends as at end of input, saying why.
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        // A thread limit is no fault of the input: the run ends as an internal failure.
         let why = format!("Cannot read stdin: the live input thread could not start ({err})");
-        let _ = tx.send(Incoming::Failed(why));
+        let _ = tx.send(Incoming::Failed(Failure::Crash(why)));
         return rx;
     }
     rx
@@ -73,15 +75,15 @@ fn pump(mut reader: impl BufRead, tx: &SyncSender<Incoming>) {
                 line.pop();
                 Incoming::Line(number, line, Instant::now())
             }
-            Ok(_) if line.len() > MAX_LINE_BYTES_V2 => Incoming::Failed(format!(
+            Ok(_) if line.len() > MAX_LINE_BYTES_V2 => Incoming::Failed(Failure::Usage(format!(
                 "Invalid stream-json input at line {number}: line is longer than {} MiB",
                 MAX_LINE_BYTES_V2 >> 20
-            )),
+            ))),
             // The last line, without a newline.
             Ok(_) => Incoming::Line(number, line, Instant::now()),
-            Err(err) => {
-                Incoming::Failed(format!("Cannot read stream-json input at line {number}: {err}"))
-            }
+            Err(err) => Incoming::Failed(Failure::Usage(format!(
+                "Cannot read stream-json input at line {number}: {err}"
+            ))),
         };
         let last = !matches!(incoming, Incoming::Line(..));
         if tx.send(incoming).is_err() || last {
@@ -246,7 +248,7 @@ impl Inbox {
                 self.eof = true;
                 Ok(Got::Nothing)
             }
-            Incoming::Failed(message) => Err(Failure::Usage(message).into()),
+            Incoming::Failed(failure) => Err(failure.into()),
             Incoming::Line(number, bytes, read_at) => match input::live_line(&bytes, number) {
                 Ok(LiveLine::Blank) => Ok(Got::Nothing),
                 Ok(LiveLine::Turn(prompt)) => Ok(Got::Turn(prompt, number)),
@@ -386,7 +388,7 @@ mod tests {
             .map(|incoming| match incoming {
                 Incoming::Line(n, bytes, _) => format!("{n}: {}", String::from_utf8_lossy(&bytes)),
                 Incoming::Eof => "eof".to_string(),
-                Incoming::Failed(message) => message,
+                Incoming::Failed(failure) => failure.message(),
             })
             .collect();
         let _ = reader.join();

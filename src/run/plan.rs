@@ -209,7 +209,7 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
     }
     // 2. Input format, and the turn limit.
     let input_format = input_format(args)?;
-    let output_format = output_format(args).map_err(Failure::Usage)?;
+    let output_format = output_format(args)?;
     let schema_version = schema_version(args)?;
     let heartbeat_ms = args.heartbeat_ms.as_deref().map(heartbeat_ms).transpose()?;
     let max_turns = args.max_turns.as_deref().map(max_turns).transpose()?;
@@ -355,14 +355,14 @@ fn prompt_sources(args: &ExecArgs) -> Result<PromptSources, Failure> {
 }
 
 /// `-o`: decided before anything else can fail, since every later error is written in it.
-pub fn output_format(args: &ExecArgs) -> Result<Format, String> {
+pub fn output_format(args: &ExecArgs) -> Result<Format, Failure> {
     match args.output_format.as_deref() {
         None => Ok(Format::Text),
         Some(value) => Format::parse(value).ok_or_else(|| {
-            format!(
+            Failure::Usage(format!(
                 "Invalid output format \"{}\". Expected \"text\", \"json\", or \"stream-json\".",
                 value.trim()
-            )
+            ))
         }),
     }
 }

@@ -48,8 +48,18 @@ pub struct Glob {
     alternatives: Vec<Vec<Segment>>,
 }
 
+/// Why a glob pattern cannot be used (one line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GlobError(pub String);
+
+crate::error::message_error!(GlobError);
+
 impl Glob {
-    pub fn new(pattern: &str) -> Result<Glob, String> {
+    pub fn new(pattern: &str) -> Result<Glob, GlobError> {
+        Glob::compile(pattern).map_err(GlobError)
+    }
+
+    fn compile(pattern: &str) -> Result<Glob, String> {
         if pattern.is_empty() {
             return Err("empty glob pattern".to_string());
         }
@@ -321,7 +331,7 @@ mod tests {
                 && !g("*.{rs,toml}", "a.md")
         );
         assert!(g("{src,tests}/**/*.{rs,{md,txt}}", "tests/x/y.txt"));
-        assert_eq!(Glob::new("{a,b").unwrap_err(), "unclosed { in glob pattern");
+        assert_eq!(Glob::new("{a,b").unwrap_err().0, "unclosed { in glob pattern");
     }
 
     #[test]

@@ -333,7 +333,7 @@ pub(super) fn glob(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
     }
     let glob = match Glob::new(pattern) {
         Ok(g) => g,
-        Err(e) => return fail(e),
+        Err(e) => return fail(e.to_string()),
     };
     let base = glob.base().join("/");
     let start = if base.is_empty() { ws.open_dir(&root, ".") } else { ws.open_dir(&root, &base) };
