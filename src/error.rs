@@ -59,6 +59,18 @@ impl Exit {
         Exit::Interrupted,
     ];
 
+    /// What the code means, as `zero exec --help` says it.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Exit::Success => "success",
+            Exit::Internal => "internal error or closed output",
+            Exit::Usage => "usage",
+            Exit::Setup => "provider or configuration",
+            Exit::Incomplete => "no answer within the turn limit",
+            Exit::Interrupted => "interrupted",
+        }
+    }
+
     pub const fn code(self) -> u8 {
         match self {
             Exit::Success => 0,

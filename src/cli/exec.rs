@@ -103,11 +103,37 @@ Runs one task: sends the prompt to the model, runs the tools it calls, and
 writes the answer (text) or a stream of JSON events (json, stream-json).
 ";
 
-const EXEC_EXIT_CODES: &str = "\
-Exit codes: 0 success, 1 internal error or closed output, 2 usage,
-3 provider or configuration, 4 no answer within the turn limit,
-130 interrupted.
-";
+/// "Exit codes: 0 success, ...", from the one list of them, wrapped as the help's lines.
+fn exit_codes() -> String {
+    let words: Vec<String> = crate::error::Exit::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, exit)| {
+            let end = if i + 1 == crate::error::Exit::ALL.len() { "." } else { "," };
+            format!("{} {}{end}", exit.code(), exit.meaning())
+        })
+        .collect();
+    wrap("Exit codes:", &words, 68)
+}
+
+/// `head` and the words after it, in lines of at most `width` columns.
+fn wrap(head: &str, words: &[String], width: usize) -> String {
+    let mut text = String::new();
+    let mut line = String::from(head);
+    for word in words {
+        if line.len() + 1 + word.len() > width {
+            text.push_str(&line);
+            text.push('\n');
+            line.clear();
+        } else {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    text.push_str(&line);
+    text.push('\n');
+    text
+}
 
 /// `zero exec --help`: the flag table, then the environment variables zero reads (from the one
 /// list of them, `config::read_vars`), wrapped to 79 columns.
@@ -124,28 +150,20 @@ pub fn exec_help() -> String {
     }
     help.push('\n');
     help.push_str(&environment_paragraph());
-    help.push_str(EXEC_EXIT_CODES);
+    help.push_str(&exit_codes());
     help
 }
 
 fn environment_paragraph() -> String {
-    let mut paragraph = String::new();
-    let mut line = String::from("Environment:");
     let names: Vec<&str> = crate::config::read_vars().collect();
-    for (i, name) in names.iter().enumerate() {
-        let word = if i + 1 == names.len() { format!("{name}.") } else { format!("{name},") };
-        if line.len() + 1 + word.len() > 79 {
-            paragraph.push_str(&line);
-            paragraph.push('\n');
-            line.clear();
-        } else {
-            line.push(' ');
-        }
-        line.push_str(&word);
-    }
-    paragraph.push_str(&line);
+    let words: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| if i + 1 == names.len() { format!("{name}.") } else { format!("{name},") })
+        .collect();
+    let mut paragraph = wrap("Environment:", &words, 79);
     paragraph.push_str(
-        "\nVariables whose names say they hold secrets are withheld from bash, and\ntheir values redacted. Config: $XDG_CONFIG_HOME/zero/config.json.\n\n",
+        "Variables whose names say they hold secrets are withheld from bash, and\ntheir values redacted. Config: $XDG_CONFIG_HOME/zero/config.json.\n\n",
     );
     paragraph
 }

@@ -178,32 +178,6 @@ pub trait Decoder {
     fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), CallError>;
 }
 
-/// Decodes a whole SSE body with a fresh `D`; the error, if any, ends the list (for the
-/// decoders' tests and the fuzzer).
-#[cfg(test)]
-pub(crate) fn decode_body<D: Decoder + Default>(body: &str) -> (Vec<StreamEvent>, Option<String>) {
-    let mut sse = crate::provider::sse::SseReader::new(body.as_bytes());
-    let mut decoder = D::default();
-    let mut out = Vec::new();
-    while let Some(frame) = sse.next_frame().unwrap() {
-        if let Err(err) = decoder.feed(frame, &mut out) {
-            return (out, Some(err.message));
-        }
-    }
-    match decoder.finish(&mut out) {
-        Ok(()) => (out, None),
-        Err(err) => (out, Some(err.message)),
-    }
-}
-
-/// The events of a body that decodes with a fresh `D` and no error.
-#[cfg(test)]
-pub(crate) fn decoded_body<D: Decoder + Default>(body: &str) -> Vec<StreamEvent> {
-    let (events, error) = decode_body::<D>(body);
-    assert_eq!(error, None, "{events:?}");
-    events
-}
-
 /// Where streamed events go; an error stops the call.
 pub type Sink<'a> = dyn FnMut(StreamEvent) -> Result<(), Stop> + 'a;
 

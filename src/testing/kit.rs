@@ -1,5 +1,6 @@
-//! Helpers shared by the unit tests: a temporary directory, an in-memory writer, and a small
-//! deterministic generator.
+//! Helpers shared by the unit tests: a temporary directory, an in-memory writer, a small
+//! deterministic generator, a stream-json emitter to read back, and the decoders fed whole
+//! SSE bodies.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -138,4 +139,32 @@ pub fn stream_emitter(
     );
     emitter.set_schema(schema);
     (emitter, sink)
+}
+
+/// Decodes a whole SSE body with a fresh `D`; the error, if any, ends the list (for the
+/// decoders' tests and the fuzzer).
+pub fn decode_body<D: crate::provider::Decoder + Default>(
+    body: &str,
+) -> (Vec<crate::provider::StreamEvent>, Option<String>) {
+    let mut sse = crate::provider::sse::SseReader::new(body.as_bytes());
+    let mut decoder = D::default();
+    let mut out = Vec::new();
+    while let Some(frame) = sse.next_frame().unwrap() {
+        if let Err(err) = decoder.feed(frame, &mut out) {
+            return (out, Some(err.message));
+        }
+    }
+    match decoder.finish(&mut out) {
+        Ok(()) => (out, None),
+        Err(err) => (out, Some(err.message)),
+    }
+}
+
+/// The events of a body that decodes with a fresh `D` and no error.
+pub fn decoded_body<D: crate::provider::Decoder + Default>(
+    body: &str,
+) -> Vec<crate::provider::StreamEvent> {
+    let (events, error) = decode_body::<D>(body);
+    assert_eq!(error, None, "{events:?}");
+    events
 }

@@ -4,12 +4,12 @@ use crate::provider::ToolSpec;
 
 /// Decodes a whole SSE body; the error, if any, ends the list.
 pub(crate) fn decode(body: &str) -> (Vec<StreamEvent>, Option<String>) {
-    crate::provider::decode_body::<OpenAiDecoder>(body)
+    crate::testing::kit::decode_body::<OpenAiDecoder>(body)
 }
 
 /// The events of a body that decodes without an error.
 fn decoded(body: &str) -> Vec<StreamEvent> {
-    crate::provider::decoded_body::<OpenAiDecoder>(body)
+    crate::testing::kit::decoded_body::<OpenAiDecoder>(body)
 }
 
 fn chunk(delta: Value, finish: Option<&str>) -> String {

@@ -3,12 +3,12 @@ use crate::provider::ToolSpec;
 
 /// Decodes a whole SSE body; the error, if any, ends the list.
 pub(crate) fn decode(body: &str) -> (Vec<StreamEvent>, Option<String>) {
-    crate::provider::decode_body::<ResponsesDecoder>(body)
+    crate::testing::kit::decode_body::<ResponsesDecoder>(body)
 }
 
 /// The events of a body that decodes without an error.
 fn decoded(body: &str) -> Vec<StreamEvent> {
-    crate::provider::decoded_body::<ResponsesDecoder>(body)
+    crate::testing::kit::decoded_body::<ResponsesDecoder>(body)
 }
 
 fn ev(data: Value) -> String {
