@@ -74,31 +74,24 @@ def median(values):
 
 
 def main():
-    if sys.argv[1:] == ["tools"]:
-        rows, results = [], {}
-        tools_section(lambda *r: (rows.append(r), results.update({r[0]: r[1]})))
-        print_table(rows)
-        return 0
-    if sys.argv[1:] == ["sessions"]:
+    # One section alone: `bench.py tools|sessions` (no mock provider needed) or
+    # `bench.py schema|house` (through the mock provider).
+    alone = {"tools": lambda row, base: tools_section(row),
+             "sessions": lambda row, base: sessions_section(row),
+             "schema": schema_section, "house": house_section}
+    if len(sys.argv) == 2 and sys.argv[1] in alone:
         rows = []
-        sessions_section(lambda *r: rows.append(r))
+        base = None
+        if sys.argv[1] in ("schema", "house"):
+            port = open(os.path.join(os.environ["ZERO_BENCH_MOCK"], "port")).read().strip()
+            base = f"http://127.0.0.1:{port}/v1"
+        alone[sys.argv[1]](lambda name, value, unit, target, note="":
+                           rows.append((name, value, unit, target, note)), base)
         print_table(rows)
         return 0
     mock_dir = os.environ["ZERO_BENCH_MOCK"]
     port = open(os.path.join(mock_dir, "port")).read().strip()
     base = f"http://127.0.0.1:{port}/v1"
-    if sys.argv[1:] == ["schema"]:
-        rows = []
-        schema_section(lambda name, value, unit, target, note="":
-                       rows.append((name, value, unit, target, note)), base)
-        print_table(rows)
-        return 0
-    if sys.argv[1:] == ["house"]:
-        rows = []
-        house_section(lambda name, value, unit, target, note="":
-                      rows.append((name, value, unit, target, note)), base)
-        print_table(rows)
-        return 0
     rows = []
     results = {}
 

@@ -78,7 +78,7 @@ pub(super) fn inspect(env: &Env) -> Inspection {
         }
     };
     let ok = !found.issues.iter().any(|i| i["severity"] == "error");
-    let r = |value: Value| redactor.redact_value(&value);
+    let r = |value: Value| redactor.redact_value(value);
     let report = Object(vec![
         ("generatedAt", json!(Utc::now().iso())),
         ("ok", json!(ok)),

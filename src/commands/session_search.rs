@@ -135,7 +135,7 @@ impl Wanted<'_> {
             redact_argument_text(&mut event, redactor);
             // The stored payload is let go as soon as its redacted copy exists, and that copy
             // as soon as its text does.
-            let payload = event.payload.take().map(|p| redactor.redact_owned_value(p));
+            let payload = event.payload.take().map(|p| redactor.redact_value(p));
             let text = payload.as_ref().map(leaves).unwrap_or_default();
             drop(payload);
             let Some(found) = find(&text, self.normalized, &self.terms) else { continue };
@@ -200,7 +200,7 @@ struct HitEvent {
 /// today's.
 fn redacted_metadata(meta: &Metadata, redactor: &Redactor) -> Metadata {
     let value = serde_json::to_value(meta).unwrap_or_default();
-    serde_json::from_value(redactor.redact_value(&value)).unwrap_or_else(|_| meta.clone())
+    serde_json::from_value(redactor.redact_value(value)).unwrap_or_else(|_| meta.clone())
 }
 
 /// Whitespace collapsed to single spaces, trimmed, lower case.

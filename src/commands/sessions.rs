@@ -57,7 +57,7 @@ fn list(store: &Store, redactor: &Redactor, json: bool, all: bool) -> Exit {
         Err(err) => return fail(redactor, store_message(&err), store_exit(&err)),
     };
     if json {
-        let value = redactor.redact_value(&json!({"sessions": list}));
+        let value = redactor.redact_value(json!({"sessions": list}));
         return print(&format!("{value}\n"));
     }
     let mut text = String::new();
@@ -137,7 +137,7 @@ fn show_json(
         // Sessions written by an older zero may hold argument text with JSON escapes.
         redact_argument_text(&mut event, redactor);
         // Taken, not copied: the stored event is let go as its redacted form is made.
-        let value = redactor.redact_owned_value(serde_json::to_value(event).unwrap_or_default());
+        let value = redactor.redact_value(serde_json::to_value(event).unwrap_or_default());
         if !first {
             write(out, b",")?;
         }
@@ -145,7 +145,7 @@ fn show_json(
         serde_json::to_writer(&mut *out, &value).map_err(|_| Shown::Output)?;
     }
     write(out, b"],\"metadata\":")?;
-    let meta = redactor.redact_value(&serde_json::to_value(meta).unwrap_or_default());
+    let meta = redactor.redact_value(serde_json::to_value(meta).unwrap_or_default());
     serde_json::to_writer(&mut *out, &meta).map_err(|_| Shown::Output)?;
     write(out, b"}\n")
 }

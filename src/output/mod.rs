@@ -1,7 +1,7 @@
 //! Everything zero writes during a run goes through the [`Emitter`]: each event is built once
 //! as an [`Event`] (with every string redacted) and rendered into the run's output format
-//! (text, json or stream-json; see `views`), with one `write_all` plus `flush` per line the moment it
-//! exists.
+//! (text, json or stream-json; see `views`), with one `write_all` plus `flush` per line the moment
+//! it exists.
 //!
 //! Answer text is redacted as a stream: a delta is written at once unless its tail could still
 //! grow into a secret, and that tail is released when the next delta decides it, when the
@@ -579,7 +579,7 @@ impl Emitter {
         // Arguments that are not JSON are shown as the text the model wrote; either way they
         // are redacted decoded (see `Redactor::redact_json_text`).
         let args = match serde_json::from_str::<Value>(arguments) {
-            Ok(value) => self.redactor.redact_value(&value),
+            Ok(value) => self.redactor.redact_value(value),
             Err(_) => Value::String(self.redactor.redact_json_text(arguments)),
         };
         // Schema 2 shows only an object; the tool_result then reports the argument error.

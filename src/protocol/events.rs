@@ -1,8 +1,8 @@
 //! The output events of a run, as types: the stream-json protocol's events (schemas 1 and 2,
-//! whose JSON Schemas `zero schema N` prints) with the names they have on the wire, and the legacy `json` format's
-//! lines. No logic lives here:
-//! `output` builds an [`Event`] once and renders every format from that one value (stream-json
-//! is its serialisation inside the envelope, the legacy lines and the text rows are views).
+//! whose JSON Schemas `zero schema N` prints) with the names they have on the wire, and the legacy
+//! `json` format's lines. No logic lives here: `output` builds an [`Event`] once and renders every
+//! format from that one value (stream-json is its serialisation inside the envelope, the legacy
+//! lines and the text rows are views).
 //!
 //! Every string in an event is already redacted when the event is built. A field that only a
 //! view needs is skipped in serialisation. A field that only schema 2 has is an `Option` that

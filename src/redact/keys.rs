@@ -4,8 +4,8 @@
 //! A name is normalised first (`apiKey`, `API-KEY` and `api.key` all become `api_key`), then it
 //! is sensitive when it is one of a fixed list, or when its last component says so
 //! (`DB_PASSWORD`, `GITLAB_CI_TOKEN`, `stripe_secret`), as the README's Security section says
-//! of environment variable names (`*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`). Plurals and compounds that
-//! merely mention tokens (`input_tokens`, `tokenBudget`) are not.
+//! of environment variable names (`*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`). Plurals and
+//! compounds that merely mention tokens (`input_tokens`, `tokenBudget`) are not.
 
 /// Names that are sensitive whatever their last component says, already normalised.
 const EXACT: &[&str] = &[

@@ -79,20 +79,16 @@ impl Redactor {
         stream.finish(self, out);
     }
 
-    /// A copy of a JSON value with secrets removed: the whole value of a sensitive key,
+    /// A JSON value with secrets removed: the whole value of a sensitive key,
     /// whatever its type, and the string rules in every other string.
-    pub fn redact_value(&self, value: &Value) -> Value {
-        self.redact_owned_value(value.clone())
-    }
-
-    /// As [`Redactor::redact_value`], taking the value: each string is let go as soon as its
-    /// redacted copy exists, so a large value (a session event holding a 16 MiB prompt) is
-    /// not held twice.
-    pub fn redact_owned_value(&self, value: Value) -> Value {
+    ///
+    /// The value is taken: each string is let go as soon as its redacted copy exists, so a
+    /// large value (a session event holding a 16 MiB prompt) is not held twice.
+    pub fn redact_value(&self, value: Value) -> Value {
         match value {
             Value::String(s) => Value::String(self.redact_str(&s)),
             Value::Array(items) => {
-                Value::Array(items.into_iter().map(|v| self.redact_owned_value(v)).collect())
+                Value::Array(items.into_iter().map(|v| self.redact_value(v)).collect())
             }
             Value::Object(map) => Value::Object(
                 map.into_iter()
@@ -100,7 +96,7 @@ impl Redactor {
                         let v = if is_sensitive_key(&k) {
                             Value::String(REDACTED.to_string())
                         } else {
-                            self.redact_owned_value(v)
+                            self.redact_value(v)
                         };
                         (k, v)
                     })
@@ -118,7 +114,7 @@ impl Redactor {
     /// as text, or, when its JSON-style escapes decode to a secret, in its decoded form.
     pub fn redact_json_text(&self, text: &str) -> String {
         if let Ok(value) = serde_json::from_str::<Value>(text) {
-            return self.redact_value(&value).to_string();
+            return self.redact_value(value).to_string();
         }
         let decoded = unescape_lenient(text);
         if let std::borrow::Cow::Owned(decoded) = decoded {

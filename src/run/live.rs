@@ -1,7 +1,7 @@
-//! Live mode (`--live`, the README's "Driving zero from an editor"): one process, many user turns over one
-//! stdin stream, one session. `run_start` is written before any input is read; each
-//! `prompt`/`message` line is a turn that ends with `turn_end`; the end of input ends the
-//! process with the last turn's status.
+//! Live mode (`--live`, the README's "Driving zero from an editor"): one process, many user turns
+//! over one stdin stream, one session. `run_start` is written before any input is read; each
+//! `prompt`/`message` line is a turn that ends with `turn_end`; the end of input ends the process
+//! with the last turn's status.
 //!
 //! Input lines are taken only where zero waits for the client: between turns, and at an
 //! approval (`--approvals stdin`). A small pump thread reads one line at a time and hands it

@@ -684,7 +684,7 @@ impl Session {
             sequence,
             kind,
             created_at: now.clone(),
-            payload: payload.map(|p| self.redactor.redact_value(&p)),
+            payload: payload.map(|p| self.redactor.redact_value(p)),
         };
         let mut line = serde_json::to_vec(&event).map_err(|e| SessionError::Io(e.to_string()))?;
         line.push(b'\n');
