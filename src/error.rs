@@ -121,6 +121,8 @@ pub enum ErrorCode {
     ProviderError,
     MaxTurns,
     Incomplete,
+    /// Schema 2: the spending cap was reached (schema 1 says `max_turns`).
+    BudgetExceeded,
     Interrupted,
     Crash,
 }
@@ -134,6 +136,7 @@ impl ErrorCode {
             ErrorCode::ProviderError => "provider_error",
             ErrorCode::MaxTurns => "max_turns",
             ErrorCode::Incomplete => "incomplete",
+            ErrorCode::BudgetExceeded => "budget_exceeded",
             ErrorCode::Interrupted => "interrupted",
             ErrorCode::Crash => "crash",
         }
@@ -155,6 +158,8 @@ pub enum Failure {
     Unavailable(String),
     /// The turn limit was reached, or the model ended without an answer.
     MaxTurns(String),
+    /// `--max-budget-usd` was reached before a model call.
+    BudgetExceeded(String),
     /// SIGINT or SIGTERM.
     Interrupted,
     /// A bug: a panic, or something that should not have been possible.
@@ -167,7 +172,7 @@ impl Failure {
         match self {
             Failure::Usage(_) => Exit::Usage,
             Failure::Config(_) | Failure::Provider(_) | Failure::Unavailable(_) => Exit::Setup,
-            Failure::MaxTurns(_) => Exit::Incomplete,
+            Failure::MaxTurns(_) | Failure::BudgetExceeded(_) => Exit::Incomplete,
             Failure::Interrupted => Exit::Interrupted,
             Failure::Crash(_) => Exit::Internal,
         }
@@ -179,7 +184,7 @@ impl Failure {
             Failure::Usage(_) => ErrorCode::UsageError,
             Failure::Config(_) => ErrorCode::ConfigError,
             Failure::Provider(_) | Failure::Unavailable(_) => ErrorCode::ProviderError,
-            Failure::MaxTurns(_) => ErrorCode::MaxTurns,
+            Failure::MaxTurns(_) | Failure::BudgetExceeded(_) => ErrorCode::MaxTurns,
             Failure::Interrupted => ErrorCode::Interrupted,
             Failure::Crash(_) => ErrorCode::Crash,
         }
@@ -190,6 +195,7 @@ impl Failure {
     pub fn code_v2(&self) -> ErrorCode {
         match self {
             Failure::MaxTurns(_) => ErrorCode::Incomplete,
+            Failure::BudgetExceeded(_) => ErrorCode::BudgetExceeded,
             other => other.code(),
         }
     }
@@ -197,7 +203,7 @@ impl Failure {
     /// `run_end.status` in schema 2.
     pub fn status_v2(&self) -> RunStatus {
         match self {
-            Failure::MaxTurns(_) => RunStatus::Incomplete,
+            Failure::MaxTurns(_) | Failure::BudgetExceeded(_) => RunStatus::Incomplete,
             Failure::Interrupted => RunStatus::Interrupted,
             _ => RunStatus::Error,
         }
@@ -213,6 +219,7 @@ impl Failure {
             | Failure::Config(_)
             | Failure::Provider(_)
             | Failure::MaxTurns(_)
+            | Failure::BudgetExceeded(_)
             | Failure::Crash(_) => false,
         }
     }
@@ -225,6 +232,7 @@ impl Failure {
             | Failure::Provider(m)
             | Failure::Unavailable(m)
             | Failure::MaxTurns(m)
+            | Failure::BudgetExceeded(m)
             | Failure::Crash(m) => m.as_str(),
             Failure::Interrupted => "Interrupted.",
         };

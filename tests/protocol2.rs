@@ -611,7 +611,7 @@ fn images_reach_each_provider_in_its_own_format() {
         mock.requests()[0].json()["messages"],
         json!([{"role": "user", "content": [
             {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_BASE64}},
-            {"type": "text", "text": "what is this?"}
+            {"type": "text", "text": "what is this?", "cache_control": {"type": "ephemeral"}}
         ]}])
     );
     // Gemini: inline data parts.

@@ -87,13 +87,18 @@ fn anthropic_round_trip() {
     assert_eq!(body["max_tokens"], 64000);
     assert_eq!(body["stream"], true);
     assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 32000}));
-    assert!(body["system"].as_str().unwrap().starts_with("You are Zero"));
+    // Cache breakpoints: the system block, the end of the previous call's request, and the
+    // end of this one.
+    let system = body["system"].as_array().unwrap();
+    assert_eq!(system.len(), 1);
+    assert!(system[0]["text"].as_str().unwrap().starts_with("You are Zero"));
+    assert_eq!(system[0]["cache_control"], json!({"type": "ephemeral"}));
     assert_eq!(
         body["messages"],
         json!([
-            {"role": "user", "content": "read a.txt"},
+            {"role": "user", "content": [{"type": "text", "text": "read a.txt", "cache_control": {"type": "ephemeral"}}]},
             {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a.txt"}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "File: a.txt (1 lines)\n\n1 | hi\n"}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "File: a.txt (1 lines)\n\n1 | hi\n", "cache_control": {"type": "ephemeral"}}]},
         ])
     );
     let tools: Vec<&str> =

@@ -51,6 +51,18 @@ pub const EXEC_FLAGS: &[Section] = &[
             Flag::new("script", None, " <PATH>", "scripted provider: the JSON script to play", Slot::Path(|a| &mut a.script)),
             Flag::new("max-turns", None, " <N>", "model turns before giving up (default: 12)", Slot::Text(|a| &mut a.max_turns)),
             Flag::new("max-output-tokens", None, " <N>", "output tokens per model call (default: the\nmodel's limit, 4096 for unknown models)", Slot::Text(|a| &mut a.max_output_tokens)),
+            Flag::new("max-budget-usd", None, " <X>", "stop before a model call once the run has\nspent $X (needs a model with prices)", Slot::Text(|a| &mut a.max_budget_usd)),
+        ],
+    },
+    Section {
+        heading: "What the model is told",
+        intro: "",
+        flags: &[
+            Flag::new("system-prompt", None, " <TEXT>", "replace zero's system prompt", Slot::Text(|a| &mut a.system_prompt)),
+            Flag::new("system-prompt-file", None, " <PATH>", "replace it with a file's text", Slot::Path(|a| &mut a.system_prompt_file)),
+            Flag::new("append-system-prompt", None, " <TEXT>", "add TEXT after the system prompt", Slot::Text(|a| &mut a.append_system_prompt)),
+            Flag::new("append-system-prompt-file", None, " <PATH>", "add a file's text after it", Slot::Path(|a| &mut a.append_system_prompt_file)),
+            Flag::new("no-project-instructions", None, "", "read no AGENTS.md files (the repository's\nand ~/.config/zero/AGENTS.md)", Slot::Switch(|a| &mut a.no_project_instructions)),
         ],
     },
     Section {
@@ -80,6 +92,7 @@ pub const EXEC_FLAGS: &[Section] = &[
         intro: "",
         flags: &[
             Flag::new("cwd", Some('C'), " <DIR>", "work in DIR (the workspace root)", Slot::Path(|a| &mut a.cwd)),
+            Flag::new("add-dir", None, " <DIR>", "let the file tools use DIR too (repeatable)", Slot::Paths(|a| &mut a.add_dirs)),
             Flag::new("redact-env", None, " <NAME>", "also redact the value of env variable NAME\n(repeatable)", Slot::Texts(|a| &mut a.redact_env)),
             flags::help(),
             Flag::new("version", Some('V'), "", "print the version", Slot::Version),

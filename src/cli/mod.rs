@@ -109,6 +109,13 @@ pub struct ExecArgs {
     pub live: bool,
     pub approvals: Option<String>,
     pub approval_timeout_ms: Option<String>,
+    pub system_prompt: Option<String>,
+    pub system_prompt_file: Option<PathBuf>,
+    pub append_system_prompt: Option<String>,
+    pub append_system_prompt_file: Option<PathBuf>,
+    pub no_project_instructions: bool,
+    pub max_budget_usd: Option<String>,
+    pub add_dirs: Vec<PathBuf>,
     /// The first command-line error, reported once the output format is known.
     pub error: Option<String>,
 }

@@ -225,6 +225,13 @@ fn exec_example(long: &str) -> Option<(&'static [&'static str], &'static [&'stat
         "ephemeral" => (&["--ephemeral"], &["x"]),
         "cwd" => (&["-C", "/tmp"], &["x"]),
         "redact-env" => (&["--redact-env", "HOME"], &["x"]),
+        "add-dir" => (&["--add-dir", "/tmp"], &["x"]),
+        "max-budget-usd" => (&["--max-budget-usd", "2"], &["x"]),
+        "system-prompt" => (&["--system-prompt", "be brief"], &["x"]),
+        "system-prompt-file" => (&["--system-prompt-file", "s.md"], &["x"]),
+        "append-system-prompt" => (&["--append-system-prompt", "be brief"], &["x"]),
+        "append-system-prompt-file" => (&["--append-system-prompt-file", "s.md"], &["x"]),
+        "no-project-instructions" => (&["--no-project-instructions"], &["x"]),
         _ => return None,
     })
 }

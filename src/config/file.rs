@@ -1,7 +1,6 @@
 //! The user config file: `$XDG_CONFIG_HOME/zero/config.json`, else
 //! `~/.config/zero/config.json`, read as a small regular file and checked key by key.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -56,6 +55,16 @@ pub struct UserConfig {
     pub openai_api: Option<OpenAiApi>,
     /// `models`: models added to the registry or replacing a built-in one of the same id.
     pub models: Vec<ModelSpec>,
+    /// `projectInstructions`: read `AGENTS.md` files (default true).
+    pub project_instructions: Option<bool>,
+    /// `promptCache`: mark cache breakpoints and send cache keys (default true).
+    pub prompt_cache: Option<bool>,
+    /// `maxBudgetUsd`: the most a run may spend, in dollars.
+    pub max_budget_usd: Option<f64>,
+    /// `addDirs`: extra roots for the file tools (absolute, or under `~/`).
+    pub add_dirs: Vec<PathBuf>,
+    /// `contextWindow`: the window of a model the registry does not know.
+    pub context_window: Option<u64>,
     /// Keys this zero does not know (the file may be shared with other Zero versions): one
     /// line each, naming the closest known key.
     pub warnings: Vec<String>,
@@ -69,6 +78,11 @@ pub const CONFIG_KEYS: &[&str] = &[
     "maxOutputTokens",
     "openaiApi",
     "models",
+    "projectInstructions",
+    "promptCache",
+    "maxBudgetUsd",
+    "addDirs",
+    "contextWindow",
     "planMode",
     "debug",
 ];
@@ -111,25 +125,13 @@ pub fn load_user_config(env: &Env) -> Result<Option<UserConfig>, Failure> {
     let cannot = |detail: String| {
         Failure::Config(format!("Cannot read config {}: {detail}", path.display()))
     };
-    let file = match crate::sys::dirfd::open_path_nonblocking(&path) {
-        Ok(file) => file,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(cannot(err.to_string())),
-    };
     // Only a regular file, and only so much of it: a config linked to /dev/zero or a FIFO is
     // an error at once, not a hang or an endless read.
-    match file.metadata() {
-        Ok(meta) if meta.is_file() => {}
-        Ok(_) => return Err(cannot("it is not a regular file".to_string())),
+    let text = match crate::sys::dirfd::read_small_file(&path, MAX_CONFIG_BYTES) {
+        Ok(text) => text,
+        Err(crate::sys::dirfd::SmallFileError::NotFound) => return Ok(None),
         Err(err) => return Err(cannot(err.to_string())),
-    }
-    let mut text = Vec::new();
-    if let Err(err) = file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut text) {
-        return Err(cannot(err.to_string()));
-    }
-    if text.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(cannot(format!("it is larger than {} MiB", MAX_CONFIG_BYTES / (1024 * 1024))));
-    }
+    };
     let mut config = parse_config_bytes(&text).map_err(|detail| {
         Failure::Config(format!("Invalid config {}: {detail}", path.display()))
     })?;
@@ -178,6 +180,21 @@ pub(super) fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
             }
             config.models.push(spec);
         }
+    }
+    config.project_instructions = switch(map.get("projectInstructions"), "projectInstructions")?;
+    config.prompt_cache = switch(map.get("promptCache"), "promptCache")?;
+    if let Some(budget) = map.get("maxBudgetUsd") {
+        config.max_budget_usd = Some(budget.as_f64().filter(|f| budget_in_range(*f)).ok_or(
+            "maxBudgetUsd must be a number of dollars greater than 0 and at most 1000000",
+        )?);
+    }
+    if let Some(dirs) = map.get("addDirs") {
+        config.add_dirs = add_dirs(dirs)?;
+    }
+    if let Some(window) = map.get("contextWindow") {
+        let n = window.as_u64().filter(|n| (1_000..=100_000_000).contains(n));
+        config.context_window =
+            Some(n.ok_or("contextWindow must be an integer from 1000 to 100000000")?);
     }
     for key in ["planMode", "debug"] {
         if map.get(key).is_some_and(|v| !v.is_boolean()) {
@@ -380,4 +397,31 @@ fn output_limit(value: Option<&Value>, place: &str) -> Result<Option<u64>, Strin
             None => Err(format!("{place} must be an integer from 1 to 10000000")),
         },
     }
+}
+
+/// A spending cap zero accepts: more than nothing, less than absurd.
+pub fn budget_in_range(dollars: f64) -> bool {
+    dollars.is_finite() && dollars > 0.0 && dollars <= 1_000_000.0
+}
+
+/// A `true`/`false` setting.
+fn switch(value: Option<&Value>, key: &str) -> Result<Option<bool>, String> {
+    match value {
+        None => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(format!("{key} must be true or false")),
+    }
+}
+
+/// `addDirs`: absolute paths, or `~/...` (expanded when the run starts). A relative path would
+/// mean something different in every directory zero starts in, so it is refused.
+fn add_dirs(value: &Value) -> Result<Vec<PathBuf>, String> {
+    let list = value.as_array().ok_or("addDirs must be an array of absolute paths")?;
+    list.iter()
+        .enumerate()
+        .map(|(i, dir)| match dir.as_str() {
+            Some(d) if d.starts_with('/') || d.starts_with("~/") => Ok(PathBuf::from(d)),
+            _ => Err(format!("addDirs[{i}] must be an absolute path (or start with ~/)")),
+        })
+        .collect()
 }

@@ -10,10 +10,12 @@ mod command;
 mod env;
 mod file;
 mod resolve;
+mod settings;
 
 pub use env::*;
 pub use file::*;
 pub use resolve::*;
+pub use settings::*;
 
 use crate::provider::models::Family;
 

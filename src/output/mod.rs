@@ -140,6 +140,10 @@ pub struct RunInfo {
     pub model: String,
     pub api_model: String,
     pub details: RunDetails,
+    /// The `AGENTS.md` files read (relative to the repository root; the user's with `~`).
+    pub instructions: Vec<String>,
+    /// The extra roots (`--add-dir`), absolute.
+    pub add_dirs: Vec<String>,
 }
 
 /// The emitter, shared with the interrupt and panic handlers so they can end the stream.
@@ -463,6 +467,7 @@ impl Emitter {
             (r(&info.cwd), r(&info.provider), r(&info.model), r(&info.api_model));
         let two = self.schema2();
         let heartbeat_ms = self.heartbeat.as_millis() as u64;
+        let (instructions, add_dirs) = (all(&info.instructions), all(&info.add_dirs));
         self.emit(&Event::RunStart {
             session_id: session_id.as_deref(),
             cwd: &cwd,
@@ -472,6 +477,8 @@ impl Emitter {
             permission_mode: two.then_some(details.permission_mode),
             autonomy: two.then_some(details.autonomy),
             heartbeat_ms: two.then_some(heartbeat_ms),
+            instructions: (two && !instructions.is_empty()).then_some(&instructions),
+            add_dirs: (two && !add_dirs.is_empty()).then_some(&add_dirs),
             details: &details,
         })
     }
@@ -710,6 +717,8 @@ impl Emitter {
             completion_tokens: usage.completion_tokens,
             total_tokens: usage.total(),
             cost_usd: cost.map(round),
+            cache_read_tokens: (two && usage.cache_reported).then_some(usage.cached_tokens),
+            cache_write_tokens: (two && usage.cache_reported).then_some(usage.cache_write_tokens),
             call: two.then_some(self.calls),
             cumulative: two.then_some(cumulative),
         })

@@ -44,11 +44,13 @@ fn info() -> RunInfo {
             permission_mode: PermissionMode::Auto,
             ..RunDetails::default()
         },
+        instructions: Vec::new(),
+        add_dirs: Vec::new(),
     }
 }
 
 fn usage() -> Usage {
-    Usage { prompt_tokens: 12, completion_tokens: 8, cached_tokens: 0 }
+    Usage { prompt_tokens: 12, completion_tokens: 8, ..Usage::default() }
 }
 
 #[test]

@@ -64,6 +64,12 @@ pub enum Event<'a> {
         autonomy: Option<Autonomy>,
         #[serde(skip_serializing_if = "Option::is_none")]
         heartbeat_ms: Option<u64>,
+        /// Schema 2: the `AGENTS.md` files read, when any were.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        instructions: Option<&'a [String]>,
+        /// Schema 2: the extra roots of `--add-dir`, when any were given.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        add_dirs: Option<&'a [String]>,
         /// What only the legacy `run_start` line says.
         #[serde(skip)]
         details: &'a RunDetails,
@@ -159,6 +165,12 @@ pub enum Event<'a> {
         total_tokens: u64,
         #[serde(skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
+        /// Schema 2, when the provider reported them: prompt tokens read from and written to
+        /// its cache (part of `prompt_tokens`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_read_tokens: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_write_tokens: Option<u64>,
         /// The model call's number within the process, from 1.
         #[serde(skip_serializing_if = "Option::is_none")]
         call: Option<u64>,
@@ -450,6 +462,8 @@ pub enum WarningCode {
     TornSession,
     /// A helper thread could not start (a thread limit): what it does is not done.
     ThreadUnavailable,
+    /// Old tool results or exchanges were left out of a request to fit the context window.
+    ContextTrimmed,
 }
 
 impl WarningCode {
@@ -463,6 +477,7 @@ impl WarningCode {
         WarningCode::SessionUnavailable,
         WarningCode::TornSession,
         WarningCode::ThreadUnavailable,
+        WarningCode::ContextTrimmed,
     ];
 }
 

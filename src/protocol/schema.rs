@@ -111,18 +111,15 @@ fn tokens() -> Vec<(&'static str, Value)> {
 }
 
 /// `error`: the same codes in both versions, but the turn limit is `max_turns` in schema 1
-/// and `incomplete` in schema 2.
+/// and `incomplete` in schema 2, and only schema 2 tells a reached budget apart.
 fn error_event(version: SchemaVersion) -> Value {
-    let turn_limit =
-        if version == SchemaVersion::V1 { ErrorCode::MaxTurns } else { ErrorCode::Incomplete };
-    let codes = [
-        ErrorCode::UsageError,
-        ErrorCode::ConfigError,
-        ErrorCode::ProviderError,
-        turn_limit,
-        ErrorCode::Interrupted,
-        ErrorCode::Crash,
-    ];
+    let mut codes = vec![ErrorCode::UsageError, ErrorCode::ConfigError, ErrorCode::ProviderError];
+    if version == SchemaVersion::V1 {
+        codes.push(ErrorCode::MaxTurns);
+    } else {
+        codes.extend([ErrorCode::Incomplete, ErrorCode::BudgetExceeded]);
+    }
+    codes.extend([ErrorCode::Interrupted, ErrorCode::Crash]);
     event(
         version,
         "error",
@@ -225,6 +222,9 @@ fn outputs_2() -> Events {
         json!({"description": "the model call's number within the process, from 1", "type": "integer", "minimum": 1}),
     ));
     usage.push(("cumulative", cumulative));
+    let cache = |what: &str| json!({"description": format!("prompt tokens {what} the provider's cache (part of promptTokens), when it reported them"), "type": "integer", "minimum": 0});
+    usage.push(("cacheReadTokens", cache("read from")));
+    usage.push(("cacheWriteTokens", cache("written to")));
     let gate = |extra: &[(&'static str, Value)]| {
         let mut fields = vec![
             ("id", name()),
@@ -263,10 +263,18 @@ fn outputs_2() -> Events {
                             "heartbeatMs",
                             json!({"description": "0: no heartbeats", "type": "integer", "minimum": 0}),
                         ),
+                        (
+                            "instructions",
+                            json!({"description": "the AGENTS.md files read, relative to the repository root (the user's own with ~); present when any were", "type": "array", "items": {"type": "string"}, "minItems": 1}),
+                        ),
+                        (
+                            "addDirs",
+                            json!({"description": "the extra roots of --add-dir, absolute; present when any were given", "type": "array", "items": {"type": "string"}, "minItems": 1}),
+                        ),
                     ],
                 ]
                 .concat(),
-                &["sessionId"],
+                &["sessionId", "instructions", "addDirs"],
             ),
         ),
         (
@@ -364,7 +372,7 @@ fn outputs_2() -> Events {
                 &["redacted", "changedFiles", "meta", "exitCode"],
             ),
         ),
-        ("usage", e("usage", &usage, &["costUsd"])),
+        ("usage", e("usage", &usage, &["costUsd", "cacheReadTokens", "cacheWriteTokens"])),
         (
             "heartbeat",
             e(

@@ -30,12 +30,17 @@ pub struct Anthropic {
     pub api_model: String,
     pub max_tokens: u64,
     pub effort: Option<Effort>,
+    /// Mark cache breakpoints (config `promptCache`).
+    pub cache: bool,
 }
 
 impl Anthropic {
     pub fn stream(&mut self, request: &Request<'_>, sink: &mut Sink<'_>) -> Result<(), Stop> {
-        let body = request_body(&self.api_model, self.max_tokens, self.effort, request)
+        let mut body = request_body(&self.api_model, self.max_tokens, self.effort, request)
             .map_err(|e| Stop::from(crate::error::Failure::Provider(e.message)))?;
+        if self.cache {
+            mark_cache_breakpoints(&mut body);
+        }
         let body = serde_json::to_vec(&body).unwrap_or_default();
         let mut headers = vec![("anthropic-version", API_VERSION.to_string())];
         // A local server may need no key; an empty header would still be a wrong one.
@@ -141,6 +146,47 @@ pub fn request_body(
     Ok(Value::Object(body))
 }
 
+/// The breakpoint Anthropic caches a prefix up to.
+fn breakpoint() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// Marks where Anthropic may cache the request's prefix (the API caches only marked
+/// prefixes, at most 4 marks): the last system block, so the tools and the system prompt are
+/// one cached prefix; the end of the newest message, which the next call reads back; and the
+/// end of the message that ended the previous call (the user message before the newest
+/// assistant turn), so this call reads what that one wrote however many blocks came since.
+pub fn mark_cache_breakpoints(body: &mut Value) {
+    let Some(body) = body.as_object_mut() else { return };
+    match body.get_mut("system") {
+        Some(system @ Value::String(_)) => {
+            let text = system.take();
+            *system = json!([{"type": "text", "text": text, "cache_control": breakpoint()}]);
+        }
+        _ => {
+            // No system prompt: the tools alone are the prefix.
+            let last_tool =
+                body.get_mut("tools").and_then(Value::as_array_mut).and_then(|t| t.last_mut());
+            if let Some(Value::Object(tool)) = last_tool {
+                tool.insert("cache_control".into(), breakpoint());
+            }
+        }
+    }
+    let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) else { return };
+    let newest = messages.len().checked_sub(1);
+    let last_assistant = messages.iter().rposition(|m| m["role"] == "assistant");
+    let previous_end = last_assistant.and_then(|a| a.checked_sub(1));
+    for index in [previous_end, newest].into_iter().flatten() {
+        let content = &mut messages[index]["content"];
+        if let Value::String(text) = content {
+            *content = json!([{"type": "text", "text": text}]);
+        }
+        if let Some(Value::Object(block)) = content.as_array_mut().and_then(|b| b.last_mut()) {
+            block.insert("cache_control".into(), breakpoint());
+        }
+    }
+}
+
 /// User-side items merge into one user message with a block list.
 fn push_user(messages: &mut Vec<(String, Vec<Value>)>, block: Value) {
     match messages.last_mut() {
@@ -185,6 +231,8 @@ struct TokenCounts {
     cache_read: u64,
     cache_creation: u64,
     output: u64,
+    /// Either cache count was sent.
+    cache_reported: bool,
 }
 
 impl TokenCounts {
@@ -200,6 +248,9 @@ impl TokenCounts {
                 *slot = n;
             }
         }
+        self.cache_reported |= ["cache_read_input_tokens", "cache_creation_input_tokens"]
+            .iter()
+            .any(|key| usage.get(key).is_some_and(Value::is_u64));
     }
 
     /// Every input token is a prompt token: fresh, read from the cache, or written to it.
@@ -208,6 +259,8 @@ impl TokenCounts {
             prompt_tokens: self.input + self.cache_read + self.cache_creation,
             completion_tokens: self.output,
             cached_tokens: self.cache_read,
+            cache_write_tokens: self.cache_creation,
+            cache_reported: self.cache_reported,
         }
     }
 }

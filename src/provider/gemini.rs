@@ -313,6 +313,8 @@ impl Decoder for GeminiDecoder {
                 prompt_tokens: n("promptTokenCount"),
                 completion_tokens: n("candidatesTokenCount") + n("thoughtsTokenCount"),
                 cached_tokens: n("cachedContentTokenCount"),
+                cache_write_tokens: 0,
+                cache_reported: meta.get("cachedContentTokenCount").is_some_and(Value::is_u64),
             });
         }
         let mut seen_calls: Vec<(String, String)> = Vec::new();

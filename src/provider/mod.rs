@@ -201,6 +201,15 @@ impl Provider {
             Provider::Scripted(p) => p.stream(request, sink),
         }
     }
+
+    /// The official OpenAI API's `prompt_cache_key`: calls with the same key share a cache.
+    pub fn set_cache_key(&mut self, key: Option<String>) {
+        match self {
+            Provider::OpenAi(p) => p.endpoint.cache_key = key,
+            Provider::Responses(p) => p.endpoint.cache_key = key,
+            Provider::Anthropic(_) | Provider::Gemini(_) | Provider::Scripted(_) => {}
+        }
+    }
 }
 
 /// What went wrong inside one attempt.

@@ -498,6 +498,10 @@ pub struct Usage {
     pub completion_tokens: u64,
     /// Prompt tokens served from the provider's cache (part of `prompt_tokens`).
     pub cached_tokens: u64,
+    /// Prompt tokens written to the provider's cache (Anthropic; part of `prompt_tokens`).
+    pub cache_write_tokens: u64,
+    /// The provider reported its cache counts (schema 2 shows them only then).
+    pub cache_reported: bool,
 }
 
 impl Usage {
@@ -524,8 +528,14 @@ pub fn cost(model: &Model, usage: &Usage) -> Option<f64> {
         Some(_) => usage.cached_tokens.min(usage.prompt_tokens),
         None => 0,
     };
-    let fresh = usage.prompt_tokens - cached;
+    // Anthropic bills a cache write at 1.25 times the input price (its 5-minute cache).
+    let written = match model.family {
+        Family::Anthropic => usage.cache_write_tokens.min(usage.prompt_tokens - cached),
+        _ => 0,
+    };
+    let fresh = usage.prompt_tokens - cached - written;
     let dollars = fresh as f64 * rates.input
+        + written as f64 * rates.input * 1.25
         + cached as f64 * rates.cached_input.unwrap_or(rates.input)
         + usage.completion_tokens as f64 * rates.output;
     Some(dollars / 1_000_000.0)
@@ -619,20 +629,52 @@ mod tests {
     #[test]
     fn cost_uses_tiers_and_cached_rates() {
         let gpt = find("gpt-4.1").unwrap();
-        let usage =
-            Usage { prompt_tokens: 1_000_000, completion_tokens: 500_000, cached_tokens: 0 };
+        let usage = Usage {
+            prompt_tokens: 1_000_000,
+            completion_tokens: 500_000,
+            cached_tokens: 0,
+            ..Usage::default()
+        };
         assert!((cost(gpt, &usage).unwrap() - 6.0).abs() < 1e-9);
         let cached = Usage { cached_tokens: 400_000, ..usage };
         assert!((cost(gpt, &cached).unwrap() - (0.6 * 2.0 + 0.4 * 0.5 + 4.0)).abs() < 1e-9);
         let pro = find("gemini-2.5-pro").unwrap();
-        let small = Usage { prompt_tokens: 200_000, completion_tokens: 0, cached_tokens: 0 };
+        let small = Usage {
+            prompt_tokens: 200_000,
+            completion_tokens: 0,
+            cached_tokens: 0,
+            ..Usage::default()
+        };
         assert!((cost(pro, &small).unwrap() - 0.25).abs() < 1e-9);
-        let large = Usage { prompt_tokens: 200_001, completion_tokens: 0, cached_tokens: 0 };
+        let large = Usage {
+            prompt_tokens: 200_001,
+            completion_tokens: 0,
+            cached_tokens: 0,
+            ..Usage::default()
+        };
         assert!((cost(pro, &large).unwrap() - 200_001.0 * 2.5 / 1e6).abs() < 1e-9);
         // No cached rate: cached tokens are billed as ordinary input.
         let turbo = MODELS.iter().find(|m| m.id == "gpt-4-turbo").unwrap();
-        let u = Usage { prompt_tokens: 100, completion_tokens: 0, cached_tokens: 100 };
+        let u = Usage {
+            prompt_tokens: 100,
+            completion_tokens: 0,
+            cached_tokens: 100,
+            ..Usage::default()
+        };
         assert!((cost(turbo, &u).unwrap() - 100.0 * 10.0 / 1e6).abs() < 1e-12);
+        // Anthropic: a cache write costs 1.25 times the input price, a read its cached rate.
+        let sonnet = find("claude-sonnet-4.5").unwrap();
+        let Prices::Flat(rates) = sonnet.prices else { panic!("flat prices") };
+        let anthropic = Usage {
+            prompt_tokens: 1_000_000,
+            completion_tokens: 0,
+            cached_tokens: 600_000,
+            cache_write_tokens: 300_000,
+            cache_reported: true,
+        };
+        let expected =
+            0.1 * rates.input + 0.3 * rates.input * 1.25 + 0.6 * rates.cached_input.unwrap();
+        assert!((cost(sonnet, &anthropic).unwrap() - expected).abs() < 1e-9);
     }
 
     #[test]

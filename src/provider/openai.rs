@@ -30,17 +30,23 @@ pub struct Endpoint {
     /// How the key is sent: `authorization: Bearer`, or Azure's `api-key` header.
     pub key_header: KeyHeader,
     pub api_model: String,
+    /// `prompt_cache_key`, so the calls of one session land on the same cache (the official
+    /// API only: other servers may refuse a field they do not know).
+    pub cache_key: Option<String>,
 }
 
 impl Endpoint {
     /// Posts one call's body and streams its answer through `decoder`.
     pub fn stream<D: super::Decoder>(
         &self,
-        body: &Value,
+        mut body: Value,
         decoder: fn() -> D,
         sink: &mut Sink<'_>,
     ) -> Result<(), Stop> {
-        let body = serde_json::to_vec(body).unwrap_or_default();
+        if let (Some(key), Some(body)) = (&self.cache_key, body.as_object_mut()) {
+            body.insert("prompt_cache_key".into(), json!(key));
+        }
+        let body = serde_json::to_vec(&body).unwrap_or_default();
         let headers: Vec<_> = self.api_key.iter().map(|key| self.key_header.header(key)).collect();
         stream_call(&self.http, &self.url, &headers, &body, decoder, sink)
     }
@@ -85,7 +91,7 @@ pub struct OutputLimit {
 impl OpenAi {
     pub fn stream(&mut self, request: &Request<'_>, sink: &mut Sink<'_>) -> Result<(), Stop> {
         let body = request_body(&self.endpoint.api_model, self.effort, self.limit, request);
-        self.endpoint.stream(&body, OpenAiDecoder::default, sink)
+        self.endpoint.stream(body, OpenAiDecoder::default, sink)
     }
 }
 
@@ -363,12 +369,14 @@ fn parse_usage(usage: &Value) -> Option<Usage> {
     if prompt.is_none() && completion.is_none() {
         return None;
     }
+    let cached = number("/prompt_tokens_details/cached_tokens")
+        .or_else(|| number("/prompt_cache_hit_tokens"));
     Some(Usage {
         prompt_tokens: prompt.unwrap_or(0),
         completion_tokens: completion.unwrap_or(0),
-        cached_tokens: number("/prompt_tokens_details/cached_tokens")
-            .or_else(|| number("/prompt_cache_hit_tokens"))
-            .unwrap_or(0),
+        cached_tokens: cached.unwrap_or(0),
+        cache_write_tokens: 0,
+        cache_reported: cached.is_some(),
     })
 }
 

@@ -43,7 +43,7 @@ impl Responses {
             reasoning: self.reasoning,
             max_tokens: self.max_tokens,
         };
-        self.endpoint.stream(&request_body(&settings, request), ResponsesDecoder::default, sink)
+        self.endpoint.stream(request_body(&settings, request), ResponsesDecoder::default, sink)
     }
 }
 
@@ -249,11 +249,14 @@ impl ResponsesDecoder {
         let Some(usage) = event.pointer("/response/usage").filter(|u| u.is_object()) else {
             return;
         };
-        let n = |path: &str| usage.pointer(path).and_then(Value::as_u64).unwrap_or(0);
+        let n = |path: &str| usage.pointer(path).and_then(Value::as_u64);
+        let cached = n("/input_tokens_details/cached_tokens");
         out.push(StreamEvent::Usage(Usage {
-            prompt_tokens: n("/input_tokens"),
-            completion_tokens: n("/output_tokens"),
-            cached_tokens: n("/input_tokens_details/cached_tokens"),
+            prompt_tokens: n("/input_tokens").unwrap_or(0),
+            completion_tokens: n("/output_tokens").unwrap_or(0),
+            cached_tokens: cached.unwrap_or(0),
+            cache_write_tokens: 0,
+            cache_reported: cached.is_some(),
         }));
     }
 }

@@ -259,10 +259,17 @@ fn parse_usage(value: &Value) -> Result<Usage, String> {
         match key.as_str() {
             "promptTokens" => usage.prompt_tokens = n,
             "completionTokens" => usage.completion_tokens = n,
-            "cachedTokens" => usage.cached_tokens = n,
+            "cachedTokens" => {
+                usage.cached_tokens = n;
+                usage.cache_reported = true;
+            }
+            "cacheWriteTokens" => {
+                usage.cache_write_tokens = n;
+                usage.cache_reported = true;
+            }
             other => {
                 return Err(format!(
-                    "unknown usage field \"{other}\" (expected promptTokens, completionTokens, cachedTokens)"
+                    "unknown usage field \"{other}\" (expected promptTokens, completionTokens, cachedTokens, cacheWriteTokens)"
                 ))
             }
         }
@@ -303,7 +310,13 @@ mod tests {
         );
         assert_eq!(
             turns[0].usage,
-            Some(Usage { prompt_tokens: 3, completion_tokens: 4, cached_tokens: 1 })
+            Some(Usage {
+                prompt_tokens: 3,
+                completion_tokens: 4,
+                cached_tokens: 1,
+                cache_write_tokens: 0,
+                cache_reported: true
+            })
         );
         assert_eq!(turns[1].error.as_deref(), Some("boom"));
     }

@@ -13,6 +13,7 @@ use crate::output::{lock, Decision, Finished, Gate, Phase, Shared};
 use crate::protocol::events::{Action, DecidedBy};
 use crate::provider::models::{self, Model, Usage};
 use crate::provider::{Provider, Request, StreamEvent};
+use crate::run::limits::Limits;
 use crate::session::Kind;
 use crate::tools::{
     side_effect_of, Autonomy, Gated, Outcome, PermissionMode, Refusal, SideEffect, Toolbox,
@@ -112,6 +113,8 @@ pub struct Agent<'a> {
     pub autonomy: Autonomy,
     /// Who answers for gated calls; `None`: the policy denies them.
     pub approvals: Option<&'a mut dyn Approvals>,
+    /// The context window to fit each request to, and the spending cap.
+    pub limits: &'a mut Limits,
 }
 
 /// Writes one event of a model call that is not a delta: a tool call (recorded, and kept for
@@ -119,7 +122,7 @@ pub struct Agent<'a> {
 fn write_call_event(
     out: &Shared,
     journal: &mut dyn Journal,
-    model: Option<&'static Model>,
+    (model, limits): (Option<&'static Model>, &mut Limits),
     calls: &mut Vec<ToolCall>,
     event: StreamEvent,
 ) -> Result<(), Stop> {
@@ -136,6 +139,7 @@ fn write_call_event(
         }
         StreamEvent::Usage(usage) => {
             let cost = model.and_then(|m| models::cost(m, &usage));
+            limits.record(usage.prompt_tokens, cost);
             lock(out).usage(&usage, cost)?;
             journal.usage(&usage);
         }
@@ -177,7 +181,12 @@ impl Agent<'_> {
         for _ in 0..self.max_turns {
             // An interrupt during the last tool of a turn stops before the next model call.
             interrupted()?;
-            let Said { text, calls, native } = self.model_call(messages, &specs)?;
+            self.limits.check_budget()?;
+            let fitted = self.limits.fit(messages, &specs)?;
+            if let Some(warning) = &fitted.warning {
+                lock(self.out).warning(warning)?;
+            }
+            let Said { text, calls, native } = self.model_call(&fitted.messages, &specs)?;
             lock(self.out).end_turn()?;
             self.journal.assistant(&text, &calls, &native);
             let mut message = Message::assistant(text.clone(), calls.clone());
@@ -209,6 +218,7 @@ impl Agent<'_> {
     /// retry's warning) they are written at once.
     fn model_call(&mut self, messages: &[Message], specs: &[ToolSpec]) -> Result<Said, Stop> {
         let (out, journal, model) = (self.out, &mut *self.journal, self.model);
+        let limits = &mut *self.limits;
         let mut said = Said { text: String::new(), calls: Vec::new(), native: Vec::new() };
         let mut deferred: Vec<StreamEvent> = Vec::new();
         let mut spoke = false;
@@ -236,7 +246,9 @@ impl Agent<'_> {
                     deferred.push(event);
                 }
                 event if spoke => deferred.push(event),
-                event => write_call_event(out, journal, model, &mut said.calls, event)?,
+                event => {
+                    write_call_event(out, journal, (model, &mut *limits), &mut said.calls, event)?
+                }
             }
             Ok(())
         };
@@ -247,7 +259,7 @@ impl Agent<'_> {
         lock(out).set_phase(None, None);
         // What the call did is written however it ended: its text first, then the rest.
         for event in deferred {
-            write_call_event(out, journal, model, &mut said.calls, event)?;
+            write_call_event(out, journal, (model, &mut *limits), &mut said.calls, event)?;
         }
         streamed?;
         Ok(said)
@@ -481,6 +493,7 @@ mod tests {
             permission_mode: mode,
             autonomy: Autonomy::Low,
             approvals: approvals.map(|a| a as &mut dyn Approvals),
+            limits: &mut crate::run::limits::Limits::new(1, 128_000, None),
         };
         let result = agent.run(&mut messages);
         let text = sink.text();

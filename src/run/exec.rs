@@ -26,7 +26,9 @@ use crate::provider::models::{self, Model, Usage};
 use crate::provider::openai::KeyHeader;
 use crate::provider::{self, Provider};
 use crate::redact::Redactor;
-use crate::run::agent::{Agent, Journal, SYSTEM_PROMPT};
+use crate::run::agent::{Agent, Journal};
+use crate::run::instructions::{self, Instructions};
+use crate::run::limits::{self, Limits};
 use crate::run::plan::{RunPlan, SessionPlan};
 use crate::session::{self, Kind, NewSession, Session, Store};
 use crate::tools::{self, Autonomy, Outcome, PermissionMode, Toolbox, Workspace};
@@ -115,24 +117,45 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     // 6. The prompt (stdin is consumed here, before provider setup).
     let mut prompt = the_prompt(plan, &prompt_words, &started_in, shared)?;
     // 7. The configuration and the provider runtime (which --list-tools can do without).
-    let Setup { runtime, max_turns, mut warnings } = setup(plan, env, &started_in, shared)?;
+    let Setup { runtime, max_turns, mut warnings, settings } =
+        setup(plan, env, &started_in, shared)?;
     if let Some(p) = prompt.as_mut() {
         attach_images(plan, &started_in, p, shared, &mut warnings)?;
     }
     register_secrets(plan, runtime.as_ref(), shared);
-    let mut toolbox = toolbox(plan, env, &cwd, &mut warnings)?;
-    let info = run_info(runtime.as_ref(), &cwd, plan, None);
+    let mut toolbox = toolbox(plan, env, &cwd, &settings.add_dirs.value, &mut warnings)?;
+    let system = instructions::system_prompt(
+        &plan.system_prompt,
+        &started_in,
+        &toolbox.workspace().added_roots(),
+    )?;
+    let told = if settings.project_instructions.value && !plan.list_tools {
+        instructions::read(&cwd, env)
+    } else {
+        Instructions::default()
+    };
+    warnings.extend(told.warnings.iter().cloned());
+    let mut info = run_info(runtime.as_ref(), &cwd, plan, None);
+    info.instructions = told.files.clone();
+    info.add_dirs =
+        toolbox.workspace().added_roots().iter().map(|d| d.display().to_string()).collect();
     // 8. --list-tools: every tool, whether it is offered, and the schema the model gets.
     let (Some(runtime), false) = (runtime, plan.list_tools) else {
         lock(shared).tool_list(plan.mode, &tool_rows(&toolbox), &info, &warnings)?;
         return Ok(Exit::Success);
     };
     let prompt = prompt.unwrap_or_default();
-    let mut provider = build_provider(&runtime)?;
+    check_prices(settings.max_budget_usd.value, &runtime)?;
+    let mut provider = build_provider(&runtime, settings.prompt_cache.value)?;
     // 9. The session: created, resumed or forked, with the earlier conversation. It is read
     // within half the model's context: a session of any size resumes in about the memory of
     // what is sent.
-    let budget = runtime.model.map_or(128_000, |m| m.context_window.min(1_000_000)) / 2;
+    let window = runtime
+        .model
+        .map(|m| m.context_window)
+        .or(settings.context_window)
+        .unwrap_or(limits::DEFAULT_WINDOW);
+    let budget = window.min(1_000_000) / 2;
     let opened = OpenSession { store, selection, budget };
     let (session, history) =
         opened.open(plan, &runtime, &cwd, &prompt.text, shared, &mut warnings)?;
@@ -140,10 +163,17 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     crate::run::ending::set_active_session(session.clone());
     let info =
         RunInfo { session_id: session.as_ref().map(|s| session_lock(s).id().to_string()), ..info };
+    if settings.prompt_cache.value && runtime.kind == ProviderKind::OpenAi {
+        provider.set_cache_key(info.session_id.clone());
+    }
     // 10-11. run_start first, then the warnings.
     start(plan, env, shared, &info, &warnings)?;
-    // 13. The agent loop, with the earlier conversation trimmed to the model's context.
-    let mut messages = vec![Message::system(SYSTEM_PROMPT)];
+    // 13. The agent loop, with the earlier conversation trimmed to the model's context. The
+    // project instructions follow the system prompt as a message of their own, read afresh
+    // on every run (a session does not keep them).
+    let mut messages = vec![Message::system(system)];
+    messages.extend(told.message.map(Message::user));
+    let mut limits = Limits::new(messages.len(), window, settings.max_budget_usd.value);
     messages.extend(session::trim_to_budget(history, budget));
     let mut journal =
         SessionJournal { session: session.clone(), out: shared.clone(), model: runtime.model };
@@ -162,6 +192,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
             approvals: plan.approvals,
             messages,
             budget,
+            limits: &mut limits,
         });
     }
     // 12. The user's prompt is the session's next event.
@@ -180,6 +211,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
         permission_mode: plan.mode,
         autonomy: plan.autonomy,
         approvals: None,
+        limits: &mut limits,
     }
     .run(&mut messages)?;
     // 15. Completion: the session is on disk before the last line is written.
@@ -220,6 +252,8 @@ struct Setup {
     runtime: Option<Runtime>,
     max_turns: u32,
     warnings: Vec<Warning>,
+    /// Project instructions, prompt caching, the budget, extra directories (checked).
+    settings: config::RunSettings,
 }
 
 /// Step 7: the configuration file, the provider runtime and the turn limit, and the warnings
@@ -235,6 +269,13 @@ fn setup(plan: &RunPlan, env: &Env, started_in: &Path, shared: &Shared) -> Resul
         Err(failure) => return Err(failure),
     };
     let max_turns = config::max_turns(plan.max_turns, env, user_config.as_ref())?;
+    let flags = config::SettingFlags {
+        no_project_instructions: plan.no_project_instructions,
+        max_budget_usd: plan.max_budget_usd,
+        add_dirs: plan.add_dirs.iter().map(|d| started_in.join(d)).collect(),
+    };
+    let mut settings = config::run_settings(&flags, env, user_config.as_ref())?;
+    settings.add_dirs.value = existing_dirs(&settings.add_dirs)?;
     let mut warnings: Vec<Warning> = user_config
         .iter()
         .flat_map(|c| c.warnings.iter())
@@ -261,7 +302,40 @@ fn setup(plan: &RunPlan, env: &Env, started_in: &Path, shared: &Shared) -> Resul
             ms.unwrap_or(crate::output::DEFAULT_HEARTBEAT_MS),
         )),
     }
-    Ok(Setup { runtime, max_turns, warnings })
+    Ok(Setup { runtime, max_turns, warnings, settings })
+}
+
+/// The extra roots, each an existing directory, canonicalised.
+fn existing_dirs(dirs: &config::Setting<Vec<PathBuf>>) -> Result<Vec<PathBuf>, Failure> {
+    let named = if dirs.source == "cli" { "--add-dir" } else { "addDirs (config)" };
+    dirs.value
+        .iter()
+        .map(|dir| match std::fs::metadata(dir) {
+            Err(_) => Err(Failure::Usage(format!(
+                "{named} {}: the directory does not exist",
+                dir.display()
+            ))),
+            Ok(meta) if !meta.is_dir() => {
+                Err(Failure::Usage(format!("{named} {}: it is not a directory", dir.display())))
+            }
+            Ok(_) => dir
+                .canonicalize()
+                .map_err(|err| Failure::Usage(format!("{named} {}: {err}", dir.display()))),
+        })
+        .collect()
+}
+
+/// A budget is spent in dollars: the model must have prices to count them.
+fn check_prices(max_usd: Option<f64>, runtime: &Runtime) -> Result<(), Failure> {
+    let Some(max) = max_usd else { return Ok(()) };
+    let priced = runtime.model.is_some_and(|m| !matches!(m.prices, models::Prices::Unknown));
+    if priced {
+        return Ok(());
+    }
+    Err(Failure::Usage(format!(
+        "A budget of ${max} needs the model's prices, and model \"{}\" has none: give them in the config file's models (an entry with id \"{}\", provider and prices: {{\"input\": ..., \"output\": ...}} in dollars per million tokens).",
+        runtime.model_id, runtime.model_id
+    )))
 }
 
 /// `--image`: each file, checked, attached to the prompt (schema-1 stream-json has no images).
@@ -310,11 +384,15 @@ fn toolbox(
     plan: &RunPlan,
     env: &Env,
     cwd: &Path,
+    add_dirs: &[PathBuf],
     warnings: &mut Vec<Warning>,
 ) -> Result<Toolbox, Failure> {
     let workspace = Workspace::new(cwd).map_err(|err| {
         Failure::Usage(format!("Working directory not found: {} ({err})", cwd.display()))
     })?;
+    let workspace = workspace
+        .with_added(add_dirs)
+        .map_err(|err| Failure::Usage(format!("Cannot open an --add-dir directory: {err}")))?;
     let hidden =
         env.hidden_from_shell(plan.shell_env.inherit, &plan.shell_env.keep, &plan.redact_names);
     let toolbox =
@@ -732,11 +810,13 @@ fn run_info(
             enabled_tools: plan.enabled_tools.clone(),
             disabled_tools: plan.disabled_tools.clone(),
         },
+        instructions: Vec::new(),
+        add_dirs: Vec::new(),
     }
 }
 
 /// The provider for a resolved runtime.
-fn build_provider(runtime: &Runtime) -> Result<Provider, Failure> {
+fn build_provider(runtime: &Runtime, cache: bool) -> Result<Provider, Failure> {
     let http = || Http::new(runtime.net.clone(), &runtime.roots, &runtime.base_url);
     let key_header =
         if runtime.kind == ProviderKind::Azure { KeyHeader::ApiKey } else { KeyHeader::Bearer };
@@ -746,6 +826,7 @@ fn build_provider(runtime: &Runtime) -> Result<Provider, Failure> {
         api_key: runtime.api_key.clone(),
         key_header,
         api_model: runtime.api_model.clone(),
+        cache_key: None,
     };
     Ok(match runtime.kind {
         ProviderKind::Scripted => {
@@ -782,6 +863,7 @@ fn build_provider(runtime: &Runtime) -> Result<Provider, Failure> {
             api_model: runtime.api_model.clone(),
             max_tokens: runtime.max_tokens,
             effort: runtime.send_effort,
+            cache,
         }),
         ProviderKind::Google => Provider::Gemini(provider::gemini::Gemini {
             http: http(),

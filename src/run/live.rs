@@ -26,6 +26,7 @@ use crate::protocol::input::{
 use crate::provider::models::Model;
 use crate::provider::Provider;
 use crate::run::agent::{Agent, Approvals, Journal, Verdict};
+use crate::run::limits::Limits;
 use crate::session::{self, Kind, Session};
 use crate::sys::threads::Named;
 use crate::tools::{Autonomy, PermissionMode, SideEffect, Toolbox};
@@ -111,6 +112,8 @@ pub struct Live<'a> {
     pub messages: Vec<Message>,
     /// About how many tokens of earlier conversation a turn sends (half the model's context).
     pub budget: u64,
+    /// The context window and the spending cap, for the whole process.
+    pub limits: &'a mut Limits,
 }
 
 /// Runs turns until the end of input; the last line is `run_end`, and its exit code (the last
@@ -142,7 +145,7 @@ pub fn run(live: Live<'_>) -> Result<Exit, Stop> {
             s.record(Kind::Message, session::user_payload(&prompt.text, &prompt.images, "live"));
         }
         // A long conversation keeps its newest exchanges within the model's context.
-        let history = messages.split_off(1.min(messages.len()));
+        let history = messages.split_off(live.limits.head.min(messages.len()));
         messages.extend(session::trim_to_budget(history, live.budget));
         messages.push(Message { images: prompt.images, ..Message::user(prompt.text) });
         crate::run::ending::set_live_turn(true);
@@ -156,6 +159,7 @@ pub fn run(live: Live<'_>) -> Result<Exit, Stop> {
             permission_mode: live.permission_mode,
             autonomy: live.autonomy,
             approvals: live.approvals.map(|_| &mut inbox as &mut dyn Approvals),
+            limits: &mut *live.limits,
         }
         .run(&mut messages);
         crate::run::ending::set_live_turn(false);

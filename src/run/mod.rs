@@ -5,5 +5,7 @@
 pub mod agent;
 pub mod ending;
 pub mod exec;
+pub mod instructions;
+pub mod limits;
 pub mod live;
 pub mod plan;

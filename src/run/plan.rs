@@ -46,6 +46,21 @@ pub struct ShellEnv {
     pub keep: Vec<String>,
 }
 
+/// Where one part of the system prompt comes from: the flag's text, or a file (relative to the
+/// directory zero was started in), read when the run starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PromptText {
+    Text(String),
+    File(PathBuf),
+}
+
+/// `--system-prompt[-file]` and `--append-system-prompt[-file]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SystemPromptFlags {
+    pub replace: Option<PromptText>,
+    pub append: Option<PromptText>,
+}
+
 /// A validated `zero exec`.
 #[derive(Debug, Clone)]
 pub struct RunPlan {
@@ -88,6 +103,13 @@ pub struct RunPlan {
     pub live: bool,
     /// `--approvals stdin`: gated calls wait for the client's answer, this long.
     pub approvals: Option<std::time::Duration>,
+    pub system_prompt: SystemPromptFlags,
+    /// `--no-project-instructions` was given.
+    pub no_project_instructions: bool,
+    /// `--max-budget-usd`, in dollars.
+    pub max_budget_usd: Option<f64>,
+    /// `--add-dir`, as given (relative to the directory zero was started in).
+    pub add_dirs: Vec<PathBuf>,
 }
 
 /// `--approval-timeout-ms` when not given.
@@ -231,6 +253,8 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
     let redact_values = named_values(args, env, &mut warnings);
     let prompt = prompt_sources(args)?;
     let approvals = live_options(args, input_format, output_format, schema_version, &mut warnings)?;
+    let system_prompt = system_prompt_flags(args)?;
+    let max_budget_usd = args.max_budget_usd.as_deref().map(max_budget_usd).transpose()?;
     Ok(RunPlan {
         input_format,
         output_format,
@@ -264,6 +288,42 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
         images: args.images.clone(),
         live: args.live,
         approvals,
+        system_prompt,
+        no_project_instructions: args.no_project_instructions,
+        max_budget_usd,
+        add_dirs: args.add_dirs.clone(),
+    })
+}
+
+/// The system prompt flags: of each kind (replace, append) the text or the file, not both.
+fn system_prompt_flags(args: &ExecArgs) -> Result<SystemPromptFlags, Failure> {
+    let one = |text: &Option<String>, file: &Option<PathBuf>, flag: &str| match (text, file) {
+        (Some(_), Some(_)) => {
+            Err(Failure::Usage(format!("Use either --{flag} or --{flag}-file, not both.")))
+        }
+        (Some(text), None) => Ok(Some(PromptText::Text(text.clone()))),
+        (None, Some(file)) => Ok(Some(PromptText::File(file.clone()))),
+        (None, None) => Ok(None),
+    };
+    Ok(SystemPromptFlags {
+        replace: one(&args.system_prompt, &args.system_prompt_file, "system-prompt")?,
+        append: one(
+            &args.append_system_prompt,
+            &args.append_system_prompt_file,
+            "append-system-prompt",
+        )?,
+    })
+}
+
+/// `--max-budget-usd`: dollars, more than nothing.
+fn max_budget_usd(value: &str) -> Result<f64, Failure> {
+    let t = value.trim().trim_start_matches('$');
+    let plain = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    t.parse::<f64>().ok().filter(|f| plain && crate::config::budget_in_range(*f)).ok_or_else(|| {
+        Failure::Usage(format!(
+            "Invalid --max-budget-usd value \"{}\". Expected dollars greater than 0 and at most 1000000 (e.g. 2 or 0.50).",
+            value.trim()
+        ))
     })
 }
 

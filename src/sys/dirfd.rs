@@ -348,6 +348,54 @@ pub fn open_path_nonblocking(path: &Path) -> io::Result<File> {
     std::fs::OpenOptions::new().read(true).custom_flags(O_NONBLOCK | O_NOCTTY).open(path)
 }
 
+/// Why [`read_small_file`] read nothing.
+#[derive(Debug)]
+pub enum SmallFileError {
+    NotFound,
+    /// A FIFO, socket, device or directory: refused without reading.
+    NotRegular,
+    /// Larger than the limit (in bytes).
+    TooLarge(u64),
+    Io(io::Error),
+}
+
+impl std::fmt::Display for SmallFileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SmallFileError::NotFound => write!(f, "it does not exist"),
+            SmallFileError::NotRegular => write!(f, "it is not a regular file"),
+            SmallFileError::TooLarge(max) if max % (1024 * 1024) == 0 => {
+                write!(f, "it is larger than {} MiB", max / (1024 * 1024))
+            }
+            SmallFileError::TooLarge(max) => write!(f, "it is larger than {} KiB", max / 1024),
+            SmallFileError::Io(err) => write!(f, "{err}"),
+        }
+    }
+}
+
+impl std::error::Error for SmallFileError {}
+
+/// The whole of a regular file of at most `max` bytes, by path (links followed). A file linked
+/// to `/dev/zero` or a FIFO is refused at once, not read without end or waited on.
+pub fn read_small_file(path: &Path, max: u64) -> Result<Vec<u8>, SmallFileError> {
+    use std::io::Read;
+    let file = open_path_nonblocking(path).map_err(|err| match err.kind() {
+        io::ErrorKind::NotFound => SmallFileError::NotFound,
+        _ => SmallFileError::Io(err),
+    })?;
+    match file.metadata() {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return Err(SmallFileError::NotRegular),
+        Err(err) => return Err(SmallFileError::Io(err)),
+    }
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes).map_err(SmallFileError::Io)?;
+    if bytes.len() as u64 > max {
+        return Err(SmallFileError::TooLarge(max));
+    }
+    Ok(bytes)
+}
+
 /// Takes an exclusive advisory lock on `file` without waiting: `Ok(false)` when another open
 /// file holds it. The kernel releases it when the file is closed or the process ends, however
 /// it ends.

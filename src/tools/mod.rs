@@ -270,6 +270,10 @@ impl Toolbox {
     }
 
     /// Lets the tools that edit files run (`--auto medium`) although the mode is `auto`.
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
     pub fn allowing_writes(mut self, writes: bool) -> Toolbox {
         self.writes = writes;
         self

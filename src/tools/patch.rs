@@ -398,7 +398,7 @@ pub(super) fn apply_patch(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, Ar
     let mut plan = Plan::default();
     let mut summary = Vec::new();
     for file in &files {
-        if let Err(e) = plan.add(ws, &base, file, &mut summary) {
+        if let Err(e) = plan.add(ws, base.as_ref(), file, &mut summary) {
             return fail(e);
         }
     }
@@ -415,10 +415,10 @@ pub(super) fn apply_patch(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, Ar
 
 /// The directory the patch's paths are relative to: `cwd`, which must be inside the
 /// workspace, else its root.
-fn patch_base(ws: &Workspace, cwd: Option<&str>) -> Result<Vec<OsString>, String> {
-    let Some(cwd) = cwd else { return Ok(Vec::new()) };
-    match ws.open_dir(&[], cwd) {
-        Ok((place, _)) => Ok(place.rel),
+fn patch_base(ws: &Workspace, cwd: Option<&str>) -> Result<Option<Place>, String> {
+    let Some(cwd) = cwd else { return Ok(None) };
+    match ws.open_dir(None, cwd) {
+        Ok((place, _)) => Ok(Some(place)),
         Err(e) if e.ends_with("is not a directory") => {
             Err(format!("cwd {cwd:?} is not a directory"))
         }
@@ -432,7 +432,7 @@ impl Plan {
     fn add(
         &mut self,
         ws: &Workspace,
-        base: &[OsString],
+        base: Option<&Place>,
         file: &FilePatch,
         summary: &mut Vec<String>,
     ) -> Result<(), String> {

@@ -317,9 +317,9 @@ pub(super) fn glob(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
     let fail =
         |detail: String| Ok(Outcome::error(format!("Error running glob \"{pattern}\": {detail}")));
     let root = match args.string("cwd")? {
-        None => Vec::new(),
-        Some(cwd) => match ws.open_dir(&[], cwd) {
-            Ok((place, _)) => place.rel,
+        None => None,
+        Some(cwd) => match ws.open_dir(None, cwd) {
+            Ok((place, _)) => Some(place),
             Err(e) if e.ends_with("is not a directory") => {
                 return fail(format!("cwd {cwd:?} is not a directory"))
             }
@@ -336,7 +336,11 @@ pub(super) fn glob(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
         Err(e) => return fail(e.to_string()),
     };
     let base = glob.base().join("/");
-    let start = if base.is_empty() { ws.open_dir(&root, ".") } else { ws.open_dir(&root, &base) };
+    let start = if base.is_empty() {
+        ws.open_dir(root.as_ref(), ".")
+    } else {
+        ws.open_dir(root.as_ref(), &base)
+    };
     let Ok((start_place, start)) = start else {
         return Ok(Outcome::ok(format!("No matches found for {pattern}")));
     };
@@ -468,7 +472,7 @@ impl Tree<'_> {
                 // resolved as any path the model gives.
                 _ => self
                     .ws
-                    .locate_from(&self.target.rel, &entry.rel, true, Parents::Existing)
+                    .locate_from(Some(self.target), &entry.rel, true, Parents::Existing)
                     .ok()
                     .and_then(|place| open_regular(&place).ok().map(|(f, m)| (f, m.len()))),
             };

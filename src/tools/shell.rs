@@ -39,7 +39,7 @@ pub(super) fn bash(
     let timeout_ms = args.integer("timeout_ms", 1, MAX_TIMEOUT_MS)?.unwrap_or(DEFAULT_TIMEOUT_MS);
     let dir = match args.string("cwd")? {
         None => ws.root().to_path_buf(),
-        Some(cwd) => match ws.open_dir(&[], cwd) {
+        Some(cwd) => match ws.open_dir(None, cwd) {
             Ok((place, _)) => ws.absolute(&place),
             Err(e) if e.ends_with("is not a directory") => {
                 return Ok(Outcome::error(format!(

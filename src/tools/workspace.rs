@@ -23,11 +23,19 @@ use crate::sys::dirfd::{self, Dir, Kind};
 /// Symbolic links followed while resolving one path at most (as the kernel's MAXSYMLINKS).
 const MAX_LINKS: u32 = 40;
 
-/// The workspace: the working directory after `-C`, canonicalised and held open.
+/// The workspace: the working directory after `-C`, canonicalised and held open, and the
+/// extra roots of `--add-dir`, each confined the same way. A path is relative to the
+/// workspace, or absolute inside one of the roots.
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
     dir: Arc<Dir>,
+    /// The extra roots (empty in an extra root itself).
+    added: Arc<Vec<Workspace>>,
+    /// This is an extra root: its places are shown as absolute paths.
+    is_added: bool,
+    /// Every root, as the refusal of a path outside them names them.
+    roots_shown: Arc<str>,
 }
 
 /// What to do with directories on the way to the last name that do not exist.
@@ -52,17 +60,24 @@ pub struct Place {
     pub missing: Vec<OsString>,
     /// The physical path from the root, every link resolved: `dir`'s path, `missing`, `name`.
     pub rel: Vec<OsString>,
+    /// The extra root the place is in (`None`: the workspace).
+    pub root: Option<PathBuf>,
 }
 
 impl Place {
-    /// The path relative to the root, `/`-separated (`.` for the root).
+    /// The path relative to the workspace, `/`-separated (`.` for the workspace itself); in
+    /// an extra root, the absolute path.
     pub fn shown(&self) -> String {
-        if self.rel.is_empty() {
-            return ".".to_string();
-        }
         let parts: Vec<String> =
             self.rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
-        parts.join("/")
+        match &self.root {
+            Some(root) if parts.is_empty() => root.display().to_string(),
+            Some(root) => {
+                format!("{}/{}", root.display().to_string().trim_end_matches('/'), parts.join("/"))
+            }
+            None if parts.is_empty() => ".".to_string(),
+            None => parts.join("/"),
+        }
     }
 
     /// The path relative to the root.
@@ -313,12 +328,7 @@ impl<'w> Resolution<'w> {
             return Ok(self.place(self.current(), name));
         }
         match self.stack.pop() {
-            None => Ok(Place {
-                dir: self.ws.dir.clone(),
-                name: None,
-                missing: self.missing,
-                rel: Vec::new(),
-            }),
+            None => Ok(self.ws.place(self.ws.dir.clone(), None, self.missing, &[])),
             Some((name, _)) => Ok(self.place(self.current(), name)),
         }
     }
@@ -339,18 +349,66 @@ impl Workspace {
     pub fn new(root: &Path) -> std::io::Result<Workspace> {
         let root = root.canonicalize()?;
         let dir = Arc::new(Dir::open(&root)?);
-        Ok(Workspace { root, dir })
+        let roots_shown = format!("the workspace ({})", root.display()).into();
+        Ok(Workspace { root, dir, added: Arc::default(), is_added: false, roots_shown })
+    }
+
+    /// The workspace with extra roots (each an existing directory, canonicalised and held
+    /// open). An extra root that is the workspace, or one given twice, is kept once.
+    pub fn with_added(mut self, dirs: &[PathBuf]) -> std::io::Result<Workspace> {
+        let mut added: Vec<Workspace> = Vec::new();
+        for dir in dirs {
+            let extra = Workspace::new(dir)?;
+            if extra.root != self.root && !added.iter().any(|a| a.root == extra.root) {
+                added.push(Workspace { is_added: true, ..extra });
+            }
+        }
+        if added.is_empty() {
+            return Ok(self);
+        }
+        let shown: Vec<String> = added.iter().map(|a| a.root.display().to_string()).collect();
+        let roots_shown: Arc<str> = format!(
+            "the workspace ({}) and the added directories ({})",
+            self.root.display(),
+            shown.join(", ")
+        )
+        .into();
+        for extra in &mut added {
+            extra.roots_shown = roots_shown.clone();
+        }
+        self.roots_shown = roots_shown;
+        self.added = Arc::new(added);
+        Ok(self)
     }
 
     pub fn root(&self) -> &Path {
         &self.root
     }
 
+    /// The extra roots' paths.
+    pub fn added_roots(&self) -> Vec<PathBuf> {
+        self.added.iter().map(|a| a.root.clone()).collect()
+    }
+
     fn outside(&self, raw: &str) -> String {
-        format!(
-            "path {raw:?} is outside the workspace ({}); file tools only work inside it",
-            self.root.display()
-        )
+        format!("path {raw:?} is outside {}; file tools only work inside them", self.roots_shown)
+    }
+
+    /// The root a path is resolved in: for an absolute path, the root holding it (the deepest,
+    /// when one holds another); for a relative one, the root of `base`, else the workspace.
+    fn root_for(&self, base: Option<&Place>, raw: &str) -> &Workspace {
+        let path = Path::new(raw);
+        if path.is_absolute() {
+            let holding = std::iter::once(self)
+                .chain(self.added.iter())
+                .filter(|ws| path.starts_with(&ws.root))
+                .max_by_key(|ws| ws.root.as_os_str().len());
+            return holding.unwrap_or(self);
+        }
+        match base.and_then(|b| b.root.as_ref()) {
+            Some(root) => self.added.iter().find(|a| &a.root == root).unwrap_or(self),
+            None => self,
+        }
     }
 
     /// Resolves a path the model gave (relative to `base`, a place inside the workspace, or
@@ -360,7 +418,7 @@ impl Workspace {
     /// straight back in (`../ws/x`, or a link to the workspace's own absolute path).
     pub fn locate_from(
         &self,
-        base: &[OsString],
+        base: Option<&Place>,
         raw: &str,
         follow: bool,
         parents: Parents,
@@ -368,7 +426,9 @@ impl Workspace {
         if raw.contains('\0') {
             return Err(format!("path {raw:?} contains a NUL byte"));
         }
-        let mut walk = Resolution::new(self, base, raw, follow, parents);
+        let ws = self.root_for(base, raw);
+        let base = base.map_or(&[][..], |b| &b.rel[..]);
+        let mut walk = Resolution::new(ws, base, raw, follow, parents);
         while let Some(Pending { step, link }) = walk.queue.pop_front() {
             if walk.outside.is_some() {
                 walk.step_outside(step, link);
@@ -396,7 +456,7 @@ impl Workspace {
         let mut rel: Vec<OsString> = stack.iter().map(|(n, _)| n.clone()).collect();
         rel.extend(missing.iter().cloned());
         rel.extend(name.iter().cloned());
-        Place { dir, name, missing, rel }
+        Place { dir, name, missing, rel, root: self.is_added.then(|| self.root.clone()) }
     }
 
     fn shown_with(&self, stack: &[(OsString, Arc<Dir>)], name: &OsStr) -> String {
@@ -408,11 +468,11 @@ impl Workspace {
 
     /// [`Workspace::locate_from`] the root.
     pub fn locate(&self, raw: &str, follow: bool, parents: Parents) -> Result<Place, String> {
-        self.locate_from(&[], raw, follow, parents)
+        self.locate_from(None, raw, follow, parents)
     }
 
-    /// A directory inside the workspace, opened.
-    pub fn open_dir(&self, base: &[OsString], raw: &str) -> Result<(Place, Arc<Dir>), String> {
+    /// A directory inside one of the roots, opened.
+    pub fn open_dir(&self, base: Option<&Place>, raw: &str) -> Result<(Place, Arc<Dir>), String> {
         let place = self.locate_from(base, raw, true, Parents::Existing)?;
         match place.kind() {
             Ok(Some((Kind::Dir, _))) => {}
@@ -426,7 +486,7 @@ impl Workspace {
 
     /// The absolute path of a place (for the bash tool's working directory).
     pub fn absolute(&self, place: &Place) -> PathBuf {
-        self.root.join(place.rel_path())
+        place.root.as_ref().unwrap_or(&self.root).join(place.rel_path())
     }
 }
 

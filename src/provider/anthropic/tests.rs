@@ -129,7 +129,8 @@ fn text_stream_with_usage() {
             StreamEvent::Usage(Usage {
                 prompt_tokens: 25,
                 completion_tokens: 15,
-                cached_tokens: 0
+                cached_tokens: 0,
+                ..Usage::default()
             }),
         ]
     );
@@ -159,7 +160,8 @@ fn tool_use_with_partial_json_and_interleaved_blocks() {
             StreamEvent::Usage(Usage {
                 prompt_tokens: 30,
                 completion_tokens: 42,
-                cached_tokens: 0
+                cached_tokens: 0,
+                ..Usage::default()
             }),
         ]
     );
@@ -264,7 +266,13 @@ fn cache_counts_count_wherever_they_arrive() {
             json!({"input_tokens": 1, "output_tokens": 0}),
             json!({"input_tokens": 1, "cache_read_input_tokens": 188, "output_tokens": 9})
         ),
-        Some(Usage { prompt_tokens: 189, completion_tokens: 9, cached_tokens: 188 })
+        Some(Usage {
+            prompt_tokens: 189,
+            completion_tokens: 9,
+            cached_tokens: 188,
+            cache_write_tokens: 0,
+            cache_reported: true
+        })
     );
     // As the API sends it: everything in message_start, output in message_delta.
     assert_eq!(
@@ -272,6 +280,12 @@ fn cache_counts_count_wherever_they_arrive() {
             json!({"input_tokens": 10, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 50, "output_tokens": 1}),
             json!({"output_tokens": 30})
         ),
-        Some(Usage { prompt_tokens: 160, completion_tokens: 30, cached_tokens: 100 })
+        Some(Usage {
+            prompt_tokens: 160,
+            completion_tokens: 30,
+            cached_tokens: 100,
+            cache_write_tokens: 50,
+            cache_reported: true
+        })
     );
 }

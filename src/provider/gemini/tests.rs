@@ -94,7 +94,8 @@ fn text_and_usage_with_thoughts() {
             StreamEvent::Usage(Usage {
                 prompt_tokens: 25,
                 completion_tokens: 18,
-                cached_tokens: 0
+                cached_tokens: 0,
+                ..Usage::default()
             }),
         ]
     );

@@ -39,7 +39,13 @@ fn text_then_usage_then_done() {
         vec![
             StreamEvent::Text("Hel".into()),
             StreamEvent::Text("lo".into()),
-            StreamEvent::Usage(Usage { prompt_tokens: 9, completion_tokens: 2, cached_tokens: 4 }),
+            StreamEvent::Usage(Usage {
+                prompt_tokens: 9,
+                completion_tokens: 2,
+                cached_tokens: 4,
+                cache_write_tokens: 0,
+                cache_reported: true
+            }),
         ]
     );
 }

@@ -112,7 +112,9 @@ fn text_reasoning_calls_and_usage_come_out_in_order() {
             StreamEvent::Usage(Usage {
                 prompt_tokens: 100,
                 completion_tokens: 20,
-                cached_tokens: 40
+                cached_tokens: 40,
+                cache_write_tokens: 0,
+                cache_reported: true
             }),
         ]
     );
