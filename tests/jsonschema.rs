@@ -54,6 +54,14 @@ fn check(root: &Value, schema: &Value, instance: &Value, at: &str) -> Result<(),
                     }
                 }
             }
+            "minItems" => {
+                if let Some(list) = instance.as_array() {
+                    let min = value.as_u64().ok_or(format!("{at}: bad minItems"))?;
+                    if (list.len() as u64) < min {
+                        return Err(format!("{at}: fewer than {min} items"));
+                    }
+                }
+            }
             "minimum" => {
                 if let Some(n) = instance.as_f64() {
                     let min = value.as_f64().ok_or(format!("{at}: bad minimum"))?;

@@ -604,7 +604,7 @@ fn config_prints_the_settings_in_use_and_the_layer_of_each() {
     let body = out.stdout.split_once('\n').unwrap().1;
     assert_eq!(
         body,
-        format!("Overall: pass\nLayers:\n  [loaded] defaults\n  [loaded] user {}\nProvider: anthropic (source: profile)\n  model:    claude-sonnet-4.5 (user)\n  baseURL:  https://api.anthropic.com (defaults)\n  API key:  [REDACTED] (user)\n  maxTurns: 7 (user)\n", config_path.display())
+        format!("Overall: pass\nLayers:\n  [loaded] defaults\n  [loaded] user {}\nProvider: anthropic (source: profile)\n  model:    claude-sonnet-4.5 (user)\n  baseURL:  https://api.anthropic.com (defaults)\n  API key:  [REDACTED] (user)\n  maxTurns: 7 (user)\n  projectInstructions: true (defaults)\n  promptCache: true (defaults)\n  maxBudgetUsd: none (defaults)\n  addDirs: none (defaults)\n", config_path.display())
     );
     // A profile without a model: its provider's default, which comes from the defaults.
     dir.write(

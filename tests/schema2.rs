@@ -34,6 +34,9 @@ enum Event {
         permission_mode: PermissionMode,
         autonomy: Autonomy,
         heartbeat_ms: u64,
+        /// Present only with at least one file.
+        instructions: Option<NonEmpty>,
+        add_dirs: Option<NonEmpty>,
     },
     Text {
         delta: String,
@@ -93,6 +96,8 @@ enum Event {
         completion_tokens: u64,
         total_tokens: u64,
         cost_usd: Option<f64>,
+        cache_read_tokens: Option<u64>,
+        cache_write_tokens: Option<u64>,
         call: u64,
         cumulative: Totals,
     },
@@ -137,6 +142,8 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
             "permissionMode",
             "autonomy",
             "heartbeatMs",
+            "instructions",
+            "addDirs",
         ],
         "text" | "reasoning" => &["delta"],
         "tool_call" => &["id", "name", "args", "sideEffect"],
@@ -181,9 +188,16 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
             "exitCode",
             "durationMs",
         ],
-        "usage" => {
-            &["promptTokens", "completionTokens", "totalTokens", "costUsd", "call", "cumulative"]
-        }
+        "usage" => &[
+            "promptTokens",
+            "completionTokens",
+            "totalTokens",
+            "costUsd",
+            "cacheReadTokens",
+            "cacheWriteTokens",
+            "call",
+            "cumulative",
+        ],
         "warning" => &["message", "code"],
         "heartbeat" => &["phase", "elapsedMs", "toolCallId"],
         "final" => &["text"],
@@ -192,6 +206,21 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
         "run_end" => &["status", "exitCode", "eventCount"],
         _ => return None,
     })
+}
+
+/// A list of strings with at least one.
+#[derive(Debug)]
+#[allow(dead_code)]
+struct NonEmpty(Vec<String>);
+
+impl<'de> Deserialize<'de> for NonEmpty {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<NonEmpty, D::Error> {
+        let list = Vec::<String>::deserialize(d)?;
+        if list.is_empty() {
+            return Err(serde::de::Error::custom("an empty list is left out, not written"));
+        }
+        Ok(NonEmpty(list))
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -283,6 +312,7 @@ enum WarningCode {
     SessionUnavailable,
     TornSession,
     ThreadUnavailable,
+    ContextTrimmed,
 }
 
 #[derive(Debug, Deserialize)]
@@ -300,6 +330,7 @@ enum ErrorCode {
     ConfigError,
     ProviderError,
     Incomplete,
+    BudgetExceeded,
     Interrupted,
     Crash,
 }
@@ -384,9 +415,10 @@ pub fn check_line(line: &str) -> Result<(), String> {
         Event::ToolResult { id, name, changed_files, .. } => {
             id_ok(id)?;
             non_empty("name", name)?;
+            // Relative to the workspace, or absolute inside an --add-dir root.
             for file in changed_files.iter().flatten() {
-                if file.is_empty() || file.starts_with('/') {
-                    return Err(format!("changedFiles must be workspace-relative: {file:?}"));
+                if file.is_empty() || file.split('/').any(|part| part == "..") {
+                    return Err(format!("changedFiles must be resolved paths: {file:?}"));
                 }
             }
         }
@@ -395,9 +427,18 @@ pub fn check_line(line: &str) -> Result<(), String> {
             completion_tokens,
             total_tokens,
             cost_usd,
+            cache_read_tokens,
+            cache_write_tokens,
             call,
             cumulative,
         } => {
+            let cached = cache_read_tokens.unwrap_or(0) + cache_write_tokens.unwrap_or(0);
+            if cached > *prompt_tokens {
+                return Err("the cache counts are part of promptTokens".into());
+            }
+            if cache_read_tokens.is_some() != cache_write_tokens.is_some() {
+                return Err("the cache counts come together".into());
+            }
             if *call == 0 {
                 return Err("usage.call counts from 1".into());
             }
@@ -475,8 +516,10 @@ pub fn check_sequence(events: &[Value], live: bool) -> Result<(), String> {
     }
     if status == "incomplete" && !live {
         let error = &events[kinds.iter().rposition(|k| *k == "error").unwrap_or(0)];
-        if error["code"] != "incomplete" {
-            return Err("an incomplete run ends with error code incomplete".into());
+        if error["code"] != "incomplete" && error["code"] != "budget_exceeded" {
+            return Err(
+                "an incomplete run ends with error code incomplete or budget_exceeded".into()
+            );
         }
     }
     if kinds.contains(&"run_start") && kinds[0] != "run_start" {
@@ -507,7 +550,10 @@ fn check_turns(events: &[Value], kinds: &[&str]) -> Result<(), String> {
         let before = previous(i).map(|j| &events[j]);
         let ok = match (e["status"].as_str(), before) {
             (Some("success"), Some(b)) => b["type"] == "final",
-            (Some("incomplete"), Some(b)) => b["type"] == "error" && b["code"] == "incomplete",
+            (Some("incomplete"), Some(b)) => {
+                b["type"] == "error"
+                    && (b["code"] == "incomplete" || b["code"] == "budget_exceeded")
+            }
             (Some("interrupted"), Some(b)) => b["type"] == "error" && b["code"] == "interrupted",
             (Some("error"), Some(b)) => b["type"] == "error",
             _ => false,

@@ -10,6 +10,7 @@ mod util;
 mod agent;
 mod bench_mock;
 mod cli;
+mod context;
 mod faults;
 mod field;
 mod inputs;

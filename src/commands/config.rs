@@ -195,6 +195,29 @@ impl Findings {
         if let Some(active) = loaded.and_then(|c| c.active_provider.as_ref()) {
             effective["activeProvider"] = json!(active);
         }
+        match config::run_settings(&config::SettingFlags::default(), env, loaded) {
+            Ok(s) => {
+                let dirs: Vec<String> =
+                    s.add_dirs.value.iter().map(|d| d.display().to_string()).collect();
+                for (key, value, source) in [
+                    (
+                        "projectInstructions",
+                        json!(s.project_instructions.value),
+                        s.project_instructions.source,
+                    ),
+                    ("promptCache", json!(s.prompt_cache.value), s.prompt_cache.source),
+                    ("maxBudgetUsd", json!(s.max_budget_usd.value), s.max_budget_usd.source),
+                    ("addDirs", json!(dirs), s.add_dirs.source),
+                ] {
+                    effective[key] = value;
+                    effective[format!("{key}Source")] = json!(source);
+                }
+            }
+            Err(failure) => {
+                let id = "config.settings.invalid";
+                self.issue(id, "error", "env", &failure.message(), &None);
+            }
+        }
         effective
     }
 }
@@ -232,6 +255,20 @@ fn user_layer(user: &UserConfig) -> Value {
     }
     if let Some(turns) = user.max_turns {
         layer["maxTurns"] = json!(turns);
+    }
+    let settings = [
+        ("projectInstructions", user.project_instructions.map(|b| json!(b))),
+        ("promptCache", user.prompt_cache.map(|b| json!(b))),
+        ("maxBudgetUsd", user.max_budget_usd.map(|d| json!(d))),
+        ("contextWindow", user.context_window.map(|n| json!(n))),
+    ];
+    for (key, value) in settings {
+        if let Some(value) = value {
+            layer[key] = value;
+        }
+    }
+    if !user.add_dirs.is_empty() {
+        layer["addDirs"] = json!(user.add_dirs);
     }
     layer
 }
@@ -345,6 +382,16 @@ fn format_text(report: &Value) -> String {
         text(&effective["maxTurns"]),
         text(&effective["maxTurnsSource"])
     );
+    for key in ["projectInstructions", "promptCache", "maxBudgetUsd", "addDirs"] {
+        let shown = match &effective[key] {
+            Value::Null => "none".to_string(),
+            Value::Array(list) if list.is_empty() => "none".to_string(),
+            Value::Array(list) => list.iter().map(text).collect::<Vec<_>>().join(", "),
+            other => text(other),
+        };
+        let source = text(&effective[format!("{key}Source")]);
+        let _ = writeln!(out, "  {key}: {shown} ({source})");
+    }
     let issues = report["issues"].as_array().map(Vec::as_slice).unwrap_or_default();
     if !issues.is_empty() {
         out.push_str("Issues:\n");

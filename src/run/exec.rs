@@ -260,6 +260,13 @@ struct Setup {
 /// for what the plan asked that has no effect.
 fn setup(plan: &RunPlan, env: &Env, started_in: &Path, shared: &Shared) -> Result<Setup, Failure> {
     let user_config = config::load_user_config(env)?;
+    let flags = config::SettingFlags {
+        no_project_instructions: plan.no_project_instructions,
+        max_budget_usd: plan.max_budget_usd,
+        add_dirs: plan.add_dirs.iter().map(|d| started_in.join(d)).collect(),
+    };
+    let mut settings = config::run_settings(&flags, env, user_config.as_ref())?;
+    settings.add_dirs.value = existing_dirs(&settings.add_dirs)?;
     let mut choice = plan.choice.clone();
     choice.script = choice.script.map(|s| started_in.join(s));
     let runtime = match config::resolve(env, user_config.as_ref(), &choice) {
@@ -269,13 +276,6 @@ fn setup(plan: &RunPlan, env: &Env, started_in: &Path, shared: &Shared) -> Resul
         Err(failure) => return Err(failure),
     };
     let max_turns = config::max_turns(plan.max_turns, env, user_config.as_ref())?;
-    let flags = config::SettingFlags {
-        no_project_instructions: plan.no_project_instructions,
-        max_budget_usd: plan.max_budget_usd,
-        add_dirs: plan.add_dirs.iter().map(|d| started_in.join(d)).collect(),
-    };
-    let mut settings = config::run_settings(&flags, env, user_config.as_ref())?;
-    settings.add_dirs.value = existing_dirs(&settings.add_dirs)?;
     let mut warnings: Vec<Warning> = user_config
         .iter()
         .flat_map(|c| c.warnings.iter())

@@ -61,10 +61,11 @@ impl Limits {
             return Ok(());
         }
         Err(Failure::BudgetExceeded(format!(
-            "Budget of ${} reached (${} spent over {} calls)",
+            "Budget of ${} reached (${} spent over {} call{})",
             dollars(max),
             dollars(self.spent.usd),
-            self.spent.calls
+            self.spent.calls,
+            if self.spent.calls == 1 { "" } else { "s" }
         )))
     }
 
