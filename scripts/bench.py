@@ -78,11 +78,11 @@ def main():
     # `bench.py schema|house` (through the mock provider).
     alone = {"tools": lambda row, base: tools_section(row),
              "sessions": lambda row, base: sessions_section(row),
-             "schema": schema_section, "house": house_section}
+             "schema": schema_section, "house": house_section, "cost": cost_section}
     if len(sys.argv) == 2 and sys.argv[1] in alone:
         rows = []
         base = None
-        if sys.argv[1] in ("schema", "house"):
+        if sys.argv[1] in ("schema", "house", "cost"):
             port = open(os.path.join(os.environ["ZERO_BENCH_MOCK"], "port")).read().strip()
             base = f"http://127.0.0.1:{port}/v1"
         alone[sys.argv[1]](lambda name, value, unit, target, note="":
@@ -237,6 +237,9 @@ def main():
     # 9. Stream-json schema 1 beside schema 2 (issue 16).
     schema_section(row, base)
 
+    # 10. What prompt caching saves on Anthropic (issue 25).
+    cost_section(row, base)
+
     # 7. Size of the static binary.
     if os.path.exists(STATIC):
         row("static binary size", round(os.path.getsize(STATIC) / 1048576, 2), "MiB", "<= 4 MiB",
@@ -250,6 +253,43 @@ def main():
         json.dump({"date": time.strftime("%Y-%m-%d"), "runs": RUNS, "results": results}, f,
                   indent=2)
     print(f"\nsaved {out}")
+
+
+def cost_section(row, base):
+    """The billed input of a 20-call conversation on Anthropic's list prices for Claude Sonnet
+    4.5 ($3 per million input tokens; a cache write 1.25 times that, a read 0.1 times), with
+    and without cache breakpoints. The mock provider caches as Anthropic documents (a prefix up
+    to a breakpoint that an earlier request also marked); each call reads one more ~3 KB file,
+    so the conversation grows with every call. Deterministic: one run of each."""
+    root = base[: -len("/v1")]
+    work = tempfile.mkdtemp(prefix="zero-bench-cost-")
+    for i in range(19):
+        with open(os.path.join(work, f"f{i}.txt"), "w") as f:
+            f.write("".join(f"file {i} line {n:03}: " + "lorem ipsum dolor sit amet " * 2 + "\n"
+                            for n in range(50)))
+    billed = {}
+    for name, cache in (("cached", "on"), ("uncached", "off")):
+        env = clean_env({"ANTHROPIC_BASE_URL": root, "ANTHROPIC_API_KEY": f"bench-key-{name}",
+                         "ZERO_PROMPT_CACHE": cache})
+        out = subprocess.run([ZERO, "exec", "-C", work, "-o", "stream-json", "--schema-version",
+                              "2", "-m", "sonnet-4.5", "--max-turns", "25", "--ephemeral",
+                              "read the files"], env=env, capture_output=True, text=True)
+        usages = [json.loads(line) for line in out.stdout.splitlines()
+                  if '"type":"usage"' in line]
+        tokens = 0.0
+        for u in usages:
+            read = u.get("cacheReadTokens", 0)
+            written = u.get("cacheWriteTokens", 0)
+            tokens += (u["promptTokens"] - read - written) + 1.25 * written + 0.1 * read
+        billed[name] = (tokens * 3.0 / 1e6, len(usages),
+                        sum(u["promptTokens"] for u in usages))
+    shutil.rmtree(work, ignore_errors=True)
+    (cached, calls, prompt), (uncached, _, _) = billed["cached"], billed["uncached"]
+    row("billed input, 20 calls, uncached", round(uncached, 4), "USD", "-",
+        f"{calls} calls, {prompt} prompt tokens in all")
+    row("billed input, 20 calls, cached", round(cached, 4), "USD", "-",
+        "breakpoints: system, previous end, newest message")
+    row("cached / uncached", round(100 * cached / uncached, 1), "%", "< 35 %")
 
 
 def house_section(row, base):

@@ -4,7 +4,9 @@
 # also saved as target/bench.json. No arguments needed; ZERO_BENCH_RUNS sets the repetitions.
 # `scripts/bench.sh schema` runs only the schema 1 / schema 2 section (ZERO_BENCH_BASELINE=<an
 # older zero binary> adds its schema-1 figures, measured in the same turns); `scripts/bench.sh
-# house` compares start, first text, CPU per delta and a 10 MB bash call with that binary.
+# house` compares start, first text, CPU per delta and a 10 MB bash call with that binary;
+# `scripts/bench.sh cost` prints the billed input of a 20-call Anthropic conversation with and
+# without prompt caching.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -5,13 +5,41 @@
 //! `<dir>/arrivals`. The model name chooses the answer: `bench-1` (one text chunk),
 //! `bench-20` (twenty), `bench-10000` (ten thousand deltas), `bench-tool` (a read_file call,
 //! then an answer once the result comes back), `bench-flood-text` (48 MiB of answer text) and
-//! `bench-flood-args` (40 MiB of one call's arguments). Without the variable it checks those
-//! answers.
+//! `bench-flood-args` (40 MiB of one call's arguments). Anthropic requests (`/v1/messages`)
+//! get the cost figure's conversation: a `read_file` call of `f<N>.txt` until 19 results came
+//! back, then an answer, each billed by a cache that works as Anthropic's (`prompt_cache`).
+//! Without the variable it checks those answers.
 
 use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::mock::{openai, Mock, Reply, Request, Step};
+use crate::mock::{anthropic, openai, Mock, Reply, Request, Step};
+use crate::prompt_cache::{Billed, PromptCache};
+
+/// Tool calls in the cost figure's conversation: with the answer, 20 model calls.
+const COST_CALLS: usize = 19;
+
+/// The next message of the cost figure's conversation, with what its request is billed.
+fn anthropic_answer(request: &Request, cache: &std::sync::Mutex<PromptCache>) -> Reply {
+    let body = request.json();
+    let results = body.to_string().matches("\"tool_result\"").count();
+    let Billed { fresh, read, written } = cache.lock().unwrap().bill(&body);
+    let usage = serde_json::json!({"input_tokens": fresh, "cache_read_input_tokens": read, "cache_creation_input_tokens": written, "output_tokens": 1});
+    let (block, stop) = if results < COST_CALLS {
+        let input = serde_json::json!({"path": format!("f{results}.txt")});
+        (
+            serde_json::json!({"type": "tool_use", "id": format!("toolu_{results}"), "name": "read_file", "input": input}),
+            "tool_use",
+        )
+    } else {
+        (serde_json::json!({"type": "text", "pieces": ["done"]}), "end_turn")
+    };
+    let mut pieces = anthropic::turn(&[block], 0, 1, stop);
+    pieces[0] = anthropic::event(
+        serde_json::json!({"type": "message_start", "message": {"id": "msg", "type": "message", "role": "assistant", "content": [], "usage": usage}}),
+    );
+    Reply::sse(&pieces)
+}
 
 /// `mib` MiB of answer text, or of one tool call's arguments, in 64 KiB deltas.
 fn flood(mib: usize, arguments: bool) -> Reply {
@@ -80,9 +108,18 @@ fn bench_mock_server() {
     };
     let dir = std::path::PathBuf::from(dir);
     let arrivals = std::sync::Mutex::new(std::fs::File::create(dir.join("arrivals")).unwrap());
+    // One cache per run of the cost figure: a run says which with its API key.
+    let caches: std::sync::Mutex<
+        std::collections::HashMap<String, std::sync::Arc<std::sync::Mutex<PromptCache>>>,
+    > = Default::default();
     let mock = Mock::responding(Box::new(move |request| {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
         let _ = writeln!(arrivals.lock().unwrap(), "{now}");
+        if request.path == "/v1/messages" {
+            let key = request.headers.get("x-api-key").cloned().unwrap_or_default();
+            let cache = caches.lock().unwrap().entry(key).or_default().clone();
+            return anthropic_answer(request, &cache);
+        }
         answer(request)
     }));
     std::fs::write(dir.join("port"), mock.port.to_string()).unwrap();

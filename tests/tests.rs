@@ -3,6 +3,7 @@
 mod corpus;
 mod jsonschema;
 mod mock;
+mod prompt_cache;
 mod schema;
 mod schema2;
 mod util;
