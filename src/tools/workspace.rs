@@ -34,7 +34,7 @@ pub struct Workspace {
     added: Arc<Vec<Workspace>>,
     /// This is an extra root: its places are shown as absolute paths.
     is_added: bool,
-    /// Every root, as the refusal of a path outside them names them.
+    /// Every root, as the refusal of a path outside them names them, and that rule.
     roots_shown: Arc<str>,
 }
 
@@ -349,7 +349,8 @@ impl Workspace {
     pub fn new(root: &Path) -> std::io::Result<Workspace> {
         let root = root.canonicalize()?;
         let dir = Arc::new(Dir::open(&root)?);
-        let roots_shown = format!("the workspace ({})", root.display()).into();
+        let roots_shown =
+            format!("the workspace ({}); file tools only work inside it", root.display()).into();
         Ok(Workspace { root, dir, added: Arc::default(), is_added: false, roots_shown })
     }
 
@@ -368,7 +369,7 @@ impl Workspace {
         }
         let shown: Vec<String> = added.iter().map(|a| a.root.display().to_string()).collect();
         let roots_shown: Arc<str> = format!(
-            "the workspace ({}) and the added directories ({})",
+            "the workspace ({}) and the added directories ({}); file tools only work inside them",
             self.root.display(),
             shown.join(", ")
         )
@@ -391,7 +392,7 @@ impl Workspace {
     }
 
     fn outside(&self, raw: &str) -> String {
-        format!("path {raw:?} is outside {}; file tools only work inside them", self.roots_shown)
+        format!("path {raw:?} is outside {}", self.roots_shown)
     }
 
     /// The root a path is resolved in: for an absolute path, the root holding it (the deepest,
@@ -627,6 +628,40 @@ mod tests {
         assert_eq!(place.kind().unwrap().unwrap().0, Kind::Symlink);
         std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
         assert!(resolve(&ws, "loop").unwrap_err().contains("too many symbolic links"));
+    }
+
+    #[test]
+    fn added_roots_take_absolute_paths_and_keep_their_own_confinement() {
+        let dir = scratch("added");
+        std::fs::create_dir_all(dir.join("docs/api")).unwrap();
+        std::fs::create_dir_all(dir.join("ws/vendored")).unwrap();
+        std::fs::write(dir.join("docs/api/a.md"), "a").unwrap();
+        let docs = dir.join("docs").canonicalize().unwrap();
+        let vendored = dir.join("ws/vendored").canonicalize().unwrap();
+        let ws = Workspace::new(&dir.join("ws"))
+            .unwrap()
+            .with_added(&[docs.clone(), vendored.clone(), docs.clone()])
+            .unwrap();
+        assert_eq!(ws.added_roots(), [docs.clone(), vendored.clone()], "each root once");
+        let at = |p: &Path| p.display().to_string();
+        let place = ws.locate(&at(&docs.join("api/a.md")), true, Parents::Existing).unwrap();
+        assert_eq!(place.shown(), at(&docs.join("api/a.md")));
+        assert_eq!(ws.absolute(&place), docs.join("api/a.md"));
+        // A relative path from a place in an added root stays in that root.
+        let base = ws.locate(&at(&docs.join("api")), true, Parents::Existing).unwrap();
+        let next = ws.locate_from(Some(&base), "../api/a.md", true, Parents::Existing).unwrap();
+        assert_eq!(next.shown(), at(&docs.join("api/a.md")));
+        // Relative paths are the workspace's; a root inside the workspace is the deeper one.
+        assert_eq!(resolve(&ws, "vendored").unwrap(), "vendored");
+        let inner = ws.locate(&at(&vendored), true, Parents::Existing).unwrap();
+        assert_eq!(inner.shown(), at(&vendored));
+        // Out of an added root through `..` or a link is outside every root.
+        std::os::unix::fs::symlink(dir.join("outside.txt"), docs.join("out")).unwrap();
+        for escape in [docs.join("out"), docs.join("../outside.txt")] {
+            let err = ws.locate(&at(&escape), true, Parents::Existing).unwrap_err();
+            assert!(err.contains("and the added directories ("), "{err}");
+        }
+        assert!(resolve(&ws, "../docs/api/a.md").is_err(), "relative paths stay in the workspace");
     }
 
     #[test]
