@@ -81,4 +81,25 @@ pub struct ToolSpec {
     pub name: &'static str,
     pub description: &'static str,
     pub parameters: Value,
+    /// The parameters are any JSON Schema (an output schema), not a built-in tool's plain
+    /// one: Gemini gets them whole, as `parametersJsonSchema`.
+    pub full_schema: bool,
+}
+
+/// What a run (or a live turn) answers: its text, and with `--output-schema` the value the
+/// text is the compact JSON of.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub text: String,
+    pub structured: Option<Value>,
+}
+
+impl Answer {
+    pub fn text(text: impl Into<String>) -> Answer {
+        Answer { text: text.into(), structured: None }
+    }
+
+    pub fn structured(value: Value) -> Answer {
+        Answer { text: value.to_string(), structured: Some(value) }
+    }
 }

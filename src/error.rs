@@ -123,6 +123,8 @@ pub enum ErrorCode {
     Incomplete,
     /// Schema 2: the spending cap was reached (schema 1 says `max_turns`).
     BudgetExceeded,
+    /// Schema 2: no answer matched `--output-schema` (schema 1 says `max_turns`).
+    OutputSchema,
     Interrupted,
     Crash,
 }
@@ -137,6 +139,7 @@ impl ErrorCode {
             ErrorCode::MaxTurns => "max_turns",
             ErrorCode::Incomplete => "incomplete",
             ErrorCode::BudgetExceeded => "budget_exceeded",
+            ErrorCode::OutputSchema => "output_schema",
             ErrorCode::Interrupted => "interrupted",
             ErrorCode::Crash => "crash",
         }
@@ -160,6 +163,8 @@ pub enum Failure {
     MaxTurns(String),
     /// `--max-budget-usd` was reached before a model call.
     BudgetExceeded(String),
+    /// The model gave no answer matching `--output-schema` within its attempts.
+    OutputSchema(String),
     /// SIGINT or SIGTERM.
     Interrupted,
     /// A bug: a panic, or something that should not have been possible.
@@ -172,7 +177,9 @@ impl Failure {
         match self {
             Failure::Usage(_) => Exit::Usage,
             Failure::Config(_) | Failure::Provider(_) | Failure::Unavailable(_) => Exit::Setup,
-            Failure::MaxTurns(_) | Failure::BudgetExceeded(_) => Exit::Incomplete,
+            Failure::MaxTurns(_) | Failure::BudgetExceeded(_) | Failure::OutputSchema(_) => {
+                Exit::Incomplete
+            }
             Failure::Interrupted => Exit::Interrupted,
             Failure::Crash(_) => Exit::Internal,
         }
@@ -184,7 +191,9 @@ impl Failure {
             Failure::Usage(_) => ErrorCode::UsageError,
             Failure::Config(_) => ErrorCode::ConfigError,
             Failure::Provider(_) | Failure::Unavailable(_) => ErrorCode::ProviderError,
-            Failure::MaxTurns(_) | Failure::BudgetExceeded(_) => ErrorCode::MaxTurns,
+            Failure::MaxTurns(_) | Failure::BudgetExceeded(_) | Failure::OutputSchema(_) => {
+                ErrorCode::MaxTurns
+            }
             Failure::Interrupted => ErrorCode::Interrupted,
             Failure::Crash(_) => ErrorCode::Crash,
         }
@@ -196,6 +205,7 @@ impl Failure {
         match self {
             Failure::MaxTurns(_) => ErrorCode::Incomplete,
             Failure::BudgetExceeded(_) => ErrorCode::BudgetExceeded,
+            Failure::OutputSchema(_) => ErrorCode::OutputSchema,
             other => other.code(),
         }
     }
@@ -203,7 +213,9 @@ impl Failure {
     /// `run_end.status` in schema 2.
     pub fn status_v2(&self) -> RunStatus {
         match self {
-            Failure::MaxTurns(_) | Failure::BudgetExceeded(_) => RunStatus::Incomplete,
+            Failure::MaxTurns(_) | Failure::BudgetExceeded(_) | Failure::OutputSchema(_) => {
+                RunStatus::Incomplete
+            }
             Failure::Interrupted => RunStatus::Interrupted,
             _ => RunStatus::Error,
         }
@@ -220,6 +232,7 @@ impl Failure {
             | Failure::Provider(_)
             | Failure::MaxTurns(_)
             | Failure::BudgetExceeded(_)
+            | Failure::OutputSchema(_)
             | Failure::Crash(_) => false,
         }
     }
@@ -233,6 +246,7 @@ impl Failure {
             | Failure::Unavailable(m)
             | Failure::MaxTurns(m)
             | Failure::BudgetExceeded(m)
+            | Failure::OutputSchema(m)
             | Failure::Crash(m) => m.as_str(),
             Failure::Interrupted => "Interrupted.",
         };

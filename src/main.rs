@@ -14,6 +14,7 @@ mod commands;
 mod config;
 mod conversation;
 mod error;
+mod jsonschema;
 mod output;
 mod protocol;
 mod provider;
@@ -21,6 +22,7 @@ mod redact;
 mod run;
 mod search;
 mod session;
+mod sha256;
 mod sys;
 #[cfg(test)]
 mod testing;

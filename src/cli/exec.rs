@@ -34,6 +34,8 @@ pub const EXEC_FLAGS: &[Section] = &[
             Flag::new("output-format", Some('o'), " <FMT>", "text | json | stream-json (default: \"text\")", Slot::Text(|a| &mut a.output_format)),
             Flag::new("schema-version", None, " <N>", "stream-json schema 1 | 2 (default: the\nversion of the first input line, else 1)", Slot::Text(|a| &mut a.schema_version)),
             Flag::new("heartbeat-ms", None, " <N>", "schema 2: a heartbeat line after N ms of\nsilence (default: 10000; 0 turns them off)", Slot::Text(|a| &mut a.heartbeat_ms)),
+            Flag::new("output-schema", None, " <PATH|JSON>", "answer with JSON matching this JSON Schema\n(a file, or the schema itself when it\nstarts with {)", Slot::Text(|a| &mut a.output_schema)),
+            Flag::new("output-schema-attempts", None, " <N>", "failed answers before the run gives up\n(1 to 10, default: 3)", Slot::Text(|a| &mut a.output_schema_attempts)),
             Flag::new("image", None, " <PATH>", "attach a PNG, JPEG, GIF or WebP image to the\nprompt (repeatable)", Slot::Paths(|a| &mut a.images)),
             Flag::new("live", None, "", "many turns over one stdin stream, one per\nprompt line (-i and -o stream-json, schema 2)", Slot::Switch(|a| &mut a.live)),
             Flag::new("approvals", None, " stdin", "live mode: calls that need approval wait for a\npermission_response line", Slot::Text(|a| &mut a.approvals)),

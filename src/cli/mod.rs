@@ -116,6 +116,8 @@ pub struct ExecArgs {
     pub no_project_instructions: bool,
     pub max_budget_usd: Option<String>,
     pub add_dirs: Vec<PathBuf>,
+    pub output_schema: Option<String>,
+    pub output_schema_attempts: Option<String>,
     /// The first command-line error, reported once the output format is known.
     pub error: Option<String>,
 }

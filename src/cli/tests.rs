@@ -226,6 +226,10 @@ fn exec_example(long: &str) -> Option<(&'static [&'static str], &'static [&'stat
         "cwd" => (&["-C", "/tmp"], &["x"]),
         "redact-env" => (&["--redact-env", "HOME"], &["x"]),
         "add-dir" => (&["--add-dir", "/tmp"], &["x"]),
+        "output-schema" => (&["--output-schema", "s.json"], &["x"]),
+        "output-schema-attempts" => {
+            (&["--output-schema-attempts", "5"], &["--output-schema", "s.json", "x"])
+        }
         "max-budget-usd" => (&["--max-budget-usd", "2"], &["x"]),
         "system-prompt" => (&["--system-prompt", "be brief"], &["x"]),
         "system-prompt-file" => (&["--system-prompt-file", "s.md"], &["x"]),

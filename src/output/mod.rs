@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::conversation::Answer;
 use crate::error::{Exit, Failure, OutputClosed};
 use crate::protocol::events::{
     Action, Autonomy, DecidedBy, ErrorCode, Event, Legacy, ListedTool, Permission, PermissionMode,
@@ -595,6 +596,10 @@ impl Emitter {
         // Redacted before it is fitted to the protocol's id rule, which may cut it.
         let raw_id = self.redactor.redact_str(id);
         let name = self.redactor.redact_str(name);
+        let side_effect = match side_effect {
+            SideEffect::None if !self.schema2() => SideEffect::Read,
+            other => other,
+        };
         self.emit(&Event::ToolCall {
             id: &wire_id(&raw_id),
             name: &name,
@@ -725,16 +730,22 @@ impl Emitter {
     }
 
     /// The final answer and the success ending.
-    pub fn success(&mut self, answer: &str) -> Result<(), OutputClosed> {
-        let answer = self.redactor.redact_str(answer);
-        self.emit(&Event::Final { text: &answer })?;
+    pub fn success(&mut self, answer: &Answer) -> Result<(), OutputClosed> {
+        self.turn_answer(answer)?;
         self.run_end(RunStatus::Success, Exit::Success)
     }
 
-    /// Live mode: a turn's answer (`final`, without the run's end).
-    pub fn turn_answer(&mut self, answer: &str) -> Result<(), OutputClosed> {
-        let answer = self.redactor.redact_str(answer);
-        self.emit(&Event::Final { text: &answer })
+    /// A turn's answer (`final`). A structured answer is redacted as a value, then written
+    /// as compact JSON, so redaction cannot break its syntax.
+    pub fn turn_answer(&mut self, answer: &Answer) -> Result<(), OutputClosed> {
+        let Some(value) = &answer.structured else {
+            let text = self.redactor.redact_str(&answer.text);
+            return self.emit(&Event::Final { text: &text, structured: None });
+        };
+        let value = self.redactor.redact_value(value.clone());
+        let text = value.to_string();
+        let structured = (self.schema2() && !value.is_null()).then_some(&value);
+        self.emit(&Event::Final { text: &text, structured })
     }
 
     /// Live mode: a turn that failed (`error`, without the run's end).
@@ -837,7 +848,7 @@ impl Emitter {
                 for warning in warnings {
                     self.warning(warning)?;
                 }
-                self.emit(&Event::Final { text: &listing })?;
+                self.emit(&Event::Final { text: &listing, structured: None })?;
                 self.run_end(RunStatus::Success, Exit::Success)?;
             }
             Format::Json => {

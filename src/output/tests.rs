@@ -62,7 +62,7 @@ fn stream_json_lines_are_exact() {
     e.tool_call("call_1", "read_file", r#"{"path":"README.md"}"#, SideEffect::Read).unwrap();
     e.usage(&usage(), Some(0.000088)).unwrap();
     e.result("call_1", true, "ok", None).unwrap();
-    e.success("Hello").unwrap();
+    e.success(&crate::conversation::Answer::text("Hello")).unwrap();
     let expected = [
         r#"{"schemaVersion":1,"type":"run_start","runId":"run_1","sessionId":"zero_20261201000000_abcd1234","cwd":"/repo","provider":"openai","model":"gpt-4.1","apiModel":"gpt-4.1"}"#,
         r#"{"schemaVersion":1,"type":"text","runId":"run_1","delta":"Hel"}"#,
@@ -125,7 +125,7 @@ fn reasoning_is_redacted_as_a_stream_and_left_out_of_schema_1() {
     for piece in ["the key is sk-ant-", "api03-ZZZZ0123", "456789abcdefghij, done"] {
         e.reasoning(piece).unwrap();
     }
-    e.success("ok").unwrap();
+    e.success(&crate::conversation::Answer::text("ok")).unwrap();
     let text = out.text();
     assert!(!text.contains("ZZZZ0123"), "{text}");
     let reasoning: String = text
@@ -138,7 +138,7 @@ fn reasoning_is_redacted_as_a_stream_and_left_out_of_schema_1() {
     for format in [Format::StreamJson, Format::Json, Format::Text] {
         let (mut e, out, err) = emitter(format, Redactor::default());
         e.reasoning("private thoughts").unwrap();
-        e.success("ok").unwrap();
+        e.success(&crate::conversation::Answer::text("ok")).unwrap();
         assert!(!out.text().contains("private") && !err.text().contains("private"));
     }
 }
@@ -163,7 +163,7 @@ fn heartbeats_need_schema_2_a_phase_and_silence() {
     assert!(lines[1]["elapsedMs"].as_u64().unwrap() >= 250);
     // A heartbeat is itself output: the next is one interval later, and none after the end.
     assert!(e.beat(Instant::now()).unwrap() > Duration::from_millis(50));
-    e.success("ok").unwrap();
+    e.success(&crate::conversation::Answer::text("ok")).unwrap();
     assert_eq!(e.beat(Instant::now() + Duration::from_secs(5)), None);
     assert_eq!(out.text().lines().last().map(|l| l.contains("run_end")), Some(true));
 }
@@ -178,7 +178,7 @@ fn legacy_json_lines_follow_b_1_5() {
     e.tool_call("c1", "grep", r#"{"pattern":"x"}"#, SideEffect::Read).unwrap();
     e.result("c1", false, "Error: bad", None).unwrap();
     e.usage(&usage(), None).unwrap();
-    e.success("Hi").unwrap();
+    e.success(&crate::conversation::Answer::text("Hi")).unwrap();
     let lines: Vec<serde_json::Value> =
         out.text().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(
@@ -210,7 +210,7 @@ fn text_mode_final_answer_on_stdout_narration_and_rows_on_stderr() {
     e.warn("careful").unwrap();
     e.text("Done").unwrap();
     e.end_turn().unwrap();
-    e.success("Done").unwrap();
+    e.success(&crate::conversation::Answer::text("Done")).unwrap();
     assert_eq!(out.text(), "Done\n");
     assert_eq!(
         err.text(),
@@ -224,7 +224,7 @@ fn text_mode_final_answer_on_stdout_narration_and_rows_on_stderr() {
 #[test]
 fn text_mode_writes_the_final_answer_when_nothing_streamed() {
     let (mut e, out, _) = emitter(Format::Text, Redactor::default());
-    e.success("answer").unwrap();
+    e.success(&crate::conversation::Answer::text("answer")).unwrap();
     assert_eq!(out.text(), "answer\n");
 }
 
@@ -306,7 +306,7 @@ fn a_secret_split_across_deltas_never_appears() {
             e.text(&key[..cut]).unwrap();
             e.text(&key[cut..]).unwrap();
             e.text(" done").unwrap();
-            e.success(&format!("key: {key} done")).unwrap();
+            e.success(&crate::conversation::Answer::text(format!("key: {key} done"))).unwrap();
             let text = out.text();
             assert!(
                 !text.contains("sk-ant") && !text.contains("ZZZZ"),

@@ -185,6 +185,9 @@ pub enum Event<'a> {
     },
     Final {
         text: &'a str,
+        /// Schema 2, with `--output-schema`: the answer itself (left out when it is `null`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        structured: Option<&'a Value>,
     },
     Error {
         code: ErrorCode,
@@ -227,10 +230,14 @@ pub enum SideEffect {
     Shell,
     /// A tool zero does not know.
     Unknown,
+    /// No effect outside the run (`structured_output`); schema 1, which has no `none`, says
+    /// `read`.
+    None,
 }
 
 impl SideEffect {
-    /// Every value, in the order `zero schema` lists them.
+    /// Every value schema 1 writes, in the order `zero schema` lists them (schema 2 adds
+    /// `network` and `none`).
     pub const ALL: [SideEffect; 4] =
         [SideEffect::Read, SideEffect::Write, SideEffect::Shell, SideEffect::Unknown];
 }
@@ -242,6 +249,7 @@ impl SideEffect {
             SideEffect::Write => "write",
             SideEffect::Shell => "shell",
             SideEffect::Unknown => "unknown",
+            SideEffect::None => "none",
         }
     }
 }
@@ -408,7 +416,7 @@ impl Risk {
     /// read: low; write: medium; shell and anything unknown: high.
     pub fn of(side_effect: SideEffect) -> Risk {
         let level = match side_effect {
-            SideEffect::Read => RiskLevel::Low,
+            SideEffect::Read | SideEffect::None => RiskLevel::Low,
             SideEffect::Write => RiskLevel::Medium,
             SideEffect::Shell | SideEffect::Unknown => RiskLevel::High,
         };

@@ -117,7 +117,7 @@ fn error_event(version: SchemaVersion) -> Value {
     if version == SchemaVersion::V1 {
         codes.push(ErrorCode::MaxTurns);
     } else {
-        codes.extend([ErrorCode::Incomplete, ErrorCode::BudgetExceeded]);
+        codes.extend([ErrorCode::Incomplete, ErrorCode::BudgetExceeded, ErrorCode::OutputSchema]);
     }
     codes.extend([ErrorCode::Interrupted, ErrorCode::Crash]);
     event(

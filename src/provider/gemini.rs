@@ -118,7 +118,15 @@ pub fn request_body(
         let declarations: Vec<Value> = request
             .tools
             .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "parameters": reduce_schema(&t.parameters)}))
+            .map(|t| {
+                // Gemini's `parameters` takes a subset of JSON Schema; an output schema goes
+                // whole as `parametersJsonSchema`.
+                if t.full_schema {
+                    json!({"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters})
+                } else {
+                    json!({"name": t.name, "description": t.description, "parameters": reduce_schema(&t.parameters)})
+                }
+            })
             .collect();
         body.insert("tools".into(), json!([{"functionDeclarations": declarations}]));
     }

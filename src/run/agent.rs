@@ -7,13 +7,14 @@
 
 use std::time::{Duration, Instant};
 
-use crate::conversation::{Message, ToolCall, ToolSpec};
+use crate::conversation::{Answer, Message, ToolCall, ToolSpec};
 use crate::error::{Failure, Stop};
 use crate::output::{lock, Decision, Finished, Gate, Phase, Shared};
 use crate::protocol::events::{Action, DecidedBy};
 use crate::provider::models::{self, Model, Usage};
 use crate::provider::{Provider, Request, StreamEvent};
 use crate::run::limits::Limits;
+use crate::run::structured::{self, Judged, OutputSchema};
 use crate::session::Kind;
 use crate::tools::{
     side_effect_of, Autonomy, Gated, Outcome, PermissionMode, Refusal, SideEffect, Toolbox,
@@ -115,6 +116,16 @@ pub struct Agent<'a> {
     pub approvals: Option<&'a mut dyn Approvals>,
     /// The context window to fit each request to, and the spending cap.
     pub limits: &'a mut Limits,
+    /// `--output-schema`: the answer is a `structured_output` call that matches it.
+    pub structured: Option<&'a OutputSchema>,
+}
+
+/// What a turn's calls gave: the structured answer, when one was accepted, and the first
+/// problem of each invalid `structured_output` call.
+#[derive(Default)]
+struct Calls {
+    answer: Option<serde_json::Value>,
+    invalid: Vec<String>,
 }
 
 /// Writes one event of a model call that is not a delta: a tool call (recorded, and kept for
@@ -153,6 +164,14 @@ fn write_call_event(
     Ok(())
 }
 
+/// The run's end when no answer matched within the attempts.
+fn not_matched(schema: &OutputSchema, last: &str) -> Failure {
+    Failure::OutputSchema(format!(
+        "The answer did not match the output schema after {} attempts: {last}",
+        schema.attempts
+    ))
+}
+
 /// The result of a call that an interrupt stopped before it ran.
 fn interrupted_outcome() -> Outcome {
     Outcome::error("The call was interrupted.")
@@ -176,8 +195,11 @@ struct Said {
 
 impl Agent<'_> {
     /// Runs until the model answers; `messages` holds the conversation so far and grows.
-    pub fn run(&mut self, messages: &mut Vec<Message>) -> Result<String, Stop> {
-        let specs = self.tools.specs();
+    pub fn run(&mut self, messages: &mut Vec<Message>) -> Result<Answer, Stop> {
+        let mut specs = self.tools.specs();
+        specs.extend(self.structured.map(OutputSchema::spec));
+        // Invalid answers and turns without one, with `--output-schema`.
+        let mut failed = 0;
         for _ in 0..self.max_turns {
             // An interrupt during the last tool of a turn stops before the next model call.
             interrupted()?;
@@ -192,6 +214,19 @@ impl Agent<'_> {
             let mut message = Message::assistant(text.clone(), calls.clone());
             message.native = native;
             messages.push(message);
+            if let (true, Some(schema)) = (calls.is_empty(), self.structured) {
+                failed += 1;
+                if failed >= schema.attempts {
+                    return Err(not_matched(schema, "no structured_output call").into());
+                }
+                // The reminder is part of the conversation, as the session keeps it.
+                self.journal.note(
+                    Kind::Message,
+                    crate::session::user_payload(structured::REMINDER, &[], "reminder"),
+                );
+                messages.push(Message::user(structured::REMINDER));
+                continue;
+            }
             if calls.is_empty() {
                 if text.trim().is_empty() {
                     return Err(Failure::MaxTurns(
@@ -199,9 +234,18 @@ impl Agent<'_> {
                     )
                     .into());
                 }
-                return Ok(text);
+                return Ok(Answer::text(text));
             }
-            self.run_calls(&calls, messages)?;
+            let done = self.run_calls(&calls, messages)?;
+            if let Some(value) = done.answer {
+                return Ok(Answer::structured(value));
+            }
+            if let (Some(schema), Some(last)) = (self.structured, done.invalid.last()) {
+                failed += done.invalid.len() as u32;
+                if failed >= schema.attempts {
+                    return Err(not_matched(schema, last).into());
+                }
+            }
         }
         Err(Failure::MaxTurns(format!(
             "Reached the limit of {} turns without a final answer (raise it with --max-turns).",
@@ -268,13 +312,37 @@ impl Agent<'_> {
     /// Runs a turn's calls in order, each through its permission; after an interrupt, every
     /// call left gets an interrupted result, in the stream and in the conversation, or the
     /// next request is refused.
-    fn run_calls(&mut self, calls: &[ToolCall], messages: &mut Vec<Message>) -> Result<(), Stop> {
+    fn run_calls(
+        &mut self,
+        calls: &[ToolCall],
+        messages: &mut Vec<Message>,
+    ) -> Result<Calls, Stop> {
+        let mut given = Calls::default();
         for (done, call) in calls.iter().enumerate() {
             if crate::run::ending::turn_interrupted() {
                 for call in &calls[done..] {
                     self.finish_call(call, &interrupted_outcome(), Duration::ZERO, messages)?;
                 }
                 return Err(Failure::Interrupted.into());
+            }
+            if given.answer.is_some() {
+                let skipped = Outcome::error("not run: the answer was already given");
+                self.finish_call(call, &skipped, Duration::ZERO, messages)?;
+                continue;
+            }
+            if let Some(schema) = self.structured.filter(|_| call.name == structured::TOOL) {
+                let outcome = match schema.judge(&call.arguments) {
+                    Judged::Answer(value) => {
+                        given.answer = Some(value);
+                        Outcome::ok("Accepted.")
+                    }
+                    Judged::Invalid { problems, first } => {
+                        given.invalid.push(first);
+                        Outcome::error(problems)
+                    }
+                };
+                self.finish_call(call, &outcome, Duration::ZERO, messages)?;
+                continue;
             }
             let (outcome, duration) = match self.tools.gate(call) {
                 Some(gated) => self.decide(call, &gated)?,
@@ -287,7 +355,7 @@ impl Agent<'_> {
             };
             self.finish_call(call, &outcome, duration, messages)?;
         }
-        Ok(())
+        Ok(given)
     }
 
     /// Writes a call's result, records it, and adds it to the conversation.
@@ -494,8 +562,9 @@ mod tests {
             autonomy: Autonomy::Low,
             approvals: approvals.map(|a| a as &mut dyn Approvals),
             limits: &mut crate::run::limits::Limits::new(1, 128_000, None),
+            structured: None,
         };
-        let result = agent.run(&mut messages);
+        let result = agent.run(&mut messages).map(|answer| answer.text);
         let text = sink.text();
         let events = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         (Run { result, messages, events }, Written { sink, out })

@@ -30,6 +30,7 @@ use crate::run::agent::{Agent, Journal};
 use crate::run::instructions::{self, Instructions};
 use crate::run::limits::{self, Limits};
 use crate::run::plan::{RunPlan, SessionPlan};
+use crate::run::structured::{self, OutputSchema};
 use crate::session::{self, Kind, NewSession, Session, Store};
 use crate::tools::{self, Autonomy, Outcome, PermissionMode, Toolbox, Workspace};
 
@@ -124,11 +125,19 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     }
     register_secrets(plan, runtime.as_ref(), shared);
     let mut toolbox = toolbox(plan, env, &cwd, &settings.add_dirs.value, &mut warnings)?;
-    let system = instructions::system_prompt(
+    let output_schema = plan
+        .output_schema
+        .as_ref()
+        .map(|source| OutputSchema::load(source, &started_in, plan.output_schema_attempts))
+        .transpose()?;
+    let mut system = instructions::system_prompt(
         &plan.system_prompt,
         &started_in,
         &toolbox.workspace().added_roots(),
     )?;
+    if output_schema.is_some() {
+        system = format!("{}\n\n{}", system.trim_end(), structured::INSTRUCTION);
+    }
     let told = if settings.project_instructions.value && !plan.list_tools {
         instructions::read(&cwd, env)
     } else {
@@ -141,7 +150,8 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
         toolbox.workspace().added_roots().iter().map(|d| d.display().to_string()).collect();
     // 8. --list-tools: every tool, whether it is offered, and the schema the model gets.
     let (Some(runtime), false) = (runtime, plan.list_tools) else {
-        lock(shared).tool_list(plan.mode, &tool_rows(&toolbox), &info, &warnings)?;
+        let rows = tool_rows(&toolbox, output_schema.as_ref());
+        lock(shared).tool_list(plan.mode, &rows, &info, &warnings)?;
         return Ok(Exit::Success);
     };
     let prompt = prompt.unwrap_or_default();
@@ -163,6 +173,9 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     crate::run::ending::set_active_session(session.clone());
     let info =
         RunInfo { session_id: session.as_ref().map(|s| session_lock(s).id().to_string()), ..info };
+    if let (Some(s), Some(schema)) = (&session, &output_schema) {
+        session_lock(s).set_output_schema(schema.digest.clone());
+    }
     if settings.prompt_cache.value && runtime.kind == ProviderKind::OpenAi {
         provider.set_cache_key(info.session_id.clone());
     }
@@ -193,6 +206,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
             messages,
             budget,
             limits: &mut limits,
+            structured: output_schema.as_ref(),
         });
     }
     // 12. The user's prompt is the session's next event.
@@ -212,6 +226,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
         autonomy: plan.autonomy,
         approvals: None,
         limits: &mut limits,
+        structured: output_schema.as_ref(),
     }
     .run(&mut messages)?;
     // 15. Completion: the session is on disk before the last line is written.
@@ -428,8 +443,19 @@ fn toolbox(
     Ok(toolbox)
 }
 
-/// Step 8's rows: every tool, whether it is offered, and the schema the model gets.
-fn tool_rows(toolbox: &Toolbox) -> Vec<ListedTool<'static>> {
+/// Step 8's rows: every tool, whether it is offered, and the schema the model gets; with
+/// `--output-schema`, `structured_output` too.
+fn tool_rows(toolbox: &Toolbox, output_schema: Option<&OutputSchema>) -> Vec<ListedTool<'static>> {
+    let structured = output_schema.map(|schema| ListedTool {
+        name: structured::TOOL,
+        side_effect: tools::SideEffect::None,
+        permission: crate::protocol::events::Permission::Allow,
+        reason: "gives the final answer; runs at every level",
+        description: schema.spec().description,
+        enabled: true,
+        withheld: None,
+        parameters: schema.parameters().clone(),
+    });
     tools::TOOLS
         .iter()
         .map(|t| {
@@ -445,6 +471,7 @@ fn tool_rows(toolbox: &Toolbox) -> Vec<ListedTool<'static>> {
                 parameters: Toolbox::schema(t),
             }
         })
+        .chain(structured)
         .collect()
 }
 

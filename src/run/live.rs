@@ -114,6 +114,8 @@ pub struct Live<'a> {
     pub budget: u64,
     /// The context window and the spending cap, for the whole process.
     pub limits: &'a mut Limits,
+    /// `--output-schema`: every turn ends with a structured answer.
+    pub structured: Option<&'a crate::run::structured::OutputSchema>,
 }
 
 /// Runs turns until the end of input; the last line is `run_end`, and its exit code (the last
@@ -160,6 +162,7 @@ pub fn run(live: Live<'_>) -> Result<Exit, Stop> {
             autonomy: live.autonomy,
             approvals: live.approvals.map(|_| &mut inbox as &mut dyn Approvals),
             limits: &mut *live.limits,
+            structured: live.structured,
         }
         .run(&mut messages);
         crate::run::ending::set_live_turn(false);

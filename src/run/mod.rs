@@ -9,3 +9,4 @@ pub mod instructions;
 pub mod limits;
 pub mod live;
 pub mod plan;
+pub mod structured;

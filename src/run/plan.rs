@@ -110,6 +110,10 @@ pub struct RunPlan {
     pub max_budget_usd: Option<f64>,
     /// `--add-dir`, as given (relative to the directory zero was started in).
     pub add_dirs: Vec<PathBuf>,
+    /// `--output-schema`, read when the run starts.
+    pub output_schema: Option<crate::run::structured::SchemaSource>,
+    /// `--output-schema-attempts`.
+    pub output_schema_attempts: u32,
 }
 
 /// `--approval-timeout-ms` when not given.
@@ -245,8 +249,9 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
     } else {
         PermissionMode::Auto
     };
-    let enabled_tools = tools::parse_filter(&args.enabled_tools, "enabled")?;
-    let disabled_tools = tools::parse_filter(&args.disabled_tools, "disabled")?;
+    let (enabled, disabled) = structured_filters(args)?;
+    let enabled_tools = tools::parse_filter(&enabled, "enabled")?;
+    let disabled_tools = tools::parse_filter(&disabled, "disabled")?;
     tools::check_overlap(&enabled_tools, &disabled_tools)?;
     let inherit = shell_inherit(args)?;
     let mut warnings = Vec::new();
@@ -255,6 +260,7 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
     let approvals = live_options(args, input_format, output_format, schema_version, &mut warnings)?;
     let system_prompt = system_prompt_flags(args)?;
     let max_budget_usd = args.max_budget_usd.as_deref().map(max_budget_usd).transpose()?;
+    let output_schema_attempts = schema_attempts(args, &mut warnings)?;
     Ok(RunPlan {
         input_format,
         output_format,
@@ -292,7 +298,57 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
         no_project_instructions: args.no_project_instructions,
         max_budget_usd,
         add_dirs: args.add_dirs.clone(),
+        output_schema: args
+            .output_schema
+            .as_deref()
+            .map(crate::run::structured::SchemaSource::parse),
+        output_schema_attempts,
     })
+}
+
+/// The tool filters without `structured_output`, which `--output-schema` always offers: naming
+/// it in `--enabled-tools` changes nothing, in `--disabled-tools` is a usage error.
+fn structured_filters(args: &ExecArgs) -> Result<(Vec<String>, Vec<String>), Failure> {
+    let tool = crate::run::structured::TOOL;
+    let names = |list: &[String]| -> Vec<String> {
+        list.iter()
+            .flat_map(|v| v.split(|c: char| c == ',' || c.is_whitespace()))
+            .filter(|n| !n.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let (enabled, disabled) = (names(&args.enabled_tools), names(&args.disabled_tools));
+    if args.output_schema.is_none() {
+        return Ok((args.enabled_tools.clone(), args.disabled_tools.clone()));
+    }
+    if disabled.iter().any(|n| n == tool) {
+        return Err(Failure::Usage(format!(
+            "{tool} cannot be disabled: --output-schema gives its answer through it."
+        )));
+    }
+    Ok((enabled.into_iter().filter(|n| n != tool).collect(), disabled))
+}
+
+/// `--output-schema-attempts`: 1 to 10, default 3; a warning without `--output-schema`.
+fn schema_attempts(args: &ExecArgs, warnings: &mut Vec<Warning>) -> Result<u32, Failure> {
+    let Some(value) = args.output_schema_attempts.as_deref() else { return Ok(3) };
+    let t = value.trim();
+    let n = t
+        .parse::<u32>()
+        .ok()
+        .filter(|n| (1..=10).contains(n) && t.bytes().all(|b| b.is_ascii_digit()));
+    let n = n.ok_or_else(|| {
+        Failure::Usage(format!(
+            "Invalid --output-schema-attempts value \"{t}\". Expected an integer from 1 to 10."
+        ))
+    })?;
+    if args.output_schema.is_none() {
+        warnings.push(Warning::new(
+            WarningCode::IgnoredOption,
+            "--output-schema-attempts is ignored: it counts the answers given for --output-schema.",
+        ));
+    }
+    Ok(n)
 }
 
 /// The system prompt flags: of each kind (replace, append) the text or the file, not both.

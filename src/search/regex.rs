@@ -238,8 +238,7 @@ impl Regex {
         self
     }
 
-    /// Whether the pattern matches anywhere in `text` (one line).
-    #[cfg(test)]
+    /// Whether the pattern matches anywhere in `text` (`^` and `$` are its start and end).
     pub fn is_match(&self, text: &str) -> bool {
         self.matches_with(&mut Scratch::new(self.program.len()), text)
     }

@@ -80,6 +80,9 @@ pub struct Metadata {
     pub event_count: u64,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub last_event_type: Option<String>,
+    /// sha256 of the `--output-schema` of the last run that gave one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub output_schema_sha256: Option<String>,
 }
 
 /// One line of events.jsonl.
@@ -394,6 +397,7 @@ impl Store {
             updated_at: now,
             event_count: 0,
             last_event_type: None,
+            output_schema_sha256: None,
         };
         let lock = Lock::acquire(&dir, id, LOCK_WAIT)?;
         write_metadata(&dir, &meta)?;
@@ -693,6 +697,11 @@ impl Session {
         self.meta.updated_at = now;
         self.meta.last_event_type = Some(event.kind.name().to_string());
         write_metadata(&self.dir, &self.meta)
+    }
+
+    /// Keeps the digest of this run's output schema (written with the next event).
+    pub fn set_output_schema(&mut self, digest: String) {
+        self.meta.output_schema_sha256 = Some(digest);
     }
 
     /// Names the session (written with the next event): a live session's title comes from

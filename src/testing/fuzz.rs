@@ -511,7 +511,7 @@ fn fuzz_emitter_lines_are_always_json() {
                 _ => e.warn(&piece),
             };
         }
-        let _ = e.success("done");
+        let _ = e.success(&crate::conversation::Answer::text("done"));
         let out = sink.text();
         for (n, line) in out.lines().enumerate() {
             let event: serde_json::Value =

@@ -38,6 +38,7 @@ fn request_body_converts_every_role() {
         name: "read_file",
         description: "read",
         parameters: json!({"type": "object"}),
+        full_schema: false,
     }];
     let body = request_body(
         "claude-sonnet-4-5-20250929",

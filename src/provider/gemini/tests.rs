@@ -42,6 +42,7 @@ fn url_and_request_body() {
         name: "read_file",
         description: "read",
         parameters: json!({"type": "object", "properties": {"path": {"type": "string", "minLength": 1}}, "required": ["path"], "additionalProperties": false}),
+        full_schema: false,
     }];
     let body = request_body(65536, Thinking::Off, &Request { messages: &messages, tools: &tools })
         .unwrap();

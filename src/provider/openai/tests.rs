@@ -191,6 +191,7 @@ fn request_body_has_usage_tools_and_effort() {
         name: "grep",
         description: "search",
         parameters: json!({"type": "object"}),
+        full_schema: false,
     }];
     let official = OutputLimit { tokens: 128_000, official: true };
     let body = request_body(

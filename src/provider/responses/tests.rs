@@ -42,6 +42,7 @@ fn the_body_sends_the_whole_conversation_with_reasoning_items_first() {
         name: "grep",
         description: "search",
         parameters: json!({"type": "object"}),
+        full_schema: false,
     }];
     let settings = Settings {
         api_model: "gpt-5",
