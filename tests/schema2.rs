@@ -112,6 +112,8 @@ enum Event {
     },
     Final {
         text: String,
+        /// `--output-schema`'s answer: never `null` (left out instead).
+        structured: Option<Value>,
     },
     Error {
         code: ErrorCode,
@@ -200,7 +202,7 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
         ],
         "warning" => &["message", "code"],
         "heartbeat" => &["phase", "elapsedMs", "toolCallId"],
-        "final" => &["text"],
+        "final" => &["text", "structured"],
         "error" => &["code", "message", "recoverable"],
         "turn_end" => &["turn", "status"],
         "run_end" => &["status", "exitCode", "eventCount"],
@@ -331,6 +333,7 @@ enum ErrorCode {
     ProviderError,
     Incomplete,
     BudgetExceeded,
+    OutputSchema,
     Interrupted,
     Crash,
 }
@@ -468,6 +471,9 @@ pub fn check_line(line: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The error codes of a run that ended `incomplete`.
+const INCOMPLETE_CODES: [&str; 3] = ["incomplete", "budget_exceeded", "output_schema"];
+
 /// The exit codes each `run_end.status` allows.
 fn codes_of(status: &str) -> &'static [u64] {
     match status {
@@ -516,10 +522,8 @@ pub fn check_sequence(events: &[Value], live: bool) -> Result<(), String> {
     }
     if status == "incomplete" && !live {
         let error = &events[kinds.iter().rposition(|k| *k == "error").unwrap_or(0)];
-        if error["code"] != "incomplete" && error["code"] != "budget_exceeded" {
-            return Err(
-                "an incomplete run ends with error code incomplete or budget_exceeded".into()
-            );
+        if !INCOMPLETE_CODES.contains(&error["code"].as_str().unwrap_or("")) {
+            return Err(format!("an incomplete run ends with error code {INCOMPLETE_CODES:?}"));
         }
     }
     if kinds.contains(&"run_start") && kinds[0] != "run_start" {
@@ -551,8 +555,7 @@ fn check_turns(events: &[Value], kinds: &[&str]) -> Result<(), String> {
         let ok = match (e["status"].as_str(), before) {
             (Some("success"), Some(b)) => b["type"] == "final",
             (Some("incomplete"), Some(b)) => {
-                b["type"] == "error"
-                    && (b["code"] == "incomplete" || b["code"] == "budget_exceeded")
+                b["type"] == "error" && INCOMPLETE_CODES.contains(&b["code"].as_str().unwrap_or(""))
             }
             (Some("interrupted"), Some(b)) => b["type"] == "error" && b["code"] == "interrupted",
             (Some("error"), Some(b)) => b["type"] == "error",

@@ -26,5 +26,6 @@ mod sessions;
 mod signals;
 mod stdio;
 mod stream;
+mod structured;
 mod trust;
 mod walks;

@@ -388,7 +388,20 @@ fn outputs_2() -> Events {
                 &["toolCallId"],
             ),
         ),
-        ("final", e("final", &[("text", text())], &[])),
+        (
+            "final",
+            e(
+                "final",
+                &[
+                    ("text", text()),
+                    (
+                        "structured",
+                        json!({"description": "with --output-schema: the answer, which text holds as compact JSON; left out when it is null"}),
+                    ),
+                ],
+                &["structured"],
+            ),
+        ),
         ("error", error_event(V2)),
         (
             "turn_end",
