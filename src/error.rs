@@ -66,7 +66,7 @@ impl Exit {
             Exit::Internal => "internal error or closed output",
             Exit::Usage => "usage",
             Exit::Setup => "provider or configuration",
-            Exit::Incomplete => "no answer within the turn limit",
+            Exit::Incomplete => "no answer (the turn limit, --max-budget-usd, --output-schema)",
             Exit::Interrupted => "interrupted",
         }
     }

@@ -52,7 +52,7 @@ fn instructed(name: &str) -> TestDir {
     dir
 }
 
-const INSTRUCTIONS: &str = "Instructions for this repository from its AGENTS.md files (later files are nearer the working directory and take precedence):\n\n--- ~/.config/zero/AGENTS.md ---\nMine: answer in English.\n\n--- AGENTS.md ---\nRoot: run cargo test.\n\n--- app/AGENTS.md ---\nApp: no unwrap.\n\n--- app/core/AGENTS.md ---\nCore: keep it small.\n";
+const INSTRUCTIONS: &str = "Instructions from AGENTS.md files (yours first, then the repository's from its root down; later files are nearer the working directory and take precedence):\n\n--- ~/.config/zero/AGENTS.md ---\nMine: answer in English.\n\n--- AGENTS.md ---\nRoot: run cargo test.\n\n--- app/AGENTS.md ---\nApp: no unwrap.\n\n--- app/core/AGENTS.md ---\nCore: keep it small.\n";
 
 #[test]
 fn agents_files_from_the_user_and_the_repository_go_as_their_own_message_root_first() {
@@ -117,7 +117,7 @@ fn the_config_turns_instructions_off_and_schema_1_never_lists_them() {
     assert!(out.events()[0].get("instructions").is_none(), "schema 1 is unchanged");
     assert_eq!(
         chat_messages(&mock.requests()[0].json())[1].1,
-        "Instructions for this repository from its AGENTS.md files (later files are nearer the working directory and take precedence):\n\n--- AGENTS.md ---\nRoot: run cargo test.\n"
+        "Instructions from AGENTS.md files (yours first, then the repository's from its root down; later files are nearer the working directory and take precedence):\n\n--- AGENTS.md ---\nRoot: run cargo test.\n"
     );
     dir.write("config/zero/config.json", r#"{"projectInstructions": false}"#);
     let out = compatible(&dir, &mock).args(&EXEC_2).args(&["hello"]).run();
@@ -179,10 +179,16 @@ fn instructions_are_cut_to_their_limits_and_links_out_and_fifos_are_skipped() {
     // 64 KiB in all: 30 KiB near, about 32 KiB at the root, the user's file cut to the rest.
     let user = message.split(&format!("--- {user_file} ---\n")).nth(1).unwrap();
     let user = user.split("\n--- AGENTS.md ---").next().unwrap();
-    assert!(user.contains("were left out: all instructions together are cut at 64 KiB"), "{user}");
-    assert!(user.len() < 3000, "the user file got {} bytes", user.len());
-    let files: usize = [user.len(), root.len(), near.len() * 480].iter().sum();
-    assert!(files <= 64 * 1024 + 200, "{files} bytes of instructions");
+    let (user_kept, note) = user.split_once("[... the last ").unwrap();
+    assert_eq!(
+        note,
+        format!(
+            "{} bytes of {user_file} were left out: all instructions together are cut at 64 KiB ...]\n",
+            160 * 64 - user_kept.len()
+        )
+    );
+    assert!(user_kept.len() < 3000 && user_kept.ends_with('\n'), "{} bytes kept", user_kept.len());
+    assert!(message.len() <= 64 * 1024, "the message is {} bytes", message.len());
 }
 
 #[test]
@@ -207,7 +213,7 @@ fn the_system_prompt_flags_replace_and_extend_and_instructions_still_follow() {
         .assert_code(0);
     let sent = chat_messages(&mock.requests()[0].json());
     assert_eq!(sent[0], ("system".to_string(), "Be terse.\n\nAlways cite files.".to_string()));
-    assert!(sent[1].1.starts_with("Instructions for this repository"));
+    assert!(sent[1].1.starts_with("Instructions from AGENTS.md files"));
     assert_eq!(sent[2].1, "hi");
     // A file resolves against the directory zero was started in, not -C.
     std::fs::create_dir_all(dir.path("work/app")).unwrap();
@@ -618,8 +624,41 @@ fn a_budget_without_prices_is_a_usage_error_naming_the_model() {
     out.assert_code(2);
     let error = out.events().into_iter().find(|e| e["type"] == "error").unwrap();
     let message = error["message"].as_str().unwrap();
-    assert!(message.starts_with("A budget of $2 needs the model's prices, and model \"scripted\" has none: give them in the config file's models"), "{message}");
-    for bad in ["0", "-1", "abc", "1e3"] {
+    assert_eq!(message, "--max-budget-usd needs the model's prices, and model \"scripted\" has no prices: the scripted provider has a model only with -m (one with prices, such as -m gpt-4.1).");
+    // The config's cap applies to every model: one without prices runs, with a warning.
+    dir.write("config/zero/config.json", r#"{"maxBudgetUsd": 5}"#);
+    let out = dir
+        .zero()
+        .args(&[
+            "exec",
+            "-o",
+            "stream-json",
+            "--schema-version",
+            "2",
+            "--script",
+            &script.display().to_string(),
+            "go",
+        ])
+        .run();
+    out.assert_code(0);
+    let warning = out.events().into_iter().find(|e| e["type"] == "warning").unwrap();
+    assert_eq!(warning["message"], "maxBudgetUsd (config) is ignored in this run: model \"scripted\" has no prices: the scripted provider has a model only with -m (one with prices, such as -m gpt-4.1).");
+    // With -m the scripted provider has a priced model, and the budget counts.
+    let priced = dir
+        .zero()
+        .args(&[
+            "exec",
+            "--script",
+            &script.display().to_string(),
+            "-m",
+            "gpt-4.1",
+            "--max-budget-usd",
+            "2",
+            "go",
+        ])
+        .run();
+    priced.assert_code(0);
+    for bad in ["0", "-1", "abc", "1e3", "$$2", "nan"] {
         let out = dir.zero().args(&["exec", "-o", "json", "--max-budget-usd", bad, "go"]).run();
         out.assert_code(2);
     }
@@ -632,6 +671,8 @@ fn add_dir_reads_and_writes_in_both_roots_and_refuses_escapes_through_links() {
     dir.write("shared/lib.txt", "shared library\n");
     dir.write("secret/key.txt", "do not read\n");
     std::os::unix::fs::symlink(dir.path("secret"), dir.path("shared/escape")).unwrap();
+    // A link from one root into another is followed, as a path into it is.
+    std::os::unix::fs::symlink(dir.path("shared"), dir.path("work/to-shared")).unwrap();
     let shared = dir.path("shared").canonicalize().unwrap().display().to_string();
     let at = |rel: &str| format!("{shared}/{rel}");
     let call =
@@ -645,7 +686,9 @@ fn add_dir_reads_and_writes_in_both_roots_and_refuses_escapes_through_links() {
             call("g2", "glob", json!({"pattern": "**/*.txt", "cwd": shared})),
             call("l1", "list_directory", json!({"path": shared})),
             call("x1", "read_file", json!({"path": at("escape/key.txt")})),
-            call("x2", "read_file", json!({"path": "../shared/lib.txt"}))
+            call("x2", "read_file", json!({"path": "../secret/key.txt"})),
+            call("a1", "read_file", json!({"path": "../shared/lib.txt"})),
+            call("a2", "read_file", json!({"path": "to-shared/lib.txt"}))
         ]},
         {"text": "done"}
     ]}));
@@ -683,6 +726,12 @@ fn add_dir_reads_and_writes_in_both_roots_and_refuses_escapes_through_links() {
     let globbed = result("g2")["output"].as_str().unwrap().to_string();
     assert!(globbed.contains("lib.txt") && globbed.contains("new/out.txt"), "{globbed}");
     assert!(result("l1")["output"].as_str().unwrap().contains("lib.txt"));
+    for across in ["a1", "a2"] {
+        assert!(
+            result(across)["output"].as_str().unwrap().contains("1 | shared library"),
+            "{across}"
+        );
+    }
     for escape in ["x1", "x2"] {
         let refused = result(escape);
         assert_eq!(refused["status"], "error", "{escape}");
@@ -706,6 +755,21 @@ fn add_dir_must_name_an_existing_directory() {
         let error = out.events().into_iter().find(|e| e["type"] == "error").unwrap();
         assert_eq!(error["message"], format!("--add-dir {work}/{arg}: {why}"));
     }
+    let out = dir.zero().args(&["exec", "-o", "json", "--add-dir=", "go"]).run();
+    out.assert_code(2);
+    // The config's addDirs: a configuration error naming the file.
+    let config = dir.write("config/zero/config.json", r#"{"addDirs": ["/nonexistent-zero-dir"]}"#);
+    let out = dir.zero().args(&["exec", "-o", "json", "go"]).run();
+    out.assert_code(3);
+    let error = out.events().into_iter().find(|e| e["type"] == "error").unwrap();
+    assert_eq!(error["code"], "config_error");
+    assert_eq!(
+        error["message"],
+        format!(
+            "Config {}: addDirs /nonexistent-zero-dir: the directory does not exist",
+            config.display()
+        )
+    );
 }
 
 #[test]

@@ -439,9 +439,6 @@ pub fn check_line(line: &str) -> Result<(), String> {
             if cached > *prompt_tokens {
                 return Err("the cache counts are part of promptTokens".into());
             }
-            if cache_read_tokens.is_some() != cache_write_tokens.is_some() {
-                return Err("the cache counts come together".into());
-            }
             if *call == 0 {
                 return Err("usage.call counts from 1".into());
             }

@@ -722,8 +722,9 @@ impl Emitter {
             completion_tokens: usage.completion_tokens,
             total_tokens: usage.total(),
             cost_usd: cost.map(round),
-            cache_read_tokens: (two && usage.cache_reported).then_some(usage.cached_tokens),
-            cache_write_tokens: (two && usage.cache_reported).then_some(usage.cache_write_tokens),
+            cache_read_tokens: (two && usage.cache_read_reported).then_some(usage.cached_tokens),
+            cache_write_tokens: (two && usage.cache_write_reported)
+                .then_some(usage.cache_write_tokens),
             call: two.then_some(self.calls),
             cumulative: two.then_some(cumulative),
         })

@@ -231,8 +231,9 @@ struct TokenCounts {
     cache_read: u64,
     cache_creation: u64,
     output: u64,
-    /// Either cache count was sent.
-    cache_reported: bool,
+    /// Each cache count was sent.
+    cache_read_reported: bool,
+    cache_write_reported: bool,
 }
 
 impl TokenCounts {
@@ -248,9 +249,9 @@ impl TokenCounts {
                 *slot = n;
             }
         }
-        self.cache_reported |= ["cache_read_input_tokens", "cache_creation_input_tokens"]
-            .iter()
-            .any(|key| usage.get(key).is_some_and(Value::is_u64));
+        let sent = |key: &str| usage.get(key).is_some_and(Value::is_u64);
+        self.cache_read_reported |= sent("cache_read_input_tokens");
+        self.cache_write_reported |= sent("cache_creation_input_tokens");
     }
 
     /// Every input token is a prompt token: fresh, read from the cache, or written to it.
@@ -260,7 +261,8 @@ impl TokenCounts {
             completion_tokens: self.output,
             cached_tokens: self.cache_read,
             cache_write_tokens: self.cache_creation,
-            cache_reported: self.cache_reported,
+            cache_read_reported: self.cache_read_reported,
+            cache_write_reported: self.cache_write_reported,
         }
     }
 }

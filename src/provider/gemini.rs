@@ -322,7 +322,8 @@ impl Decoder for GeminiDecoder {
                 completion_tokens: n("candidatesTokenCount") + n("thoughtsTokenCount"),
                 cached_tokens: n("cachedContentTokenCount"),
                 cache_write_tokens: 0,
-                cache_reported: meta.get("cachedContentTokenCount").is_some_and(Value::is_u64),
+                cache_read_reported: meta.get("cachedContentTokenCount").is_some_and(Value::is_u64),
+                cache_write_reported: false,
             });
         }
         let mut seen_calls: Vec<(String, String)> = Vec::new();

@@ -500,8 +500,10 @@ pub struct Usage {
     pub cached_tokens: u64,
     /// Prompt tokens written to the provider's cache (Anthropic; part of `prompt_tokens`).
     pub cache_write_tokens: u64,
-    /// The provider reported its cache counts (schema 2 shows them only then).
-    pub cache_reported: bool,
+    /// The provider reported its cache reads, its cache writes (schema 2 shows each count
+    /// only then).
+    pub cache_read_reported: bool,
+    pub cache_write_reported: bool,
 }
 
 impl Usage {
@@ -670,7 +672,8 @@ mod tests {
             completion_tokens: 0,
             cached_tokens: 600_000,
             cache_write_tokens: 300_000,
-            cache_reported: true,
+            cache_read_reported: true,
+            cache_write_reported: true,
         };
         let expected =
             0.1 * rates.input + 0.3 * rates.input * 1.25 + 0.6 * rates.cached_input.unwrap();

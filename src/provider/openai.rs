@@ -376,7 +376,8 @@ fn parse_usage(usage: &Value) -> Option<Usage> {
         completion_tokens: completion.unwrap_or(0),
         cached_tokens: cached.unwrap_or(0),
         cache_write_tokens: 0,
-        cache_reported: cached.is_some(),
+        cache_read_reported: cached.is_some(),
+        cache_write_reported: false,
     })
 }
 

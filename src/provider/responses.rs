@@ -256,7 +256,8 @@ impl ResponsesDecoder {
             completion_tokens: n("/output_tokens").unwrap_or(0),
             cached_tokens: cached.unwrap_or(0),
             cache_write_tokens: 0,
-            cache_reported: cached.is_some(),
+            cache_read_reported: cached.is_some(),
+            cache_write_reported: false,
         }));
     }
 }

@@ -261,11 +261,11 @@ fn parse_usage(value: &Value) -> Result<Usage, String> {
             "completionTokens" => usage.completion_tokens = n,
             "cachedTokens" => {
                 usage.cached_tokens = n;
-                usage.cache_reported = true;
+                usage.cache_read_reported = true;
             }
             "cacheWriteTokens" => {
                 usage.cache_write_tokens = n;
-                usage.cache_reported = true;
+                usage.cache_write_reported = true;
             }
             other => {
                 return Err(format!(
@@ -315,7 +315,8 @@ mod tests {
                 completion_tokens: 4,
                 cached_tokens: 1,
                 cache_write_tokens: 0,
-                cache_reported: true
+                cache_read_reported: true,
+                cache_write_reported: false,
             })
         );
         assert_eq!(turns[1].error.as_deref(), Some("boom"));

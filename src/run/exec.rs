@@ -155,7 +155,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
         return Ok(Exit::Success);
     };
     let prompt = prompt.unwrap_or_default();
-    check_prices(settings.max_budget_usd.value, &runtime)?;
+    let max_usd = budget(&settings.max_budget_usd, &runtime, &mut warnings)?;
     let mut provider = build_provider(&runtime, settings.prompt_cache.value)?;
     // 9. The session: created, resumed or forked, with the earlier conversation. It is read
     // within half the model's context: a session of any size resumes in about the memory of
@@ -186,7 +186,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     // on every run (a session does not keep them).
     let mut messages = vec![Message::system(system)];
     messages.extend(told.message.map(Message::user));
-    let mut limits = Limits::new(messages.len(), window, settings.max_budget_usd.value);
+    let mut limits = Limits::new(messages.len(), window, max_usd);
     messages.extend(session::trim_to_budget(history, budget));
     let mut journal =
         SessionJournal { session: session.clone(), out: shared.clone(), model: runtime.model };
@@ -281,7 +281,7 @@ fn setup(plan: &RunPlan, env: &Env, started_in: &Path, shared: &Shared) -> Resul
         add_dirs: plan.add_dirs.iter().map(|d| started_in.join(d)).collect(),
     };
     let mut settings = config::run_settings(&flags, env, user_config.as_ref())?;
-    settings.add_dirs.value = existing_dirs(&settings.add_dirs)?;
+    settings.add_dirs.value = existing_dirs(&settings.add_dirs, env)?;
     let mut choice = plan.choice.clone();
     choice.script = choice.script.map(|s| started_in.join(s));
     let runtime = match config::resolve(env, user_config.as_ref(), &choice) {
@@ -320,37 +320,59 @@ fn setup(plan: &RunPlan, env: &Env, started_in: &Path, shared: &Shared) -> Resul
     Ok(Setup { runtime, max_turns, warnings, settings })
 }
 
-/// The extra roots, each an existing directory, canonicalised.
-fn existing_dirs(dirs: &config::Setting<Vec<PathBuf>>) -> Result<Vec<PathBuf>, Failure> {
-    let named = if dirs.source == "cli" { "--add-dir" } else { "addDirs (config)" };
+/// The extra roots, each an existing directory, canonicalised. A bad `--add-dir` is a usage
+/// error; a bad `addDirs` entry a configuration error naming the file.
+fn existing_dirs(dirs: &config::Setting<Vec<PathBuf>>, env: &Env) -> Result<Vec<PathBuf>, Failure> {
+    let fail = |dir: &Path, why: String| {
+        if dirs.source == "cli" {
+            return Failure::Usage(format!("--add-dir {}: {why}", dir.display()));
+        }
+        let file = config::config_path(env).map(|p| p.display().to_string()).unwrap_or_default();
+        Failure::Config(format!("Config {file}: addDirs {}: {why}", dir.display()))
+    };
     dirs.value
         .iter()
         .map(|dir| match std::fs::metadata(dir) {
-            Err(_) => Err(Failure::Usage(format!(
-                "{named} {}: the directory does not exist",
-                dir.display()
-            ))),
-            Ok(meta) if !meta.is_dir() => {
-                Err(Failure::Usage(format!("{named} {}: it is not a directory", dir.display())))
-            }
-            Ok(_) => dir
-                .canonicalize()
-                .map_err(|err| Failure::Usage(format!("{named} {}: {err}", dir.display()))),
+            Err(_) => Err(fail(dir, "the directory does not exist".to_string())),
+            Ok(meta) if !meta.is_dir() => Err(fail(dir, "it is not a directory".to_string())),
+            Ok(_) => dir.canonicalize().map_err(|err| fail(dir, err.to_string())),
         })
         .collect()
 }
 
-/// A budget is spent in dollars: the model must have prices to count them.
-fn check_prices(max_usd: Option<f64>, runtime: &Runtime) -> Result<(), Failure> {
-    let Some(max) = max_usd else { return Ok(()) };
+/// The spending cap of the run. A budget is spent in dollars, so the model must have prices:
+/// without them `--max-budget-usd` is a usage error, and the config file's `maxBudgetUsd` (which
+/// applies to every model) is left out with a warning.
+fn budget(
+    max_usd: &config::Setting<Option<f64>>,
+    runtime: &Runtime,
+    warnings: &mut Vec<Warning>,
+) -> Result<Option<f64>, Failure> {
+    let Some(max) = max_usd.value else { return Ok(None) };
     let priced = runtime.model.is_some_and(|m| !matches!(m.prices, models::Prices::Unknown));
     if priced {
-        return Ok(());
+        return Ok(Some(max));
     }
-    Err(Failure::Usage(format!(
-        "A budget of ${max} needs the model's prices, and model \"{}\" has none: give them in the config file's models (an entry with id \"{}\", provider and prices: {{\"input\": ..., \"output\": ...}} in dollars per million tokens).",
-        runtime.model_id, runtime.model_id
-    )))
+    let how = match (runtime.kind, runtime.model) {
+        (ProviderKind::Scripted, None) => {
+            "the scripted provider has a model only with -m (one with prices, such as -m gpt-4.1)".to_string()
+        }
+        _ => format!(
+            "give it prices in the config file's models (an entry with id \"{}\", provider and prices: {{\"input\": ..., \"output\": ...}} in dollars per million tokens)",
+            runtime.model_id
+        ),
+    };
+    let why = format!("model \"{}\" has no prices: {how}", runtime.model_id);
+    if max_usd.source == "cli" {
+        return Err(Failure::Usage(format!(
+            "--max-budget-usd needs the model's prices, and {why}."
+        )));
+    }
+    warnings.push(Warning::new(
+        WarningCode::IgnoredOption,
+        format!("maxBudgetUsd (config) is ignored in this run: {why}."),
+    ));
+    Ok(None)
 }
 
 /// `--image`: each file, checked, attached to the prompt (schema-1 stream-json has no images).

@@ -200,7 +200,16 @@ fn read_in_repository(repo: &Workspace, rel: &str) -> Result<Option<(String, u64
     }
     let place = match repo.locate(rel, true, Parents::Existing) {
         Ok(place) => place,
-        Err(_) => return Err("it is a link leading outside the repository".to_string()),
+        Err(e) if e.contains(" is outside ") => {
+            return Err("it is a link leading outside the repository".to_string())
+        }
+        Err(e) if e.contains("broken symbolic link") => {
+            return Err("it is a broken link".to_string())
+        }
+        Err(e) if e.contains("too many symbolic links") => {
+            return Err("it is a link that loops".to_string())
+        }
+        Err(e) => return Err(e),
     };
     if let Ok(None) = place.kind() {
         return Err("it is a broken link".to_string());
@@ -209,33 +218,39 @@ fn read_in_repository(repo: &Workspace, rel: &str) -> Result<Option<(String, u64
     read_kept(file, meta.len()).map(Some).map_err(|e| e.to_string())
 }
 
+/// The message's first line.
+const INTRO: &str = "Instructions from AGENTS.md files (yours first, then the repository's from its root down; later files are nearer the working directory and take precedence):\n";
+
+/// Room kept for a file's heading line and the note of a cut.
+const HEADING_AND_NOTE: usize = 256;
+
 /// The message from the files found (the user's first, then root to workspace): each cut to
-/// 32 KiB, and all to 64 KiB, the nearest the workspace kept first.
+/// 32 KiB, and the whole message to 64 KiB, the files nearest the workspace kept first.
 fn assemble(found: Vec<Found>, mut warnings: Vec<Warning>) -> Instructions {
-    let mut left = MAX_INSTRUCTIONS;
+    let mut left = MAX_INSTRUCTIONS - INTRO.len();
     let mut kept: Vec<Found> = Vec::new();
     for Found { shown, text, size } in found.into_iter().rev() {
-        let text = cut(text, size, MAX_INSTRUCTIONS_FILE, &shown, "each file is cut at 32 KiB");
-        if left < 64 {
+        if left < 2 * HEADING_AND_NOTE {
             warnings.push(Warning::new(
                 WarningCode::IgnoredOption,
                 format!("Project instructions {shown} are skipped: the instructions nearer the working directory fill the 64 KiB they may use."),
             ));
             continue;
         }
-        let kept_size = text.len() as u64;
-        let text =
-            cut(text, kept_size, left, &shown, "all instructions together are cut at 64 KiB");
-        left -= text.len().min(left);
+        let room = left - HEADING_AND_NOTE;
+        let text = if room < MAX_INSTRUCTIONS_FILE && size > room as u64 {
+            cut(text, size, room, &shown, "all instructions together are cut at 64 KiB")
+        } else {
+            cut(text, size, MAX_INSTRUCTIONS_FILE, &shown, "each file is cut at 32 KiB")
+        };
+        left -= (text.len() + shown.len() + 10).min(left);
         kept.push(Found { shown, text, size });
     }
     kept.reverse();
     if kept.is_empty() {
         return Instructions { message: None, files: Vec::new(), warnings };
     }
-    let mut message = String::from(
-        "Instructions for this repository from its AGENTS.md files (later files are nearer the working directory and take precedence):\n",
-    );
+    let mut message = String::from(INTRO);
     for file in &kept {
         message.push_str(&format!("\n--- {} ---\n{}", file.shown, file.text));
         if !file.text.ends_with('\n') {

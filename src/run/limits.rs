@@ -11,8 +11,11 @@ use crate::conversation::{Message, Role, ToolSpec};
 use crate::error::Failure;
 use crate::protocol::events::{Warning, WarningCode};
 
-/// Trimming starts above this share of the window (in percent).
+/// Trimming starts above this share of the window (in percent)...
 const TRIM_AT_PERCENT: u64 = 75;
+/// ...and goes down to this share, so that the next calls send the same trimmed start (which
+/// the provider has cached) until the conversation has grown by another 15 %.
+const TRIM_TO_PERCENT: u64 = 60;
 /// An elided result keeps this much of its start and of its end.
 const KEEP_EACH_END: usize = 1024;
 /// The context window of a model nothing describes.
@@ -40,6 +43,8 @@ pub struct Limits {
     measured: Option<(u64, u64)>,
     /// The bytes of the request last sent (until its usage arrives).
     sent_bytes: u64,
+    /// What earlier calls trimmed.
+    trimmed: Trimmed,
 }
 
 /// A request fitted to the window: the messages to send, and the warning when any were
@@ -51,7 +56,15 @@ pub struct Fitted<'m> {
 
 impl Limits {
     pub fn new(head: usize, window: u64, max_usd: Option<f64>) -> Limits {
-        Limits { head, window, max_usd, spent: Spent::default(), measured: None, sent_bytes: 0 }
+        Limits {
+            head,
+            window,
+            max_usd,
+            spent: Spent::default(),
+            measured: None,
+            sent_bytes: 0,
+            trimmed: Trimmed::default(),
+        }
     }
 
     /// Before a model call: the run stops once what it spent has reached the cap.
@@ -94,45 +107,51 @@ impl Limits {
         messages: &'m [Message],
         tools: &[ToolSpec],
     ) -> Result<Fitted<'m>, Failure> {
+        // The conversation was rebuilt (a live turn trims its history): earlier trimming
+        // no longer applies to the same messages.
+        if messages.len() < self.trimmed.seen {
+            self.trimmed = Trimmed::default();
+        }
+        self.trimmed.seen = messages.len();
         let fixed = tools_bytes(tools);
-        let threshold = self.window * TRIM_AT_PERCENT / 100;
-        let mut sizes: Vec<u64> = messages.iter().map(message_bytes).collect();
         let total = |sizes: &[u64]| fixed + sizes.iter().sum::<u64>();
+        let sizes: Vec<u64> = messages.iter().map(message_bytes).collect();
         let before = self.estimate(total(&sizes));
-        if before <= threshold {
+        let threshold = self.window * TRIM_AT_PERCENT / 100;
+        if self.trimmed.is_empty() && before <= threshold {
             self.sent_bytes = total(&sizes);
             return Ok(Fitted { messages: messages.into(), warning: None });
         }
-        let mut sent: Vec<Option<Message>> = messages.iter().cloned().map(Some).collect();
-        let protected = protected_from(messages, self.head);
-        // First the bodies of the oldest tool results.
-        let mut elided = Vec::new();
-        for i in self.head..protected {
-            if self.estimate(total(&sizes)) <= threshold {
-                break;
+        let mut plan = Plan::new(messages, self.head, sizes);
+        // What earlier calls trimmed stays trimmed, so the request's start, which the
+        // provider caches, stays the same until the next trimming.
+        plan.apply(&self.trimmed);
+        let mut warning = None;
+        if self.estimate(total(&plan.sizes)) > threshold {
+            let target = self.window * TRIM_TO_PERCENT / 100;
+            let fits = |plan: &Plan| self.estimate(total(&plan.sizes)) <= target;
+            let mut trimmed = self.trimmed.clone();
+            let mut changed = false;
+            while !fits(&plan) && plan.elide_next(&mut trimmed) {
+                changed = true;
             }
-            let Some(message) = sent[i].as_mut() else { continue };
-            if message.role != Role::Tool || message.content.len() <= 2 * KEEP_EACH_END + 200 {
-                continue;
+            while !fits(&plan) && plan.drop_next(&mut trimmed) {
+                changed = true;
             }
-            message.content = elide(&message.content);
-            sizes[i] = message_bytes(message);
-            elided.push(i);
+            let after = self.estimate(total(&plan.sizes));
+            if changed {
+                let (elided, dropped) = plan.counts();
+                warning = Some(Warning::new(
+                    WarningCode::ContextTrimmed,
+                    format!(
+                        "Context trimmed: {elided} tool results elided, {dropped} exchanges dropped (estimate {before} -> {after} tokens of {})",
+                        self.window
+                    ),
+                ));
+            }
+            self.trimmed = trimmed;
         }
-        // Then whole exchanges, oldest first, after the first user message.
-        let first_user = (self.head..messages.len()).find(|&i| messages[i].role == Role::User);
-        let mut dropped = 0;
-        let mut i = first_user.map_or(self.head, |u| u + 1);
-        while i < protected && self.estimate(total(&sizes)) > threshold {
-            let end = exchange_end(messages, i, protected);
-            for slot in i..end {
-                sent[slot] = None;
-                sizes[slot] = 0;
-            }
-            dropped += 1;
-            i = end;
-        }
-        let after = self.estimate(total(&sizes));
+        let after = self.estimate(total(&plan.sizes));
         if after > self.window {
             let (size, role) = messages
                 .iter()
@@ -140,32 +159,165 @@ impl Limits {
                 .max_by_key(|(size, _)| *size)
                 .unwrap_or((0, Role::User));
             return Err(Failure::Provider(format!(
-                "The request does not fit the model's context window of {} tokens even trimmed (estimate {after} tokens); its largest message, {} of {size} bytes (about {} tokens), is too large. Set contextWindow in the config if the model's window is larger.",
+                "The request does not fit the model's context window of {} tokens even trimmed (estimate {after} tokens); its largest message, {} of {size} bytes (about {} tokens), is too large. If the model's window is larger, set contextWindow in the config file (in its models entry for a model zero knows).",
                 self.window,
                 role_name(role),
                 size / 4
             )));
         }
-        self.sent_bytes = total(&sizes);
-        if elided.is_empty() && dropped == 0 {
-            // Nothing old enough to trim: the request goes as it is.
-            return Ok(Fitted { messages: messages.into(), warning: None });
+        self.sent_bytes = total(&plan.sizes);
+        Ok(Fitted { messages: plan.messages().into(), warning })
+    }
+}
+
+/// What earlier calls trimmed: tool results before `elided_below` have their bodies elided,
+/// and the exchanges that start before `dropped_below` are left out (both past the head and
+/// outside the two newest calls).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Trimmed {
+    elided_below: usize,
+    dropped_below: usize,
+    /// How many messages the conversation had at the last call.
+    seen: usize,
+}
+
+impl Trimmed {
+    fn is_empty(&self) -> bool {
+        self.elided_below == 0 && self.dropped_below == 0
+    }
+}
+
+/// One request being trimmed.
+struct Plan<'m> {
+    messages: &'m [Message],
+    /// Elided bodies, by index.
+    elided: Vec<Option<String>>,
+    dropped: Vec<bool>,
+    sizes: Vec<u64>,
+    /// Where trimming may start: after the head and the first user message.
+    start: usize,
+    /// Where it must stop: the two newest calls and what follows them.
+    protected: usize,
+    /// The newest user message before the protected part: the prompt being answered.
+    current_prompt: Option<usize>,
+}
+
+impl<'m> Plan<'m> {
+    fn new(messages: &'m [Message], head: usize, sizes: Vec<u64>) -> Plan<'m> {
+        let first_user = (head..messages.len()).find(|&i| messages[i].role == Role::User);
+        let start = first_user.map_or(head, |u| u + 1);
+        let protected = protected_from(messages, head).max(start);
+        let current_prompt = (start..protected).rev().find(|&i| messages[i].role == Role::User);
+        let n = messages.len();
+        Plan {
+            messages,
+            elided: vec![None; n],
+            dropped: vec![false; n],
+            sizes,
+            start,
+            protected,
+            current_prompt,
         }
-        let still_elided = elided.iter().filter(|&&i| sent[i].is_some()).count();
-        let warning = Warning::new(
-            WarningCode::ContextTrimmed,
-            format!(
-                "Context trimmed: {still_elided} tool results elided, {dropped} exchanges dropped (estimate {before} -> {after} tokens of {})",
-                self.window
-            ),
-        );
-        let sent: Vec<Message> = sent.into_iter().flatten().collect();
-        Ok(Fitted { messages: sent.into(), warning: Some(warning) })
+    }
+
+    fn elide(&mut self, i: usize) {
+        let message = &self.messages[i];
+        if message.role == Role::Tool
+            && message.content.len() > 2 * KEEP_EACH_END + 200
+            && self.elided[i].is_none()
+        {
+            let body = elide(&message.content);
+            self.sizes[i] =
+                message_bytes(message) - message.content.len() as u64 + body.len() as u64;
+            self.elided[i] = Some(body);
+        }
+    }
+
+    fn drop_unit(&mut self, i: usize) -> usize {
+        let end = exchange_end(self.messages, i, self.protected);
+        for slot in i..end {
+            self.dropped[slot] = true;
+            self.sizes[slot] = 0;
+        }
+        end
+    }
+
+    /// Trimming of earlier calls, on this call's messages.
+    fn apply(&mut self, trimmed: &Trimmed) {
+        for i in self.start..trimmed.elided_below.min(self.protected) {
+            self.elide(i);
+        }
+        let mut i = self.start;
+        while i < trimmed.dropped_below.min(self.protected) {
+            i = if Some(i) == self.current_prompt { i + 1 } else { self.drop_unit(i) };
+        }
+    }
+
+    /// Elides the next old tool result; false when none is left.
+    fn elide_next(&mut self, trimmed: &mut Trimmed) -> bool {
+        let mut i = trimmed.elided_below.max(self.start);
+        while i < self.protected {
+            let worth =
+                self.messages[i].role == Role::Tool && self.elided[i].is_none() && !self.dropped[i];
+            i += 1;
+            if worth && self.messages[i - 1].content.len() > 2 * KEEP_EACH_END + 200 {
+                self.elide(i - 1);
+                trimmed.elided_below = i;
+                return true;
+            }
+        }
+        trimmed.elided_below = trimmed.elided_below.max(self.protected);
+        false
+    }
+
+    /// Leaves out the next oldest exchange (never the prompt being answered); false when none
+    /// is left.
+    fn drop_next(&mut self, trimmed: &mut Trimmed) -> bool {
+        let mut i = trimmed.dropped_below.max(self.start);
+        while i < self.protected && (self.dropped[i] || Some(i) == self.current_prompt) {
+            i += 1;
+        }
+        if i >= self.protected {
+            return false;
+        }
+        trimmed.dropped_below = self.drop_unit(i);
+        true
+    }
+
+    /// Elided results still sent, and exchanges left out.
+    fn counts(&self) -> (usize, usize) {
+        let elided = (0..self.messages.len())
+            .filter(|&i| self.elided[i].is_some() && !self.dropped[i])
+            .count();
+        let mut dropped = 0;
+        let mut i = 0;
+        while i < self.messages.len() {
+            if self.dropped[i] {
+                dropped += 1;
+                i = exchange_end(self.messages, i, self.messages.len());
+            } else {
+                i += 1;
+            }
+        }
+        (elided, dropped)
+    }
+
+    fn messages(&self) -> Vec<Message> {
+        (0..self.messages.len())
+            .filter(|&i| !self.dropped[i])
+            .map(|i| match &self.elided[i] {
+                Some(body) => Message { content: body.clone(), ..self.messages[i].clone() },
+                None => self.messages[i].clone(),
+            })
+            .collect()
     }
 }
 
 /// `2`, `0.50`, `1.25`, `0.0032`: dollars as a user writes them, to a hundredth of a cent.
 fn dollars(value: f64) -> String {
+    if value > 0.0 && value < 0.0001 {
+        return format!("{value}");
+    }
     let mut text = format!("{value:.4}");
     while text.ends_with('0') && text.len() - text.find('.').unwrap_or(0) > 3 {
         text.pop();
@@ -271,15 +423,16 @@ mod tests {
     fn old_results_are_elided_first_and_the_newest_two_calls_are_kept() {
         let messages = conversation(6, 8000);
         // 48,485 bytes in all, 12,121 tokens; 75 % of 12,000 is 9,000. Each elision saves
-        // about 1,465 tokens, so three of the four results before the newest two calls go.
+        // about 1,465 tokens.
         let mut limits = Limits::new(1, 12_000, None);
         let fitted = limits.fit(&messages, &[]).unwrap();
         let warning = fitted.warning.unwrap();
+        // Down to 60 % (7,200 tokens): all four results before the newest two calls go.
         assert_eq!(
             warning.message,
-            "Context trimmed: 3 tool results elided, 0 exchanges dropped (estimate 12121 -> 7721 tokens of 12000)"
+            "Context trimmed: 4 tool results elided, 0 exchanges dropped (estimate 12121 -> 6255 tokens of 12000)"
         );
-        assert_eq!(fitted.messages[9], messages[9], "the fourth result was not needed");
+        assert!(fitted.messages[9].content.contains("left out to fit"));
         assert_eq!(fitted.messages.len(), messages.len());
         assert!(fitted.messages[3].content.contains("bytes of this old tool result were left out"));
         assert!(fitted.messages[3].content.starts_with(&"0".repeat(1024)));
@@ -305,6 +458,48 @@ mod tests {
         );
         assert_eq!(fitted.messages[2].tool_calls[0].id, "c6");
         assert_eq!(fitted.messages[1].content, "go");
+    }
+
+    #[test]
+    fn trimming_sticks_so_the_next_calls_send_the_same_start() {
+        let mut messages = conversation(6, 8000);
+        let mut limits = Limits::new(1, 12_000, None);
+        let first = limits.fit(&messages, &[]).unwrap();
+        assert!(first.warning.is_some());
+        let sent: Vec<Message> = first.messages.to_vec();
+        // One more small call: the same four results stay elided, nothing new is trimmed.
+        let c = call("c6");
+        messages.push(Message::assistant("", vec![c.clone()]));
+        messages.push(Message::tool_result(&c, "small"));
+        let next = limits.fit(&messages, &[]).unwrap();
+        assert!(next.warning.is_none());
+        assert_eq!(next.messages[..sent.len()], sent[..], "the start of the request is unchanged");
+        // A rebuilt (shorter) conversation starts afresh.
+        let short = conversation(1, 10);
+        assert_eq!(limits.fit(&short, &[]).unwrap().messages[..], short[..]);
+    }
+
+    #[test]
+    fn the_prompt_being_answered_is_never_dropped() {
+        // A resumed session: an old prompt and its calls, then today's prompt and its calls.
+        let mut messages = conversation(2, 2000);
+        messages.push(Message::user("today's task"));
+        for i in 10..14 {
+            let c = call(&format!("c{i}"));
+            messages.push(Message::assistant("", vec![c.clone()]));
+            messages.push(Message::tool_result(&c, "r".repeat(2000)));
+        }
+        let mut limits = Limits::new(1, 3_000, None);
+        let fitted = limits.fit(&messages, &[]).unwrap();
+        assert!(fitted.warning.is_some());
+        let users: Vec<&str> = fitted
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::User)
+            .map(|m| m.content.as_str())
+            .collect();
+        assert_eq!(users, ["go", "today's task"]);
+        assert_eq!(fitted.messages.last(), messages.last());
     }
 
     #[test]

@@ -261,6 +261,11 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
     let system_prompt = system_prompt_flags(args)?;
     let max_budget_usd = args.max_budget_usd.as_deref().map(max_budget_usd).transpose()?;
     let output_schema_attempts = schema_attempts(args, &mut warnings)?;
+    if args.add_dirs.iter().any(|d| d.as_os_str().is_empty()) {
+        return Err(Failure::Usage(
+            "--add-dir needs a directory; it was given an empty one.".to_string(),
+        ));
+    }
     Ok(RunPlan {
         input_format,
         output_format,
@@ -373,7 +378,8 @@ fn system_prompt_flags(args: &ExecArgs) -> Result<SystemPromptFlags, Failure> {
 
 /// `--max-budget-usd`: dollars, more than nothing.
 fn max_budget_usd(value: &str) -> Result<f64, Failure> {
-    let t = value.trim().trim_start_matches('$');
+    let t = value.trim();
+    let t = t.strip_prefix('$').unwrap_or(t);
     let plain = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.');
     t.parse::<f64>().ok().filter(|f| plain && crate::config::budget_in_range(*f)).ok_or_else(|| {
         Failure::Usage(format!(

@@ -133,7 +133,11 @@ fn steps(path: &Path) -> impl Iterator<Item = Step> + '_ {
 
 /// A path being resolved, one step at a time (see [`Workspace::locate_from`]).
 struct Resolution<'w> {
+    /// The root the walk is in now.
     ws: &'w Workspace,
+    /// Every root: a walk that leaves one by name (`..`, an absolute link) may come back into
+    /// any of them.
+    roots: Vec<&'w Workspace>,
     raw: &'w str,
     follow: bool,
     parents: Parents,
@@ -169,7 +173,8 @@ impl<'w> Resolution<'w> {
             queue.extend(steps(path).map(|step| Pending { step, link: false }));
         }
         let (stack, missing) = (Vec::new(), Vec::new());
-        Resolution { ws, raw, follow, parents, queue, outside, stack, missing, links: 0 }
+        let roots = vec![ws];
+        Resolution { ws, roots, raw, follow, parents, queue, outside, stack, missing, links: 0 }
     }
 
     fn current(&self) -> Arc<Dir> {
@@ -189,7 +194,15 @@ impl<'w> Resolution<'w> {
             }
             Step::Name(name) => at.push(name),
         }
-        if let Ok(rest) = at.strip_prefix(&self.ws.root) {
+        // Back under a root (the deepest, when one holds another): the walk goes on in it.
+        let entered = self
+            .roots
+            .iter()
+            .filter(|root| at.starts_with(&root.root))
+            .max_by_key(|root| root.root.as_os_str().len());
+        if let Some(root) = entered {
+            self.ws = root;
+            let rest = at.strip_prefix(&root.root).unwrap_or(Path::new(""));
             let back: Vec<Step> = steps(rest).collect();
             for step in back.into_iter().rev() {
                 self.queue.push_front(Pending { step, link });
@@ -430,6 +443,7 @@ impl Workspace {
         let ws = self.root_for(base, raw);
         let base = base.map_or(&[][..], |b| &b.rel[..]);
         let mut walk = Resolution::new(ws, base, raw, follow, parents);
+        walk.roots = std::iter::once(self).chain(self.added.iter()).collect();
         while let Some(Pending { step, link }) = walk.queue.pop_front() {
             if walk.outside.is_some() {
                 walk.step_outside(step, link);
@@ -661,7 +675,13 @@ mod tests {
             let err = ws.locate(&at(&escape), true, Parents::Existing).unwrap_err();
             assert!(err.contains("and the added directories ("), "{err}");
         }
-        assert!(resolve(&ws, "../docs/api/a.md").is_err(), "relative paths stay in the workspace");
+        // A path or a link that leaves one root by name and comes into another goes on there.
+        let across = ws.locate("../docs/api/a.md", true, Parents::Existing).unwrap();
+        assert_eq!(across.shown(), at(&docs.join("api/a.md")));
+        std::os::unix::fs::symlink(docs.join("api"), dir.join("ws/api-link")).unwrap();
+        let linked = ws.locate("api-link/a.md", true, Parents::Existing).unwrap();
+        assert_eq!(ws.absolute(&linked), docs.join("api/a.md"));
+        assert!(resolve(&ws, "../outside.txt").is_err());
     }
 
     #[test]

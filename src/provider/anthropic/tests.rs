@@ -272,7 +272,8 @@ fn cache_counts_count_wherever_they_arrive() {
             completion_tokens: 9,
             cached_tokens: 188,
             cache_write_tokens: 0,
-            cache_reported: true
+            cache_read_reported: true,
+            cache_write_reported: false,
         })
     );
     // As the API sends it: everything in message_start, output in message_delta.
@@ -286,7 +287,8 @@ fn cache_counts_count_wherever_they_arrive() {
             completion_tokens: 30,
             cached_tokens: 100,
             cache_write_tokens: 50,
-            cache_reported: true
+            cache_read_reported: true,
+            cache_write_reported: true,
         })
     );
 }

@@ -44,7 +44,8 @@ fn text_then_usage_then_done() {
                 completion_tokens: 2,
                 cached_tokens: 4,
                 cache_write_tokens: 0,
-                cache_reported: true
+                cache_read_reported: true,
+                cache_write_reported: false,
             }),
         ]
     );

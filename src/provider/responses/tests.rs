@@ -115,7 +115,8 @@ fn text_reasoning_calls_and_usage_come_out_in_order() {
                 completion_tokens: 20,
                 cached_tokens: 40,
                 cache_write_tokens: 0,
-                cache_reported: true
+                cache_read_reported: true,
+                cache_write_reported: false,
             }),
         ]
     );
