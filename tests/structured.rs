@@ -24,6 +24,15 @@ fn scripted(dir: &TestDir, turns: Value, args: &[&str]) -> crate::util::Zero {
     dir.zero().args(&["exec", "--script", &script]).args(args)
 }
 
+/// The `structured_output` entry of a request's tool list (its name at `name_at`).
+fn structured_tool(tools: &Value, name_at: &str) -> Value {
+    let list = tools.as_array().expect("a tool list");
+    list.iter()
+        .find(|t| t.pointer(name_at) == Some(&json!("structured_output")))
+        .cloned()
+        .expect("structured_output is offered")
+}
+
 /// The events of a run without `runId` and `seq`, for exact comparison.
 fn bare(events: Vec<Value>) -> Vec<Value> {
     events
@@ -161,13 +170,7 @@ fn invalid_answers_go_back_as_problems_and_text_turns_get_a_reminder() {
     assert_eq!(requests.len(), 3);
     // The tool as sent: the wrapped schema, its reference moved under /properties/value.
     let tools = requests[0].json()["tools"].clone();
-    let tool = tools
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["function"]["name"] == "structured_output")
-        .unwrap()
-        .clone();
+    let tool = structured_tool(&tools, "/function/name");
     assert_eq!(
         tool["function"]["parameters"],
         json!({"type": "object", "properties": {"value": {"type": "array", "items": {"$ref": "#/properties/value/$defs/n"}, "$defs": {"n": {"type": "integer", "minimum": 0}}}}, "required": ["value"], "additionalProperties": false})
@@ -286,13 +289,7 @@ fn each_wire_format_gets_the_tool_in_its_own_shape_and_one_call_answers() {
     out.assert_code(0);
     assert_eq!(final_of(&out), structured);
     let body = mock.requests()[0].json();
-    let tool = body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "structured_output")
-        .unwrap()
-        .clone();
+    let tool = structured_tool(&body["tools"], "/name");
     assert_eq!(tool["input_schema"], serde_json::from_str::<Value>(VERDICT).unwrap());
     assert_eq!(mock.requests().len(), 1);
     // Gemini: parametersJsonSchema, the schema whole (here a wrapped one, answered three
@@ -359,13 +356,7 @@ fn each_wire_format_gets_the_tool_in_its_own_shape_and_one_call_answers() {
     out.assert_code(0);
     assert_eq!(final_of(&out), structured);
     let body = mock.requests()[0].json();
-    let tool = body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "structured_output")
-        .unwrap()
-        .clone();
+    let tool = structured_tool(&body["tools"], "/name");
     assert_eq!(tool["strict"], false);
     assert_eq!(tool["parameters"], serde_json::from_str::<Value>(VERDICT).unwrap());
     // Chat completions: the object schema as it is.
@@ -383,13 +374,7 @@ fn each_wire_format_gets_the_tool_in_its_own_shape_and_one_call_answers() {
     out.assert_code(0);
     assert_eq!(final_of(&out), structured);
     let body = mock.requests()[0].json();
-    let tool = body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["function"]["name"] == "structured_output")
-        .unwrap()
-        .clone();
+    let tool = structured_tool(&body["tools"], "/function/name");
     assert_eq!(tool["function"]["parameters"], serde_json::from_str::<Value>(VERDICT).unwrap());
 }
 
