@@ -108,8 +108,13 @@ impl<T> Flag<T> {
             None => format!("      --{}{}", self.long, self.value),
         };
         let mut lines = self.help.lines();
-        let width = (row.len() + 2).max(HELP_COLUMN);
-        row.extend(std::iter::repeat_n(' ', width - row.len()));
+        // A flag too long for the column gets a line of its own, and its help starts below.
+        if row.len() + 2 > HELP_COLUMN {
+            row.push('\n');
+            row.extend(std::iter::repeat_n(' ', HELP_COLUMN));
+        } else {
+            row.extend(std::iter::repeat_n(' ', HELP_COLUMN - row.len()));
+        }
         row.push_str(lines.next().unwrap_or_default());
         row.push('\n');
         for line in lines {
