@@ -500,6 +500,10 @@ fn the_session_keeps_the_schema_digest_and_a_resume_without_the_flag_is_a_normal
         scripted(&dir, json!([{"text": "plain answer"}]), &["--resume", &session, "again"]).run();
     out.assert_code(0);
     assert_eq!(out.stdout, "plain answer\n");
+    // That run had no schema: the metadata no longer names one.
+    let path = dir.sessions().join(&session).join("metadata.json");
+    let meta: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert!(meta.get("outputSchemaSha256").is_none());
 }
 
 #[test]
@@ -530,4 +534,134 @@ fn in_live_mode_every_turn_ends_with_a_structured_answer() {
             json!({"verdict": "reject", "findings": []})
         ]
     );
+}
+
+#[test]
+fn enabled_tools_structured_output_alone_offers_only_the_answer() {
+    let dir = TestDir::new("so-only");
+    let mock = Mock::start(vec![Reply::sse(&openai::tool_turn(
+        "c1",
+        "structured_output",
+        r#"{"value": [1]}"#,
+    ))]);
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-model")
+        .args(&["exec", "--output-schema", LIST, "--enabled-tools", "structured_output", "x"])
+        .run();
+    out.assert_code(0);
+    let tools: Vec<Value> = mock.requests()[0].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].clone())
+        .collect();
+    assert_eq!(tools, [json!("structured_output")]);
+}
+
+#[test]
+fn an_answer_is_redacted_in_its_names_and_numbers_too() {
+    let dir = TestDir::new("so-redact");
+    let answer = json!({"s3cr3tvalue123": 1, "pin": 98765432109876_u64});
+    let out =
+        scripted(&dir, json!([{"toolCalls": [call("a", "structured_output", answer)]}]), &SCHEMA_2)
+            .env("MYTOK", "s3cr3tvalue123")
+            .env("MYPIN", "98765432109876")
+            .args(&[
+                "--redact-env",
+                "MYTOK",
+                "--redact-env",
+                "MYPIN",
+                "--output-schema",
+                r#"{"type": "object"}"#,
+                "x",
+            ])
+            .run();
+    out.assert_code(0);
+    assert!(
+        !out.stdout.contains("s3cr3tvalue123") && !out.stdout.contains("98765432109876"),
+        "{}",
+        out.stdout
+    );
+    let last_final = out.events().into_iter().find(|e| e["type"] == "final").unwrap();
+    assert_eq!(last_final["structured"], json!({"[REDACTED]": 1, "pin": "[REDACTED]"}));
+    assert!(!crate::util::read_sessions(&dir).contains("s3cr3tvalue123"));
+}
+
+/// Invalid, then text only, then valid, on one wire format: the problems and the reminder
+/// reach the model in that format's own shape, and the wrapped schema is what it is offered.
+#[test]
+fn anthropic_and_gemini_carry_problems_and_reminders_too() {
+    let dir = TestDir::new("so-formats");
+    let text_turn_anthropic = || {
+        Reply::sse(&anthropic::turn(
+            &[json!({"type": "text", "pieces": ["thinking"]})],
+            5,
+            2,
+            "end_turn",
+        ))
+    };
+    let call_anthropic = |input: Value| {
+        Reply::sse(&anthropic::turn(
+            &[
+                json!({"type": "tool_use", "id": "toolu_1", "name": "structured_output", "input": input}),
+            ],
+            5,
+            2,
+            "tool_use",
+        ))
+    };
+    let mock = Mock::start(vec![
+        call_anthropic(json!({"value": [-1]})),
+        text_turn_anthropic(),
+        call_anthropic(json!({"value": [4]})),
+    ]);
+    let out = dir
+        .zero()
+        .env("ANTHROPIC_API_KEY", "ant-test-key-123")
+        .env("ANTHROPIC_BASE_URL", &mock.url())
+        .args(&EXEC_2)
+        .args(&["-m", "haiku-4.5", "--output-schema", LIST, "x"])
+        .run();
+    out.assert_code(0);
+    let requests = mock.requests();
+    let tool = structured_tool(&requests[0].json()["tools"], "/name");
+    assert_eq!(tool["input_schema"]["required"], json!(["value"]));
+    let second = requests[1].json();
+    let result = second["messages"].as_array().unwrap().last().unwrap()["content"][0].clone();
+    assert_eq!(
+        (result["type"].clone(), result["content"].clone()),
+        (json!("tool_result"), json!("/0: must be at least 0"))
+    );
+    let third = requests[2].json();
+    let reminder = third["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(reminder["role"], "user");
+    assert!(reminder.to_string().contains("You have not given the answer."));
+    // Gemini.
+    let gemini_turn = |part: Value| {
+        Reply::sse(&[gemini::chunk(
+            json!({"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 2}}),
+        )])
+    };
+    let mock = Mock::start(vec![
+        gemini_turn(
+            json!({"functionCall": {"name": "structured_output", "args": {"value": [-1]}}}),
+        ),
+        gemini_turn(json!({"text": "thinking"})),
+        gemini_turn(json!({"functionCall": {"name": "structured_output", "args": {"value": [4]}}})),
+    ]);
+    let out = dir
+        .zero()
+        .env("GEMINI_API_KEY", "gem-test-key-123")
+        .env("GEMINI_BASE_URL", &mock.url())
+        .args(&EXEC_2)
+        .args(&["-m", "gemini-2.5-flash", "--output-schema", LIST, "x"])
+        .run();
+    out.assert_code(0);
+    let requests = mock.requests();
+    let second = requests[1].json().to_string();
+    assert!(second.contains("/0: must be at least 0"), "{second}");
+    assert!(requests[2].json().to_string().contains("You have not given the answer."));
+    let last_final = out.events().into_iter().find(|e| e["type"] == "final").unwrap();
+    assert_eq!(last_final["structured"], json!([4]));
 }

@@ -21,6 +21,12 @@ use crate::search::regex::Regex;
 #[cfg(test)]
 mod tests;
 
+/// How deep validation goes through `$ref`s and nested schemas, and how many schemas it may
+/// apply in all: a schema that needs more is refused or its answer reported unchecked, never a
+/// stack overflow or a run that does not end (nested `anyOf`s double the work per level).
+const MAX_DEPTH: usize = 256;
+const MAX_WORK: u64 = 1_000_000;
+
 /// Keywords that annotate and are not enforced (`$id` only at the root).
 const ANNOTATIONS: &[&str] = &[
     "title",
@@ -123,6 +129,19 @@ impl Schema {
                 });
             }
         }
+        // A `$ref` must name a schema (not a `default` or an `enum` value, whose contents were
+        // never checked as a schema).
+        let mut places = Vec::new();
+        collect(&root, String::new(), &mut places);
+        let schemas: HashSet<&str> = places.iter().map(|(at, _)| at.as_str()).collect();
+        for (pointer, reference) in &refs {
+            if !schemas.contains(reference.trim_start_matches('#')) {
+                return Err(SchemaError {
+                    pointer: pointer.clone(),
+                    message: format!("$ref \"{reference}\" does not point to a schema"),
+                });
+            }
+        }
         no_loops(&root)?;
         Ok(Schema { root })
     }
@@ -134,8 +153,16 @@ impl Schema {
 
     /// The problems of `instance`, at most `limit` of them (none: it matches).
     pub fn validate(&self, instance: &Value, limit: usize) -> Vec<Problem> {
-        let mut run = Run { root: &self.root, problems: Vec::new(), limit };
+        let budget = Budget::default();
+        let mut run =
+            Run { root: &self.root, problems: Vec::new(), limit, depth: 0, budget: &budget };
         run.check(&self.root, instance, "");
+        if let Some(why) = budget.exceeded.take() {
+            return vec![Problem { pointer: String::new(), message: why }];
+        }
+        // `allOf` branches may find the same problem twice.
+        let mut seen = HashSet::new();
+        run.problems.retain(|p| seen.insert(p.to_string()));
         run.problems
     }
 }
@@ -311,6 +338,12 @@ fn no_loops(root: &Value) -> Result<(), SchemaError> {
         if !done.insert(at.clone()) {
             return Ok(());
         }
+        if path.len() >= MAX_DEPTH {
+            return Err(SchemaError {
+                pointer: at,
+                message: format!("$ref chains more than {MAX_DEPTH} schemas deep"),
+            });
+        }
         path.push(at.clone());
         for (child_at, child) in in_place(root, schema, &at) {
             visit(root, child, child_at, path, done)?;
@@ -333,8 +366,8 @@ fn no_loops(root: &Value) -> Result<(), SchemaError> {
 
 /// Every subschema of a (compiled) schema, with its pointer.
 fn collect<'v>(schema: &'v Value, at: String, out: &mut Vec<(String, &'v Value)>) {
-    let Some(map) = schema.as_object() else { return };
     out.push((at.clone(), schema));
+    let Some(map) = schema.as_object() else { return };
     for (keyword, value) in map {
         let here = format!("{at}/{}", escape(keyword));
         match keyword.as_str() {
@@ -360,6 +393,20 @@ fn count_of(value: &Value) -> Option<u64> {
         let f = value.as_f64()?;
         (f >= 0.0 && f.fract() == 0.0 && f < 9.0e15).then_some(f as u64)
     })
+}
+
+/// Whether `n` is a multiple of `m`: exactly for integers, and for other numbers when the
+/// quotient is a whole number but for the rounding of decimal fractions (`0.0075` is a
+/// multiple of `0.0001`; `5000000.005` is not one of `0.01`).
+fn multiple_of(instance: &Value, divisor: &Value, n: f64, m: f64) -> bool {
+    if let (Some(n), Some(m)) = (instance.as_i64(), divisor.as_i64()) {
+        return m != 0 && n % m == 0;
+    }
+    if let (Some(n), Some(m)) = (instance.as_u64(), divisor.as_u64()) {
+        return m != 0 && n % m == 0;
+    }
+    let q = n / m;
+    q.is_finite() && (q - q.round()).abs() < 1e-9
 }
 
 /// JSON equality, numbers compared by value (`1` equals `1.0`), objects by their members.
@@ -446,11 +493,22 @@ const VALIDATION_ORDER: &[&str] = &[
     "not",
 ];
 
+/// The work one validation may do.
+#[derive(Default)]
+struct Budget {
+    steps: std::cell::Cell<u64>,
+    /// Why the validation stopped before its end.
+    exceeded: std::cell::Cell<Option<String>>,
+}
+
 /// One validation.
 struct Run<'v> {
     root: &'v Value,
     problems: Vec<Problem>,
     limit: usize,
+    /// Schemas applied above this one, through nesting and `$ref`s.
+    depth: usize,
+    budget: &'v Budget,
 }
 
 impl Run<'_> {
@@ -462,7 +520,7 @@ impl Run<'_> {
 
     /// Whether `instance` matches `schema`, without recording problems.
     fn matches(&self, schema: &Value, instance: &Value) -> bool {
-        let mut quiet = Run { root: self.root, problems: Vec::new(), limit: 1 };
+        let mut quiet = Run { problems: Vec::new(), limit: 1, ..*self };
         quiet.check(schema, instance, "");
         quiet.problems.is_empty()
     }
@@ -472,6 +530,27 @@ impl Run<'_> {
     }
 
     fn check(&mut self, schema: &Value, instance: &Value, at: &str) {
+        let steps = self.budget.steps.get() + 1;
+        self.budget.steps.set(steps);
+        let stop = if steps > MAX_WORK {
+            Some(format!("the answer could not be checked: the schema needs more than {MAX_WORK} steps for it"))
+        } else if self.depth > MAX_DEPTH {
+            Some(format!("the answer could not be checked: the schema nests more than {MAX_DEPTH} levels deep here ({})", shown_pointer(at)))
+        } else {
+            None
+        };
+        if let Some(why) = stop {
+            let earlier = self.budget.exceeded.take();
+            self.budget.exceeded.set(earlier.or(Some(why)));
+            self.problems.push(Problem { pointer: at.to_string(), message: String::new() });
+            return;
+        }
+        self.depth += 1;
+        self.check_keywords(schema, instance, at);
+        self.depth -= 1;
+    }
+
+    fn check_keywords(&mut self, schema: &Value, instance: &Value, at: &str) {
         let map = match schema {
             Value::Bool(true) => return,
             Value::Bool(false) => return self.problem(at, "no value is allowed here".to_string()),
@@ -540,9 +619,7 @@ impl Run<'_> {
             }
             "multipleOf" => {
                 let (Some(n), Some(m)) = (num, value.as_f64()) else { return };
-                let q = n / m;
-                let whole = q.is_finite() && (q - q.round()).abs() <= 1e-9 * q.abs().max(1.0);
-                if !whole {
+                if !multiple_of(instance, value, n, m) {
                     self.problem(at, format!("must be a multiple of {value}"));
                 }
             }

@@ -132,6 +132,13 @@ fn numbers_bounds_and_multiples() {
         !valid(json!({"multipleOf": 0.123456789}), json!(1e308)),
         "an overflow is not a multiple"
     );
+    // Large numbers are not rounded into multiples.
+    assert!(!valid(json!({"multipleOf": 2}), json!(2000000001_u64)));
+    assert!(!valid(json!({"multipleOf": 3}), json!(3000000001_i64)));
+    assert!(!valid(json!({"multipleOf": 0.01}), json!(5000000.005)));
+    assert!(!valid(json!({"multipleOf": 0.01}), json!(123456789.123)));
+    assert!(valid(json!({"multipleOf": 0.01}), json!(19.99)));
+    assert!(valid(json!({"multipleOf": 7}), json!(-14)));
     assert!(valid(json!({"minimum": 5}), json!("strings are not numbers")));
 }
 
@@ -255,6 +262,43 @@ fn schemas_that_cannot_be_used_are_refused_naming_keyword_and_pointer() {
     // Annotations are accepted and change nothing; $id at the root too.
     let annotated = json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "urn:x", "title": "t", "description": "d", "default": 1, "examples": [1], "format": "email", "$comment": "c", "deprecated": true, "readOnly": false, "writeOnly": false});
     assert!(valid(annotated, json!("not an email")));
+}
+
+#[test]
+fn refs_name_schemas_and_work_is_bounded() {
+    assert_eq!(
+        refused(json!({"type": "object", "$ref": "#/default", "default": {"if": 1}})),
+        "$ref \"#/default\" does not point to a schema (at /$ref)"
+    );
+    assert_eq!(
+        refused(json!({"$ref": "#/properties", "properties": {"type": {"const": 5}}})),
+        "$ref \"#/properties\" does not point to a schema (at /$ref)"
+    );
+    assert!(
+        valid(json!({"$ref": "#/$defs/t", "$defs": {"t": true}}), json!(1)),
+        "a boolean schema"
+    );
+    // A $ref chain 3,000 deep: refused, not a stack overflow.
+    let mut defs = serde_json::Map::new();
+    for i in 0..3000 {
+        defs.insert(format!("d{i}"), json!({"$ref": format!("#/$defs/d{}", i + 1)}));
+    }
+    defs.insert("d3000".into(), json!({"type": "string"}));
+    let chain = json!({"$ref": "#/$defs/d0", "$defs": defs});
+    assert!(refused(chain).starts_with("$ref chains more than 256 schemas deep"));
+    // Nested anyOf doubling at each of 40 levels (2^40 paths): the answer is reported
+    // unchecked once the work runs out, instead of a run that does not end.
+    let mut defs = serde_json::Map::new();
+    for i in 0..40 {
+        let next = format!("#/$defs/d{}", i + 1);
+        defs.insert(format!("d{i}"), json!({"anyOf": [{"$ref": next}, {"$ref": next}]}));
+    }
+    defs.insert("d40".into(), json!({"type": "string"}));
+    let wide = json!({"$ref": "#/$defs/d0", "$defs": defs});
+    assert_eq!(
+        problems(wide, json!(1)),
+        ["/: the answer could not be checked: the schema needs more than 1000000 steps for it"]
+    );
 }
 
 #[test]

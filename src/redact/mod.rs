@@ -90,6 +90,7 @@ impl Redactor {
             Value::Array(items) => {
                 Value::Array(items.into_iter().map(|v| self.redact_value(v)).collect())
             }
+            // A secret can be a member's name too; the name is redacted as text.
             Value::Object(map) => Value::Object(
                 map.into_iter()
                     .map(|(k, v)| {
@@ -98,11 +99,21 @@ impl Redactor {
                         } else {
                             self.redact_value(v)
                         };
-                        (k, v)
+                        (self.redact_str(&k), v)
                     })
                     .collect(),
             ),
-            other @ (Value::Null | Value::Bool(_) | Value::Number(_)) => other,
+            // A numeric secret (a PIN, an account number) written as a JSON number.
+            Value::Number(n) => {
+                let text = n.to_string();
+                let redacted = self.redact_str(&text);
+                if redacted == text {
+                    Value::Number(n)
+                } else {
+                    Value::String(redacted)
+                }
+            }
+            other @ (Value::Null | Value::Bool(_)) => other,
         }
     }
 }

@@ -78,6 +78,12 @@ fn caller_exact_secret_values_are_redacted() {
         r.redact_value(json!({"note": "pw is correct-horse-battery!", "n": 1})),
         json!({"note": "pw is [REDACTED]!", "n": 1})
     );
+    // In a member's name, and as a number.
+    let r = Redactor::new(["s3cr3tvalue123".to_string(), "98765432109876".to_string()]);
+    assert_eq!(
+        r.redact_value(json!({"s3cr3tvalue123": 1, "n": 98765432109876_u64, "m": 42})),
+        json!({"[REDACTED]": 1, "n": "[REDACTED]", "m": 42})
+    );
 }
 
 #[test]

@@ -164,11 +164,12 @@ fn write_call_event(
     Ok(())
 }
 
-/// The run's end when no answer matched within the attempts.
-fn not_matched(schema: &OutputSchema, last: &str) -> Failure {
+/// The run's end when no answer matched within the attempts (`failed` of them, which a turn
+/// with several invalid calls can take past the limit).
+fn not_matched(failed: u32, last: &str) -> Failure {
+    let plural = if failed == 1 { "" } else { "s" };
     Failure::OutputSchema(format!(
-        "The answer did not match the output schema after {} attempts: {last}",
-        schema.attempts
+        "The answer did not match the output schema after {failed} attempt{plural}: {last}"
     ))
 }
 
@@ -217,7 +218,7 @@ impl Agent<'_> {
             if let (true, Some(schema)) = (calls.is_empty(), self.structured) {
                 failed += 1;
                 if failed >= schema.attempts {
-                    return Err(not_matched(schema, "no structured_output call").into());
+                    return Err(not_matched(failed, "no structured_output call").into());
                 }
                 // The reminder is part of the conversation, as the session keeps it.
                 self.journal.note(
@@ -243,7 +244,7 @@ impl Agent<'_> {
             if let (Some(schema), Some(last)) = (self.structured, done.invalid.last()) {
                 failed += done.invalid.len() as u32;
                 if failed >= schema.attempts {
-                    return Err(not_matched(schema, last).into());
+                    return Err(not_matched(failed, last).into());
                 }
             }
         }

@@ -173,8 +173,8 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     crate::run::ending::set_active_session(session.clone());
     let info =
         RunInfo { session_id: session.as_ref().map(|s| session_lock(s).id().to_string()), ..info };
-    if let (Some(s), Some(schema)) = (&session, &output_schema) {
-        session_lock(s).set_output_schema(schema.digest.clone());
+    if let Some(s) = &session {
+        session_lock(s).set_output_schema(output_schema.as_ref().map(|o| o.digest.clone()));
     }
     if settings.prompt_cache.value && runtime.kind == ProviderKind::OpenAi {
         provider.set_cache_key(info.session_id.clone());

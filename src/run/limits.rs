@@ -153,15 +153,15 @@ impl Limits {
         }
         let after = self.estimate(total(&plan.sizes));
         if after > self.window {
-            let (size, role) = messages
+            let (size, part) = messages
                 .iter()
-                .map(|m| (message_bytes(m), m.role))
+                .map(|m| (message_bytes(m), role_name(m.role)))
+                .chain(std::iter::once((fixed, "the tool definitions")))
                 .max_by_key(|(size, _)| *size)
-                .unwrap_or((0, Role::User));
+                .unwrap_or((0, "a user message"));
             return Err(Failure::Provider(format!(
-                "The request does not fit the model's context window of {} tokens even trimmed (estimate {after} tokens); its largest message, {} of {size} bytes (about {} tokens), is too large. If the model's window is larger, set contextWindow in the config file (in its models entry for a model zero knows).",
+                "The request does not fit the model's context window of {} tokens even trimmed (estimate {after} tokens); its largest part, {part} of {size} bytes (about {} tokens), is too large. If the model's window is larger, set contextWindow in the config file (in its models entry for a model zero knows).",
                 self.window,
-                role_name(role),
                 size / 4
             )));
         }
@@ -207,7 +207,11 @@ impl<'m> Plan<'m> {
         let first_user = (head..messages.len()).find(|&i| messages[i].role == Role::User);
         let start = first_user.map_or(head, |u| u + 1);
         let protected = protected_from(messages, head).max(start);
-        let current_prompt = (start..protected).rev().find(|&i| messages[i].role == Role::User);
+        // A reminder zero added (`--output-schema`) is not what the user asked.
+        let current_prompt = (start..protected).rev().find(|&i| {
+            messages[i].role == Role::User
+                && messages[i].content != crate::run::structured::REMINDER
+        });
         let n = messages.len();
         Plan {
             messages,
@@ -500,6 +504,11 @@ mod tests {
             .collect();
         assert_eq!(users, ["go", "today's task"]);
         assert_eq!(fitted.messages.last(), messages.last());
+        // A reminder zero added after today's prompt is not mistaken for it.
+        messages.insert(12, Message::user(crate::run::structured::REMINDER));
+        let mut limits = Limits::new(1, 3_000, None);
+        let fitted = limits.fit(&messages, &[]).unwrap();
+        assert!(fitted.messages.iter().any(|m| m.content == "today's task"));
     }
 
     #[test]

@@ -249,8 +249,13 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
     } else {
         PermissionMode::Auto
     };
-    let (enabled, disabled) = structured_filters(args)?;
-    let enabled_tools = tools::parse_filter(&enabled, "enabled")?;
+    let (enabled, disabled, only_answer) = structured_filters(args)?;
+    let mut enabled_tools = tools::parse_filter(&enabled, "enabled")?;
+    if only_answer {
+        // `--enabled-tools structured_output`: the answer's tool is on; a built-in tool only
+        // when it is named too (an empty list would mean all of them).
+        enabled_tools.push(crate::run::structured::TOOL.to_string());
+    }
     let disabled_tools = tools::parse_filter(&disabled, "disabled")?;
     tools::check_overlap(&enabled_tools, &disabled_tools)?;
     let inherit = shell_inherit(args)?;
@@ -311,9 +316,10 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
     })
 }
 
-/// The tool filters without `structured_output`, which `--output-schema` always offers: naming
-/// it in `--enabled-tools` changes nothing, in `--disabled-tools` is a usage error.
-fn structured_filters(args: &ExecArgs) -> Result<(Vec<String>, Vec<String>), Failure> {
+/// The tool filters without `structured_output`, which `--output-schema` always offers, and
+/// whether `--enabled-tools` named it; naming it in `--disabled-tools` is a usage error.
+#[allow(clippy::type_complexity)]
+fn structured_filters(args: &ExecArgs) -> Result<(Vec<String>, Vec<String>, bool), Failure> {
     let tool = crate::run::structured::TOOL;
     let names = |list: &[String]| -> Vec<String> {
         list.iter()
@@ -324,14 +330,15 @@ fn structured_filters(args: &ExecArgs) -> Result<(Vec<String>, Vec<String>), Fai
     };
     let (enabled, disabled) = (names(&args.enabled_tools), names(&args.disabled_tools));
     if args.output_schema.is_none() {
-        return Ok((args.enabled_tools.clone(), args.disabled_tools.clone()));
+        return Ok((args.enabled_tools.clone(), args.disabled_tools.clone(), false));
     }
     if disabled.iter().any(|n| n == tool) {
         return Err(Failure::Usage(format!(
             "{tool} cannot be disabled: --output-schema gives its answer through it."
         )));
     }
-    Ok((enabled.into_iter().filter(|n| n != tool).collect(), disabled))
+    let named = enabled.iter().any(|n| n == tool);
+    Ok((enabled.into_iter().filter(|n| n != tool).collect(), disabled, named))
 }
 
 /// `--output-schema-attempts`: 1 to 10, default 3; a warning without `--output-schema`.

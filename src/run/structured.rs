@@ -97,7 +97,13 @@ impl OutputSchema {
             ))
         })?;
         let schema = Schema::compile(value).map_err(|e| usage(format!("{named}: {e}")))?;
-        let wrapped = schema.value().get("type") != Some(&json!("object"));
+        // Only a plain object schema is offered as it is: the providers refuse a tool whose
+        // parameters are not an object, or combine schemas at their top.
+        let root = schema.value();
+        let combined = ["anyOf", "oneOf", "allOf", "not", "enum", "const", "$ref"]
+            .iter()
+            .any(|k| root.get(k).is_some());
+        let wrapped = root.get("type") != Some(&json!("object")) || combined;
         let parameters = if wrapped {
             let mut inner = schema.value().clone();
             retarget_refs(&mut inner);
@@ -256,6 +262,17 @@ mod tests {
         assert_eq!(
             data.spec().parameters["properties"]["value"],
             json!({"const": {"$ref": "#/x"}})
+        );
+    }
+
+    #[test]
+    fn an_object_schema_that_combines_at_its_top_is_wrapped() {
+        let either = load(
+            r#"{"type": "object", "properties": {"a": {"type": "integer"}}, "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}"#,
+        );
+        assert_eq!(either.spec().parameters["required"], json!(["value"]));
+        assert!(
+            matches!(either.judge(r#"{"value": {"a": 1}}"#), Judged::Answer(a) if a == json!({"a": 1}))
         );
     }
 

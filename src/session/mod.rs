@@ -699,9 +699,10 @@ impl Session {
         write_metadata(&self.dir, &self.meta)
     }
 
-    /// Keeps the digest of this run's output schema (written with the next event).
-    pub fn set_output_schema(&mut self, digest: String) {
-        self.meta.output_schema_sha256 = Some(digest);
+    /// Keeps the digest of this run's output schema, or forgets an earlier run's when this
+    /// one has none (written with the next event).
+    pub fn set_output_schema(&mut self, digest: Option<String>) {
+        self.meta.output_schema_sha256 = digest;
     }
 
     /// Names the session (written with the next event): a live session's title comes from
