@@ -665,3 +665,21 @@ fn anthropic_and_gemini_carry_problems_and_reminders_too() {
     let last_final = out.events().into_iter().find(|e| e["type"] == "final").unwrap();
     assert_eq!(last_final["structured"], json!([4]));
 }
+
+#[test]
+fn in_text_mode_a_turn_that_is_not_the_answer_is_narration() {
+    let dir = TestDir::new("so-narrate");
+    let out = scripted(
+        &dir,
+        json!([{"text": "first thought."}, {"text": "second thought."}, {"toolCalls": [call("a", "structured_output", json!({"value": [1]}))]}]),
+        &["--output-schema", LIST, "x"],
+    )
+    .run();
+    out.assert_code(0);
+    assert_eq!(out.stdout, "[1]\n");
+    assert!(
+        out.stderr.contains("[model] first thought.\n[model] second thought.\n"),
+        "{}",
+        out.stderr
+    );
+}

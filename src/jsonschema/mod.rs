@@ -405,8 +405,59 @@ fn multiple_of(instance: &Value, divisor: &Value, n: f64, m: f64) -> bool {
     if let (Some(n), Some(m)) = (instance.as_u64(), divisor.as_u64()) {
         return m != 0 && n % m == 0;
     }
+    // Both as written (their shortest decimal forms), scaled to integers: exact.
+    if let (Some(n), Some(m)) = (decimal(&instance.to_string()), decimal(&divisor.to_string())) {
+        let scale = n.1.max(m.1);
+        let widen = |(digits, s): (i128, u32)| digits.checked_mul(10_i128.checked_pow(scale - s)?);
+        if let (Some(n), Some(m)) = (widen(n), widen(m)) {
+            return m != 0 && n % m == 0;
+        }
+    }
     let q = n / m;
-    q.is_finite() && (q - q.round()).abs() < 1e-9
+    q.is_finite() && (q - q.round()).abs() <= 1e-9 * q.abs().max(1.0)
+}
+
+/// A JSON number's text as an integer and the power of ten it is divided by (`654400.57` is
+/// `(65440057, 2)`); `None` when it does not fit.
+fn decimal(text: &str) -> Option<(i128, u32)> {
+    let (mantissa, exponent) = match text.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i32>().ok()?),
+        None => (text, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits: i128 = format!("{whole}{fraction}").parse().ok()?;
+    let scale = fraction.len() as i32 - exponent;
+    if scale >= 0 {
+        (scale <= 36).then_some((digits, scale as u32))
+    } else {
+        Some((digits.checked_mul(10_i128.checked_pow((-scale) as u32)?)?, 0))
+    }
+}
+
+/// A value's canonical text: equal values (as [`same`] compares them) have the same one.
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => i.to_string(),
+            (_, Some(u), _) => u.to_string(),
+            (_, _, Some(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => (f as i64).to_string(),
+            (_, _, Some(f)) => format!("{f:e}"),
+            _ => n.to_string(),
+        },
+        Value::Array(items) => {
+            let inner: Vec<String> = items.iter().map(canonical).collect();
+            format!("[{}]", inner.join(","))
+        }
+        Value::Object(map) => {
+            // A serde_json map iterates in name order.
+            let inner: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}:{}", Value::String(k.clone()), canonical(v)))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        other => other.to_string(),
+    }
 }
 
 /// JSON equality, numbers compared by value (`1` equals `1.0`), objects by their members.
@@ -493,12 +544,13 @@ const VALIDATION_ORDER: &[&str] = &[
     "not",
 ];
 
-/// The work one validation may do.
+/// The work one validation may do, and the patterns it compiled.
 #[derive(Default)]
 struct Budget {
     steps: std::cell::Cell<u64>,
     /// Why the validation stopped before its end.
     exceeded: std::cell::Cell<Option<String>>,
+    patterns: std::cell::RefCell<std::collections::HashMap<String, Regex>>,
 }
 
 /// One validation.
@@ -527,6 +579,21 @@ impl Run<'_> {
 
     fn full(&self) -> bool {
         self.problems.len() >= self.limit
+    }
+
+    /// Counts work done outside `check` (comparisons, text scanned) against the budget.
+    fn spend(&self, steps: u64) {
+        self.budget.steps.set(self.budget.steps.get().saturating_add(steps));
+    }
+
+    fn pattern_matches(&self, pattern: &str, text: &str) -> bool {
+        let mut patterns = self.budget.patterns.borrow_mut();
+        if !patterns.contains_key(pattern) {
+            // Compiled when the schema was: it cannot fail here.
+            let Ok(regex) = Regex::new(pattern, false) else { return true };
+            patterns.insert(pattern.to_string(), regex);
+        }
+        patterns.get(pattern).is_some_and(|r| r.is_match(text))
     }
 
     fn check(&mut self, schema: &Value, instance: &Value, at: &str) {
@@ -601,6 +668,7 @@ impl Run<'_> {
             }
             "enum" => {
                 let options = value.as_array().map(Vec::as_slice).unwrap_or_default();
+                self.spend(options.len() as u64);
                 if !options.iter().any(|o| same(instance, o)) {
                     self.problem(at, format!("must be one of {}", shown(value)));
                 }
@@ -640,8 +708,9 @@ impl Run<'_> {
             }
             "pattern" => {
                 let (Some(s), Some(pattern)) = (instance.as_str(), value.as_str()) else { return };
-                // Compiled when the schema was: it cannot fail here.
-                if Regex::new(pattern, false).is_ok_and(|r| !r.is_match(s)) {
+                // Linear in the text; a pattern is compiled once per validation.
+                self.spend(1 + s.len() as u64 / 64);
+                if !self.pattern_matches(pattern, s) {
                     self.problem(at, format!("must match the pattern {pattern:?}"));
                 }
             }
@@ -660,8 +729,12 @@ impl Run<'_> {
                 let Some(list) = instance.as_array().filter(|_| value == &Value::Bool(true)) else {
                     return;
                 };
+                // Each item by its canonical form (numbers by value, members in name order): one
+                // pass, not a comparison of every pair.
+                self.spend(list.len() as u64);
+                let mut seen: std::collections::HashMap<String, usize> = Default::default();
                 for (i, item) in list.iter().enumerate() {
-                    if let Some(j) = list[..i].iter().position(|earlier| same(earlier, item)) {
+                    if let Some(j) = seen.insert(canonical(item), i) {
                         self.problem(
                             at,
                             format!("items {j} and {i} are equal; the items must be unique"),

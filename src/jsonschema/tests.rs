@@ -116,6 +116,12 @@ fn arrays_items_prefix_items_counts_and_uniqueness() {
     assert!(valid(json!({"uniqueItems": true}), json!([{"a": 1, "b": 2}, {"a": 1, "b": 3}])));
     assert!(!valid(json!({"uniqueItems": true}), json!([{"a": 1, "b": 2}, {"b": 2, "a": 1}])));
     assert!(valid(json!({"uniqueItems": false}), json!([1, 1])));
+    // Found in one pass over many items.
+    let many: Vec<Value> = (0..200_000).map(|i| json!([i])).chain([json!([17.0])]).collect();
+    assert_eq!(
+        problems(json!({"uniqueItems": true}), Value::Array(many)),
+        ["/: items 17 and 200000 are equal; the items must be unique"]
+    );
 }
 
 #[test]
@@ -138,6 +144,13 @@ fn numbers_bounds_and_multiples() {
     assert!(!valid(json!({"multipleOf": 0.01}), json!(5000000.005)));
     assert!(!valid(json!({"multipleOf": 0.01}), json!(123456789.123)));
     assert!(valid(json!({"multipleOf": 0.01}), json!(19.99)));
+    // Multiples of a decimal fraction are found exactly, however large.
+    for price in [654400.57, 5275752.27, 5000000.01, 123456789.12] {
+        assert!(valid(json!({"multipleOf": 0.01}), json!(price)), "{price}");
+    }
+    assert!(valid(json!({"multipleOf": 1.5}), json!(4.5)));
+    assert!(valid(json!({"multipleOf": 1e-7}), json!(3e-6)));
+    assert!(!valid(json!({"multipleOf": 1e-7}), json!(3.00000001e-6)));
     assert!(valid(json!({"multipleOf": 7}), json!(-14)));
     assert!(valid(json!({"minimum": 5}), json!("strings are not numbers")));
 }
@@ -297,6 +310,13 @@ fn refs_name_schemas_and_work_is_bounded() {
     let wide = json!({"$ref": "#/$defs/d0", "$defs": defs});
     assert_eq!(
         problems(wide, json!(1)),
+        ["/: the answer could not be checked: the schema needs more than 1000000 steps for it"]
+    );
+    // Comparisons against a long enum count too.
+    let options: Vec<Value> = (0..100_000).map(|i| json!(i)).collect();
+    let items: Vec<Value> = (0..100_000).map(|i| json!(i)).collect();
+    assert_eq!(
+        problems(json!({"items": {"enum": options}}), Value::Array(items)),
         ["/: the answer could not be checked: the schema needs more than 1000000 steps for it"]
     );
 }

@@ -557,6 +557,12 @@ impl Emitter {
 
     /// The end of a model turn: held text is released. In text mode, the text of a turn that
     /// called tools is written as narration; a turn without calls holds the answer.
+    /// A turn's text that turned out not to be the answer (`--output-schema` wants a call):
+    /// in text mode it is narration, like the text of a turn that called tools.
+    pub fn not_the_answer(&mut self) {
+        self.narrate();
+    }
+
     pub fn end_turn(&mut self) -> Result<(), OutputClosed> {
         self.end_text()?;
         if std::mem::take(&mut self.narrating) {

@@ -220,6 +220,7 @@ impl Agent<'_> {
                 if failed >= schema.attempts {
                     return Err(not_matched(failed, "no structured_output call").into());
                 }
+                lock(self.out).not_the_answer();
                 // The reminder is part of the conversation, as the session keeps it.
                 self.journal.note(
                     Kind::Message,
