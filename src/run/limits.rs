@@ -5,7 +5,9 @@
 //! added since, else bytes / 4). Above 75 % of the window, the bodies of the oldest tool
 //! results (outside the two newest model calls and their results) are elided around a note,
 //! then, if that is not enough, the oldest whole exchanges after the first user message are
-//! left out. Only the request is trimmed: the conversation and the session keep everything.
+//! left out (never the prompt being answered), down to 60 %. What was trimmed stays trimmed in
+//! later calls, so their start, which the provider caches, stays the same. Only the request is
+//! trimmed: the conversation and the session keep everything.
 
 use crate::conversation::{Message, Role, ToolSpec};
 use crate::error::Failure;
@@ -101,7 +103,7 @@ impl Limits {
     }
 
     /// The request for `messages`, trimmed when it is above 75 % of the window. A request that
-    /// cannot fit even trimmed is a provider error naming its largest message.
+    /// cannot fit even trimmed is a provider error naming its largest part.
     pub fn fit<'m>(
         &mut self,
         messages: &'m [Message],
