@@ -2,6 +2,8 @@
 //! assistant turn made, and the tools offered. Providers translate it to their wire format,
 //! sessions store it, the agent loop grows it.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use crate::protocol::images::Image;
@@ -78,8 +80,10 @@ impl Message {
 /// A tool as advertised to the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {
-    pub name: &'static str,
-    pub description: &'static str,
+    /// Built-in tools' names and descriptions are static; tools from outside (an MCP
+    /// server's) are owned.
+    pub name: Cow<'static, str>,
+    pub description: Cow<'static, str>,
     pub parameters: Value,
     /// The parameters are any JSON Schema (an output schema), not a built-in tool's plain
     /// one: Gemini gets them whole, as `parametersJsonSchema`.

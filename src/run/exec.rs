@@ -473,7 +473,7 @@ fn tool_rows(toolbox: &Toolbox, output_schema: Option<&OutputSchema>) -> Vec<Lis
         side_effect: tools::SideEffect::None,
         permission: crate::protocol::events::Permission::Allow,
         reason: "gives the final answer; runs at every level",
-        description: schema.spec().description,
+        description: structured::DESCRIPTION,
         enabled: true,
         withheld: None,
         parameters: schema.parameters().clone(),

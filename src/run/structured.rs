@@ -15,7 +15,7 @@ use crate::jsonschema::{Problem, Schema};
 /// The tool's name.
 pub const TOOL: &str = "structured_output";
 
-const DESCRIPTION: &str = "Give the final answer of the task. Call this once, when the task is done, with the answer as the arguments; they must match the parameters' schema. Do not answer in text.";
+pub const DESCRIPTION: &str = "Give the final answer of the task. Call this once, when the task is done, with the answer as the arguments; they must match the parameters' schema. Do not answer in text.";
 
 /// What the system prompt adds.
 pub const INSTRUCTION: &str = "When the task is done, give the final answer by calling the structured_output tool with the answer as its arguments, matching its schema exactly. Do not write the answer as text.";
@@ -123,8 +123,8 @@ impl OutputSchema {
     /// The tool offered to the model.
     pub fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: TOOL,
-            description: DESCRIPTION,
+            name: TOOL.into(),
+            description: DESCRIPTION.into(),
             parameters: self.parameters.clone(),
             full_schema: true,
         }

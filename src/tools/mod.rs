@@ -362,8 +362,8 @@ impl Toolbox {
         self.visible()
             .into_iter()
             .map(|t| ToolSpec {
-                name: t.name,
-                description: t.description,
+                name: t.name.into(),
+                description: t.description.into(),
                 parameters: (t.schema)(),
                 full_schema: false,
             })

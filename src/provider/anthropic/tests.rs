@@ -35,8 +35,8 @@ fn request_body_converts_every_role() {
         Message::user("thanks"),
     ];
     let tools = vec![ToolSpec {
-        name: "read_file",
-        description: "read",
+        name: "read_file".into(),
+        description: "read".into(),
         parameters: json!({"type": "object"}),
         full_schema: false,
     }];

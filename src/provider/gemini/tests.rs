@@ -39,8 +39,8 @@ fn url_and_request_body() {
         Message::user("and?"),
     ];
     let tools = vec![ToolSpec {
-        name: "read_file",
-        description: "read",
+        name: "read_file".into(),
+        description: "read".into(),
         parameters: json!({"type": "object", "properties": {"path": {"type": "string", "minLength": 1}}, "required": ["path"], "additionalProperties": false}),
         full_schema: false,
     }];

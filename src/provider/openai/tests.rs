@@ -189,8 +189,8 @@ fn request_body_has_usage_tools_and_effort() {
         ),
     ];
     let tools = vec![ToolSpec {
-        name: "grep",
-        description: "search",
+        name: "grep".into(),
+        description: "search".into(),
         parameters: json!({"type": "object"}),
         full_schema: false,
     }];

@@ -39,8 +39,8 @@ fn the_body_sends_the_whole_conversation_with_reasoning_items_first() {
         Message::tool_result(&call, "a.rs:1: x"),
     ];
     let tools = vec![ToolSpec {
-        name: "grep",
-        description: "search",
+        name: "grep".into(),
+        description: "search".into(),
         parameters: json!({"type": "object"}),
         full_schema: false,
     }];
