@@ -683,3 +683,22 @@ fn in_text_mode_a_turn_that_is_not_the_answer_is_narration() {
         out.stderr
     );
 }
+
+#[test]
+fn without_the_flag_structured_output_is_a_tool_zero_does_not_know() {
+    let dir = TestDir::new("so-unknown");
+    let out = scripted(
+        &dir,
+        json!([{"toolCalls": [call("a", "structured_output", json!({"value": 1}))]}, {"text": "done"}]),
+        &SCHEMA_2,
+    )
+    .args(&["x"])
+    .run();
+    out.assert_code(0);
+    let events = out.events();
+    let tool_call = events.iter().find(|e| e["type"] == "tool_call").unwrap();
+    assert_eq!(tool_call["sideEffect"], "unknown");
+    let result = events.iter().find(|e| e["type"] == "tool_result").unwrap();
+    assert_eq!(result["status"], "error");
+    assert_eq!(events.iter().find(|e| e["type"] == "final").unwrap()["text"], "done");
+}

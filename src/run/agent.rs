@@ -52,7 +52,7 @@ fn for_model(output: &str) -> String {
 
 /// Where a run's history is recorded (the session store, or nothing).
 pub trait Journal {
-    fn tool_call(&mut self, call: &ToolCall);
+    fn tool_call(&mut self, call: &ToolCall, side_effect: SideEffect);
     /// The end of a model turn: its text and the calls it made.
     /// An assistant turn, with the provider-native content to send back (see
     /// [`Message::native`]).
@@ -93,7 +93,7 @@ pub struct NoJournal;
 
 #[cfg(test)]
 impl Journal for NoJournal {
-    fn tool_call(&mut self, _: &ToolCall) {}
+    fn tool_call(&mut self, _: &ToolCall, _: SideEffect) {}
     fn assistant(&mut self, _: &str, _: &[ToolCall], _: &[serde_json::Value]) {}
     fn tool_result(&mut self, _: &ToolCall, _: &Outcome) {}
     fn usage(&mut self, _: &Usage) {}
@@ -133,19 +133,21 @@ struct Calls {
 fn write_call_event(
     out: &Shared,
     journal: &mut dyn Journal,
-    (model, limits): (Option<&'static Model>, &mut Limits),
+    (model, limits, answer_tool): (Option<&'static Model>, &mut Limits, bool),
     calls: &mut Vec<ToolCall>,
     event: StreamEvent,
 ) -> Result<(), Stop> {
     match event {
         StreamEvent::ToolCall(call) => {
-            lock(out).tool_call(
-                &call.id,
-                &call.name,
-                &call.arguments,
-                side_effect_of(&call.name),
-            )?;
-            journal.tool_call(&call);
+            // `structured_output` has no effect when it is the answer's tool; a call of it
+            // without `--output-schema` is of a tool zero does not know.
+            let side_effect = match call.name == structured::TOOL {
+                true if answer_tool => SideEffect::None,
+                true => SideEffect::Unknown,
+                false => side_effect_of(&call.name),
+            };
+            lock(out).tool_call(&call.id, &call.name, &call.arguments, side_effect)?;
+            journal.tool_call(&call, side_effect);
             calls.push(call);
         }
         StreamEvent::Usage(usage) => {
@@ -265,6 +267,7 @@ impl Agent<'_> {
     fn model_call(&mut self, messages: &[Message], specs: &[ToolSpec]) -> Result<Said, Stop> {
         let (out, journal, model) = (self.out, &mut *self.journal, self.model);
         let limits = &mut *self.limits;
+        let answer_tool = self.structured.is_some();
         let mut said = Said { text: String::new(), calls: Vec::new(), native: Vec::new() };
         let mut deferred: Vec<StreamEvent> = Vec::new();
         let mut spoke = false;
@@ -292,9 +295,13 @@ impl Agent<'_> {
                     deferred.push(event);
                 }
                 event if spoke => deferred.push(event),
-                event => {
-                    write_call_event(out, journal, (model, &mut *limits), &mut said.calls, event)?
-                }
+                event => write_call_event(
+                    out,
+                    journal,
+                    (model, &mut *limits, answer_tool),
+                    &mut said.calls,
+                    event,
+                )?,
             }
             Ok(())
         };
@@ -305,7 +312,13 @@ impl Agent<'_> {
         lock(out).set_phase(None, None);
         // What the call did is written however it ended: its text first, then the rest.
         for event in deferred {
-            write_call_event(out, journal, (model, &mut *limits), &mut said.calls, event)?;
+            write_call_event(
+                out,
+                journal,
+                (model, &mut *limits, answer_tool),
+                &mut said.calls,
+                event,
+            )?;
         }
         streamed?;
         Ok(said)

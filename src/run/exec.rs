@@ -747,8 +747,7 @@ impl SessionJournal {
 }
 
 impl Journal for SessionJournal {
-    fn tool_call(&mut self, call: &ToolCall) {
-        let side_effect = tools::side_effect_of(&call.name);
+    fn tool_call(&mut self, call: &ToolCall, side_effect: tools::SideEffect) {
         if let Some(payload) =
             self.with_redactor(|r| session::tool_call_payload(call, side_effect, r))
         {

@@ -127,9 +127,6 @@ pub fn find(name: &str) -> Option<&'static ToolDef> {
 
 /// The stream-json `sideEffect` of a call, from the tool's own metadata.
 pub fn side_effect_of(name: &str) -> SideEffect {
-    if name == crate::run::structured::TOOL {
-        return SideEffect::None;
-    }
     find(name).map_or(SideEffect::Unknown, |t| t.side_effect)
 }
 
