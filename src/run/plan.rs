@@ -249,9 +249,9 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
     } else {
         PermissionMode::Auto
     };
-    let (enabled, disabled, only_answer) = structured_filters(args)?;
+    let Filters { enabled, disabled, names_answer } = structured_filters(args)?;
     let mut enabled_tools = tools::parse_filter(&enabled, "enabled")?;
-    if only_answer {
+    if names_answer {
         // `--enabled-tools structured_output`: the answer's tool is on; a built-in tool only
         // when it is named too (an empty list would mean all of them).
         enabled_tools.push(crate::run::structured::TOOL.to_string());
@@ -316,10 +316,17 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
     })
 }
 
-/// The tool filters without `structured_output`, which `--output-schema` always offers, and
-/// whether `--enabled-tools` named it; naming it in `--disabled-tools` is a usage error.
-#[allow(clippy::type_complexity)]
-fn structured_filters(args: &ExecArgs) -> Result<(Vec<String>, Vec<String>, bool), Failure> {
+/// The tool filters as `parse_filter` takes them: without `structured_output`, which
+/// `--output-schema` always offers.
+struct Filters {
+    enabled: Vec<String>,
+    disabled: Vec<String>,
+    /// `--enabled-tools` named `structured_output`.
+    names_answer: bool,
+}
+
+/// The tool filters; naming `structured_output` in `--disabled-tools` is a usage error.
+fn structured_filters(args: &ExecArgs) -> Result<Filters, Failure> {
     let tool = crate::run::structured::TOOL;
     let names = |list: &[String]| -> Vec<String> {
         list.iter()
@@ -330,15 +337,17 @@ fn structured_filters(args: &ExecArgs) -> Result<(Vec<String>, Vec<String>, bool
     };
     let (enabled, disabled) = (names(&args.enabled_tools), names(&args.disabled_tools));
     if args.output_schema.is_none() {
-        return Ok((args.enabled_tools.clone(), args.disabled_tools.clone(), false));
+        let (enabled, disabled) = (args.enabled_tools.clone(), args.disabled_tools.clone());
+        return Ok(Filters { enabled, disabled, names_answer: false });
     }
     if disabled.iter().any(|n| n == tool) {
         return Err(Failure::Usage(format!(
             "{tool} cannot be disabled: --output-schema gives its answer through it."
         )));
     }
-    let named = enabled.iter().any(|n| n == tool);
-    Ok((enabled.into_iter().filter(|n| n != tool).collect(), disabled, named))
+    let names_answer = enabled.iter().any(|n| n == tool);
+    let enabled = enabled.into_iter().filter(|n| n != tool).collect();
+    Ok(Filters { enabled, disabled, names_answer })
 }
 
 /// `--output-schema-attempts`: 1 to 10, default 3; a warning without `--output-schema`.
