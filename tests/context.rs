@@ -668,12 +668,12 @@ fn a_budget_without_prices_is_a_usage_error_naming_the_model() {
 fn add_dir_reads_and_writes_in_both_roots_and_refuses_escapes_through_links() {
     let dir = TestDir::new("add-dir");
     dir.write("work/here.txt", "in the workspace\n");
-    dir.write("shared/lib.txt", "shared library\n");
+    dir.write("library/lib.txt", "shared library\n");
     dir.write("secret/key.txt", "do not read\n");
-    std::os::unix::fs::symlink(dir.path("secret"), dir.path("shared/escape")).unwrap();
+    std::os::unix::fs::symlink(dir.path("secret"), dir.path("library/escape")).unwrap();
     // A link from one root into another is followed, as a path into it is.
-    std::os::unix::fs::symlink(dir.path("shared"), dir.path("work/to-shared")).unwrap();
-    let shared = dir.path("shared").canonicalize().unwrap().display().to_string();
+    std::os::unix::fs::symlink(dir.path("library"), dir.path("work/to-library")).unwrap();
+    let shared = dir.path("library").canonicalize().unwrap().display().to_string();
     let at = |rel: &str| format!("{shared}/{rel}");
     let call =
         |id: &str, name: &str, args: Value| json!({"id": id, "name": name, "arguments": args});
@@ -687,8 +687,8 @@ fn add_dir_reads_and_writes_in_both_roots_and_refuses_escapes_through_links() {
             call("l1", "list_directory", json!({"path": shared})),
             call("x1", "read_file", json!({"path": at("escape/key.txt")})),
             call("x2", "read_file", json!({"path": "../secret/key.txt"})),
-            call("a1", "read_file", json!({"path": "../shared/lib.txt"})),
-            call("a2", "read_file", json!({"path": "to-shared/lib.txt"}))
+            call("a1", "read_file", json!({"path": "../library/lib.txt"})),
+            call("a2", "read_file", json!({"path": "to-library/lib.txt"}))
         ]},
         {"text": "done"}
     ]}));
@@ -701,7 +701,7 @@ fn add_dir_reads_and_writes_in_both_roots_and_refuses_escapes_through_links() {
             "-C",
             "work",
             "--add-dir",
-            "shared",
+            "library",
             "--auto",
             "medium",
             "--provider",
@@ -720,7 +720,7 @@ fn add_dir_reads_and_writes_in_both_roots_and_refuses_escapes_through_links() {
     assert_eq!(result("r1")["status"], "ok");
     assert!(result("r1")["output"].as_str().unwrap().contains("1 | shared library"));
     assert_eq!(result("w1")["changedFiles"], json!([at("new/out.txt")]));
-    assert_eq!(std::fs::read_to_string(dir.path("shared/new/out.txt")).unwrap(), "written\n");
+    assert_eq!(std::fs::read_to_string(dir.path("library/new/out.txt")).unwrap(), "written\n");
     assert_eq!(std::fs::read_to_string(dir.path("work/local.txt")).unwrap(), "local\n");
     assert!(result("g1")["output"].as_str().unwrap().contains(&at("lib.txt")));
     let globbed = result("g2")["output"].as_str().unwrap().to_string();
