@@ -336,8 +336,7 @@ fn anthropic_requests_mark_the_system_prompt_the_previous_end_and_the_newest_mes
     let mock = Mock::start(replies());
     let out = dir
         .zero()
-        .env("ANTHROPIC_API_KEY", "ant-test-key-123")
-        .env("ANTHROPIC_BASE_URL", &mock.url())
+        .anthropic_at(&mock.url())
         .args(&EXEC_2)
         .args(&["-m", "haiku-4.5", "read a.txt four times"])
         .run();
@@ -370,8 +369,7 @@ fn anthropic_requests_mark_the_system_prompt_the_previous_end_and_the_newest_mes
     let mock = Mock::start(replies());
     let out = dir
         .zero()
-        .env("ANTHROPIC_API_KEY", "ant-test-key-123")
-        .env("ANTHROPIC_BASE_URL", &mock.url())
+        .anthropic_at(&mock.url())
         .args(&["exec", "-o", "stream-json", "-m", "haiku-4.5", "go"])
         .run();
     out.assert_code(0);
@@ -382,10 +380,7 @@ fn anthropic_requests_mark_the_system_prompt_the_previous_end_and_the_newest_mes
         if let Some(config) = config {
             dir.write("config/zero/config.json", config);
         }
-        let mut zero = dir
-            .zero()
-            .env("ANTHROPIC_API_KEY", "ant-test-key-123")
-            .env("ANTHROPIC_BASE_URL", &mock.url());
+        let mut zero = dir.zero().anthropic_at(&mock.url());
         if let Some(value) = var {
             zero = zero.env("ZERO_PROMPT_CACHE", value);
         }
@@ -402,11 +397,7 @@ fn anthropic_requests_mark_the_system_prompt_the_previous_end_and_the_newest_mes
 fn only_the_official_openai_api_gets_the_session_as_prompt_cache_key() {
     let dir = TestDir::new("cache-key");
     let answer = || Reply::sse(&openai::answer(&["ok"], 10, 2));
-    let official = |mock: &Mock| {
-        dir.zero()
-            .env("OPENAI_API_KEY", "sk-test-official-123456")
-            .env("ZERO_DEBUG_OPENAI_URL", &mock.v1())
-    };
+    let official = |mock: &Mock| dir.zero().official_openai_at(&mock.v1());
     let mock = Mock::start(vec![answer()]);
     let out = official(&mock).args(&EXEC_2).args(&["-m", "gpt-4.1", "hi"]).run();
     out.assert_code(0);

@@ -27,17 +27,15 @@ fn reasoning(events: &[Value]) -> String {
 
 /// The official OpenAI API (the Responses API for reasoning models) at a mock.
 fn official(dir: &TestDir, mock: &Mock) -> crate::util::Zero {
-    dir.zero()
-        .env("OPENAI_API_KEY", "sk-test-official-123456")
-        .env("ZERO_DEBUG_OPENAI_URL", &mock.v1())
+    dir.zero().official_openai_at(&mock.v1())
 }
 
 fn anthropic_at(dir: &TestDir, mock: &Mock) -> crate::util::Zero {
-    dir.zero().env("ANTHROPIC_API_KEY", "ant-test-key-123").env("ANTHROPIC_BASE_URL", &mock.url())
+    dir.zero().anthropic_at(&mock.url())
 }
 
 fn gemini_at(dir: &TestDir, mock: &Mock) -> crate::util::Zero {
-    dir.zero().env("GEMINI_API_KEY", "gem-test-key-123").env("GEMINI_BASE_URL", &mock.url())
+    dir.zero().gemini_at(&mock.url())
 }
 
 /// `zero exec` with stream-json schema 2 output.

@@ -63,8 +63,7 @@ fn anthropic_round_trip() {
     ]);
     let out = dir
         .zero()
-        .env("ANTHROPIC_API_KEY", "ant-test-key-123")
-        .env("ANTHROPIC_BASE_URL", &mock.url())
+        .anthropic_at(&mock.url())
         .args(&["exec", "-o", "stream-json", "-m", "sonnet-4.5", "-r", "high", "read a.txt"])
         .run();
     let events = shape_and_costs(&out);
@@ -126,8 +125,7 @@ fn gemini_round_trip() {
     ]);
     let out = dir
         .zero()
-        .env("GEMINI_API_KEY", "gem-test-key-123")
-        .env("GEMINI_BASE_URL", &mock.url())
+        .gemini_at(&mock.url())
         .args(&["exec", "-o", "stream-json", "-m", "gemini-2.5-flash", "read a.txt"])
         .run();
     let events = shape_and_costs(&out);

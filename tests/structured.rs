@@ -281,8 +281,7 @@ fn each_wire_format_gets_the_tool_in_its_own_shape_and_one_call_answers() {
     ))]);
     let out = dir
         .zero()
-        .env("ANTHROPIC_API_KEY", "ant-test-key-123")
-        .env("ANTHROPIC_BASE_URL", &mock.url())
+        .anthropic_at(&mock.url())
         .args(&EXEC_2)
         .args(&["-m", "haiku-4.5", "--output-schema", VERDICT, "x"])
         .run();
@@ -302,8 +301,7 @@ fn each_wire_format_gets_the_tool_in_its_own_shape_and_one_call_answers() {
     let mock = Mock::start(vec![gemini_call(), gemini_call(), gemini_call()]);
     let out = dir
         .zero()
-        .env("GEMINI_API_KEY", "gem-test-key-123")
-        .env("GEMINI_BASE_URL", &mock.url())
+        .gemini_at(&mock.url())
         .args(&EXEC_2)
         .args(&["-m", "gemini-2.5-flash", "--output-schema", LIST, "x"])
         .run();
@@ -320,8 +318,7 @@ fn each_wire_format_gets_the_tool_in_its_own_shape_and_one_call_answers() {
     let mock = Mock::start(vec![gemini_call()]);
     let out = dir
         .zero()
-        .env("GEMINI_API_KEY", "gem-test-key-123")
-        .env("GEMINI_BASE_URL", &mock.url())
+        .gemini_at(&mock.url())
         .args(&EXEC_2)
         .args(&["-m", "gemini-2.5-flash", "--output-schema", VERDICT, "x"])
         .run();
@@ -347,8 +344,7 @@ fn each_wire_format_gets_the_tool_in_its_own_shape_and_one_call_answers() {
     ])]);
     let out = dir
         .zero()
-        .env("OPENAI_API_KEY", "sk-test-official-123456")
-        .env("ZERO_DEBUG_OPENAI_URL", &mock.v1())
+        .official_openai_at(&mock.v1())
         .env("ZERO_OPENAI_API", "responses")
         .args(&EXEC_2)
         .args(&["-m", "gpt-5", "--output-schema", VERDICT, "x"])
@@ -618,8 +614,7 @@ fn anthropic_and_gemini_carry_problems_and_reminders_too() {
     ]);
     let out = dir
         .zero()
-        .env("ANTHROPIC_API_KEY", "ant-test-key-123")
-        .env("ANTHROPIC_BASE_URL", &mock.url())
+        .anthropic_at(&mock.url())
         .args(&EXEC_2)
         .args(&["-m", "haiku-4.5", "--output-schema", LIST, "x"])
         .run();
@@ -652,8 +647,7 @@ fn anthropic_and_gemini_carry_problems_and_reminders_too() {
     ]);
     let out = dir
         .zero()
-        .env("GEMINI_API_KEY", "gem-test-key-123")
-        .env("GEMINI_BASE_URL", &mock.url())
+        .gemini_at(&mock.url())
         .args(&EXEC_2)
         .args(&["-m", "gemini-2.5-flash", "--output-schema", LIST, "x"])
         .run();

@@ -125,6 +125,22 @@ impl Zero {
         self.env("OPENAI_BASE_URL", base).env("OPENAI_API_KEY", key).env("OPENAI_MODEL", model)
     }
 
+    /// Points the Anthropic provider at a mock (`mock.url()`).
+    pub fn anthropic_at(self, url: &str) -> Zero {
+        self.env("ANTHROPIC_API_KEY", "ant-test-key-123").env("ANTHROPIC_BASE_URL", url)
+    }
+
+    /// Points the Gemini provider at a mock (`mock.url()`).
+    pub fn gemini_at(self, url: &str) -> Zero {
+        self.env("GEMINI_API_KEY", "gem-test-key-123").env("GEMINI_BASE_URL", url)
+    }
+
+    /// Points the official OpenAI provider at a mock (`mock.v1()`): its requests are the
+    /// official host's (debug builds only).
+    pub fn official_openai_at(self, v1: &str) -> Zero {
+        self.env("OPENAI_API_KEY", "sk-test-official-123456").env("ZERO_DEBUG_OPENAI_URL", v1)
+    }
+
     /// Runs without the power to write a file its mode forbids, as a user would: when the tests
     /// run as root, CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH leave the run's bounding set
     /// before it starts (nothing changes for any other user).
