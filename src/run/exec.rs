@@ -130,11 +130,8 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
         .as_ref()
         .map(|source| OutputSchema::load(source, &started_in, plan.output_schema_attempts))
         .transpose()?;
-    let mut system = instructions::system_prompt(
-        &plan.system_prompt,
-        &started_in,
-        &toolbox.workspace().added_roots(),
-    )?;
+    let added_roots = toolbox.workspace().added_roots();
+    let mut system = instructions::system_prompt(&plan.system_prompt, &started_in, &added_roots)?;
     if output_schema.is_some() {
         system = format!("{}\n\n{}", system.trim_end(), structured::INSTRUCTION);
     }
@@ -146,8 +143,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     warnings.extend(told.warnings.iter().cloned());
     let mut info = run_info(runtime.as_ref(), &cwd, plan, None);
     info.instructions = told.files.clone();
-    info.add_dirs =
-        toolbox.workspace().added_roots().iter().map(|d| d.display().to_string()).collect();
+    info.add_dirs = added_roots.iter().map(|d| d.display().to_string()).collect();
     // 8. --list-tools: every tool, whether it is offered, and the schema the model gets.
     let (Some(runtime), false) = (runtime, plan.list_tools) else {
         let rows = tool_rows(&toolbox, output_schema.as_ref());
