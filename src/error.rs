@@ -125,6 +125,8 @@ pub enum ErrorCode {
     BudgetExceeded,
     /// Schema 2: no answer matched `--output-schema` (schema 1 says `max_turns`).
     OutputSchema,
+    /// Schema 2: a required MCP server failed (schema 1 says `provider_error`).
+    McpError,
     Interrupted,
     Crash,
 }
@@ -140,6 +142,7 @@ impl ErrorCode {
             ErrorCode::Incomplete => "incomplete",
             ErrorCode::BudgetExceeded => "budget_exceeded",
             ErrorCode::OutputSchema => "output_schema",
+            ErrorCode::McpError => "mcp_error",
             ErrorCode::Interrupted => "interrupted",
             ErrorCode::Crash => "crash",
         }
@@ -165,6 +168,8 @@ pub enum Failure {
     BudgetExceeded(String),
     /// The model gave no answer matching `--output-schema` within its attempts.
     OutputSchema(String),
+    /// A required MCP server failed to start.
+    Mcp(String),
     /// SIGINT or SIGTERM.
     Interrupted,
     /// A bug: a panic, or something that should not have been possible.
@@ -176,7 +181,10 @@ impl Failure {
     pub fn exit(&self) -> Exit {
         match self {
             Failure::Usage(_) => Exit::Usage,
-            Failure::Config(_) | Failure::Provider(_) | Failure::Unavailable(_) => Exit::Setup,
+            Failure::Config(_)
+            | Failure::Provider(_)
+            | Failure::Unavailable(_)
+            | Failure::Mcp(_) => Exit::Setup,
             Failure::MaxTurns(_) | Failure::BudgetExceeded(_) | Failure::OutputSchema(_) => {
                 Exit::Incomplete
             }
@@ -190,7 +198,9 @@ impl Failure {
         match self {
             Failure::Usage(_) => ErrorCode::UsageError,
             Failure::Config(_) => ErrorCode::ConfigError,
-            Failure::Provider(_) | Failure::Unavailable(_) => ErrorCode::ProviderError,
+            Failure::Provider(_) | Failure::Unavailable(_) | Failure::Mcp(_) => {
+                ErrorCode::ProviderError
+            }
             Failure::MaxTurns(_) | Failure::BudgetExceeded(_) | Failure::OutputSchema(_) => {
                 ErrorCode::MaxTurns
             }
@@ -206,6 +216,7 @@ impl Failure {
             Failure::MaxTurns(_) => ErrorCode::Incomplete,
             Failure::BudgetExceeded(_) => ErrorCode::BudgetExceeded,
             Failure::OutputSchema(_) => ErrorCode::OutputSchema,
+            Failure::Mcp(_) => ErrorCode::McpError,
             other => other.code(),
         }
     }
@@ -233,6 +244,7 @@ impl Failure {
             | Failure::MaxTurns(_)
             | Failure::BudgetExceeded(_)
             | Failure::OutputSchema(_)
+            | Failure::Mcp(_)
             | Failure::Crash(_) => false,
         }
     }
@@ -247,6 +259,7 @@ impl Failure {
             | Failure::MaxTurns(m)
             | Failure::BudgetExceeded(m)
             | Failure::OutputSchema(m)
+            | Failure::Mcp(m)
             | Failure::Crash(m) => m.as_str(),
             Failure::Interrupted => "Interrupted.",
         };

@@ -15,6 +15,7 @@ mod config;
 mod conversation;
 mod error;
 mod jsonschema;
+mod mcp;
 mod output;
 mod protocol;
 mod provider;

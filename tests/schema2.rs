@@ -87,7 +87,7 @@ enum Event {
         truncated: bool,
         redacted: Option<bool>,
         changed_files: Option<Vec<String>>,
-        meta: Option<HashMap<String, String>>,
+        meta: Option<Meta>,
         exit_code: Option<i64>,
         duration_ms: u64,
     },
@@ -104,6 +104,14 @@ enum Event {
     Warning {
         message: String,
         code: WarningCode,
+    },
+    McpServer {
+        name: String,
+        status: McpStatus,
+        transport: McpTransport,
+        tools: u64,
+        protocol_version: Option<String>,
+        error: Option<String>,
     },
     Heartbeat {
         phase: Phase,
@@ -201,6 +209,7 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
             "cumulative",
         ],
         "warning" => &["message", "code"],
+        "mcp_server" => &["name", "status", "transport", "tools", "protocolVersion", "error"],
         "heartbeat" => &["phase", "elapsedMs", "toolCallId"],
         "final" => &["text", "structured"],
         "error" => &["code", "message", "recoverable"],
@@ -208,6 +217,44 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
         "run_end" => &["status", "exitCode", "eventCount"],
         _ => return None,
     })
+}
+
+/// `tool_result.meta`: why a call did not run, and which MCP server's tool it was.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Meta {
+    permission: Option<Refused>,
+    mcp: Option<McpOrigin>,
+}
+
+#[derive(Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum Refused {
+    Denied,
+    Cancelled,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct McpOrigin {
+    server: String,
+    tool: String,
+}
+
+#[derive(Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum McpStatus {
+    Ready,
+    Failed,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum McpTransport {
+    Stdio,
+    Http,
 }
 
 /// A list of strings with at least one.
@@ -315,6 +362,8 @@ enum WarningCode {
     TornSession,
     ThreadUnavailable,
     ContextTrimmed,
+    McpServerFailed,
+    McpToolLeftOut,
 }
 
 #[derive(Debug, Deserialize)]
@@ -334,6 +383,7 @@ enum ErrorCode {
     Incomplete,
     BudgetExceeded,
     OutputSchema,
+    McpError,
     Interrupted,
     Crash,
 }
@@ -414,6 +464,13 @@ pub fn check_line(line: &str) -> Result<(), String> {
                 return Err("permissionGranted must say whether the action is allow".into());
             }
             non_empty("decisionReason", decision_reason)?;
+        }
+        Event::McpServer { name, status, protocol_version, error, .. } => {
+            non_empty("name", name)?;
+            let ready = *status == McpStatus::Ready;
+            if ready != protocol_version.is_some() || ready == error.is_some() {
+                return Err("a ready mcp_server has protocolVersion and no error; a failed one the reverse".into());
+            }
         }
         Event::ToolResult { id, name, changed_files, .. } => {
             id_ok(id)?;

@@ -2,6 +2,7 @@
 
 mod corpus;
 mod jsonschema;
+mod mcp_server;
 mod mock;
 mod prompt_cache;
 mod schema;
@@ -16,6 +17,7 @@ mod faults;
 mod field;
 mod inputs;
 mod live;
+mod mcp;
 mod promises;
 mod protocol2;
 mod providers;

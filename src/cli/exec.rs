@@ -78,6 +78,8 @@ pub const EXEC_FLAGS: &[Section] = &[
             Flag::new("list-tools", None, "", "print the tools the model would see, exit", Slot::Switch(|a| &mut a.list_tools)),
             Flag::new("shell-env", None, " <MODE>", "filtered | inherit (default: \"filtered\"): bash\ngets zero's environment without variables\nwhose names look secret (*_TOKEN, *_API_KEY..)", Slot::Text(|a| &mut a.shell_env)),
             Flag::new("shell-env-keep", None, " <NAME>", "pass NAME to bash even so (repeatable)", Slot::Texts(|a| &mut a.shell_env_keep)),
+            Flag::new("mcp-config", None, " <PATH|JSON>", "MCP servers: a file or JSON text holding\n{\"mcpServers\": {...}} (repeatable)", Slot::Texts(|a| &mut a.mcp_configs)),
+            Flag::new("strict-mcp-config", None, "", "only the --mcp-config servers, none from\nthe user config file", Slot::Switch(|a| &mut a.strict_mcp_config)),
         ],
     },
     Section {

@@ -118,6 +118,9 @@ pub struct ExecArgs {
     pub add_dirs: Vec<PathBuf>,
     pub output_schema: Option<String>,
     pub output_schema_attempts: Option<String>,
+    /// `--mcp-config`: files or JSON texts, in order.
+    pub mcp_configs: Vec<String>,
+    pub strict_mcp_config: bool,
     /// The first command-line error, reported once the output format is known.
     pub error: Option<String>,
 }

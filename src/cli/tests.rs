@@ -226,6 +226,8 @@ fn exec_example(long: &str) -> Option<(&'static [&'static str], &'static [&'stat
         "cwd" => (&["-C", "/tmp"], &["x"]),
         "redact-env" => (&["--redact-env", "HOME"], &["x"]),
         "add-dir" => (&["--add-dir", "/tmp"], &["x"]),
+        "mcp-config" => (&["--mcp-config", "m.json"], &["x"]),
+        "strict-mcp-config" => (&["--strict-mcp-config"], &["x"]),
         "output-schema" => (&["--output-schema", "s.json"], &["x"]),
         "output-schema-attempts" => {
             (&["--output-schema-attempts", "5"], &["--output-schema", "s.json", "x"])

@@ -65,6 +65,9 @@ pub struct UserConfig {
     pub add_dirs: Vec<PathBuf>,
     /// `contextWindow`: the window of a model the registry does not know.
     pub context_window: Option<u64>,
+    /// `mcpServers`, as written (checked when a run resolves its servers, with the
+    /// environment its `${VAR}`s expand from).
+    pub mcp_servers: Option<Value>,
     /// Keys this zero does not know (the file may be shared with other Zero versions): one
     /// line each, naming the closest known key.
     pub warnings: Vec<String>,
@@ -83,6 +86,7 @@ pub const CONFIG_KEYS: &[&str] = &[
     "maxBudgetUsd",
     "addDirs",
     "contextWindow",
+    "mcpServers",
     "planMode",
     "debug",
 ];
@@ -191,6 +195,7 @@ pub(super) fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
     if let Some(dirs) = map.get("addDirs") {
         config.add_dirs = add_dirs(dirs)?;
     }
+    config.mcp_servers = map.get("mcpServers").cloned();
     if let Some(window) = map.get("contextWindow") {
         let n = window.as_u64().filter(|n| (1_000..=100_000_000).contains(n));
         config.context_window =

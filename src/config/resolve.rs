@@ -838,7 +838,7 @@ pub fn extra_roots(env: &Env) -> Result<ExtraRoots, Failure> {
 }
 
 /// Timeouts and retries from the environment.
-fn net_settings(env: &Env) -> Result<NetSettings, Failure> {
+pub fn net_settings(env: &Env) -> Result<NetSettings, Failure> {
     let mut net = NetSettings::default();
     let millis = |name: &str, slot: &mut Duration| -> Result<(), Failure> {
         if let Some(v) = env.get(name) {

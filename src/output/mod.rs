@@ -123,6 +123,8 @@ pub struct Finished<'a> {
     /// The call was not run for want of permission.
     pub refused: Option<crate::tools::Refusal>,
     pub duration: Duration,
+    /// An MCP tool's server and its own name for the tool (`meta.mcp`).
+    pub mcp: Option<(&'a str, &'a str)>,
 }
 
 /// A [`Gate`]'s strings, redacted.
@@ -632,6 +634,10 @@ impl Emitter {
         if let Some(refusal) = call.refused {
             meta.insert("permission".into(), Value::String(refusal.name().into()));
         }
+        if let Some((server, tool)) = call.mcp {
+            let (server, tool) = (self.redactor.redact_str(server), self.redactor.redact_str(tool));
+            meta.insert("mcp".into(), serde_json::json!({"server": server, "tool": tool}));
+        }
         self.emit(&Event::ToolResult {
             id: &wire_id(&raw_id),
             name: two.then_some(name.as_str()),
@@ -645,6 +651,23 @@ impl Emitter {
             duration_ms: two.then_some(call.duration.as_millis() as u64),
             raw_id: &raw_id,
             command_exit: call.exit_code,
+        })
+    }
+
+    /// Schema 2: how one MCP server's start ended (the other outputs say it with a warning).
+    pub fn mcp_server(&mut self, report: &crate::mcp::Report) -> Result<(), OutputClosed> {
+        if !self.schema2() || self.format != Format::StreamJson {
+            return Ok(());
+        }
+        let error = report.error.as_ref().map(|e| self.redactor.redact_str(e));
+        let name = self.redactor.redact_str(&report.name);
+        self.emit(&Event::McpServer {
+            name: &name,
+            status: if report.error.is_none() { "ready" } else { "failed" },
+            transport: report.transport,
+            tools: report.tools,
+            protocol_version: report.protocol.as_deref(),
+            error: error.as_deref(),
         })
     }
 
@@ -900,6 +923,7 @@ impl Emitter {
             changed_files: &[],
             refused: None,
             duration: Duration::ZERO,
+            mcp: None,
         })
     }
 

@@ -97,6 +97,7 @@ pub(super) fn legacy<'a>(event: &'a Event<'a>) -> Option<Legacy<'a>> {
         | Event::PermissionRequest { .. }
         | Event::PermissionDecision { .. }
         | Event::TurnEnd { .. }
+        | Event::McpServer { .. }
         | Event::Heartbeat { .. } => return None,
     })
 }
@@ -124,6 +125,7 @@ pub(super) fn text_row(event: &Event<'_>) -> Option<String> {
         }
         Event::Error { message, .. } => format!("[zero] {message}"),
         Event::RunStart { .. }
+        | Event::McpServer { .. }
         | Event::Text { .. }
         | Event::Usage { .. }
         | Event::Final { .. }

@@ -79,6 +79,17 @@ pub enum Event<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         code: Option<WarningCode>,
     },
+    /// Schema 2: how one MCP server's start ended.
+    McpServer {
+        name: &'a str,
+        status: &'static str,
+        transport: &'static str,
+        tools: usize,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        protocol_version: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'a str>,
+    },
     Text {
         delta: &'a str,
     },
@@ -472,6 +483,10 @@ pub enum WarningCode {
     ThreadUnavailable,
     /// Old tool results or exchanges were left out of a request to fit the context window.
     ContextTrimmed,
+    /// An optional MCP server failed to start or died: the run goes on without its tools.
+    McpServerFailed,
+    /// MCP tools were left out: a name taken twice, or past the per-run limits.
+    McpToolLeftOut,
 }
 
 impl WarningCode {
@@ -486,6 +501,8 @@ impl WarningCode {
         WarningCode::TornSession,
         WarningCode::ThreadUnavailable,
         WarningCode::ContextTrimmed,
+        WarningCode::McpServerFailed,
+        WarningCode::McpToolLeftOut,
     ];
 }
 

@@ -117,7 +117,12 @@ fn error_event(version: SchemaVersion) -> Value {
     if version == SchemaVersion::V1 {
         codes.push(ErrorCode::MaxTurns);
     } else {
-        codes.extend([ErrorCode::Incomplete, ErrorCode::BudgetExceeded, ErrorCode::OutputSchema]);
+        codes.extend([
+            ErrorCode::Incomplete,
+            ErrorCode::BudgetExceeded,
+            ErrorCode::OutputSchema,
+            ErrorCode::McpError,
+        ]);
     }
     codes.extend([ErrorCode::Interrupted, ErrorCode::Crash]);
     event(
@@ -361,7 +366,10 @@ fn outputs_2() -> Events {
                     ),
                     (
                         "meta",
-                        json!({"description": "a call that was not run for want of permission has permission: denied (or cancelled, when an interrupt cancelled its approval)", "type": "object", "additionalProperties": {"type": "string"}}),
+                        json!({"type": "object", "additionalProperties": false, "properties": {
+                            "permission": {"description": "the call was not run for want of permission: denied (or cancelled, when an interrupt cancelled its approval)", "enum": ["denied", "cancelled"]},
+                            "mcp": {"description": "the call was of an MCP server's tool", "type": "object", "additionalProperties": false, "required": ["server", "tool"], "properties": {"server": name(), "tool": name()}}
+                        }}),
                     ),
                     (
                         "exitCode",
@@ -373,6 +381,21 @@ fn outputs_2() -> Events {
             ),
         ),
         ("usage", e("usage", &usage, &["costUsd", "cacheReadTokens", "cacheWriteTokens"])),
+        (
+            "mcp_server",
+            e(
+                "mcp_server",
+                &[
+                    ("name", name()),
+                    ("status", json!({"enum": ["ready", "failed"]})),
+                    ("transport", json!({"enum": ["stdio", "http"]})),
+                    ("tools", json!({"description": "the tools offered to the model", "type": "integer", "minimum": 0})),
+                    ("protocolVersion", json!({"description": "when ready: the MCP version agreed", "type": "string"})),
+                    ("error", json!({"description": "when failed: why, with the last line of the server's stderr", "type": "string"})),
+                ],
+                &["protocolVersion", "error"],
+            ),
+        ),
         (
             "heartbeat",
             e(

@@ -237,6 +237,8 @@ pub struct Http {
     roots: ExtraRoots,
     proxy: Option<ureq::Proxy>,
     settings: NetSettings,
+    /// Redirects followed by ureq itself (none for MCP servers, whose redirects zero checks).
+    redirects: u32,
 }
 
 impl Http {
@@ -245,19 +247,33 @@ impl Http {
     pub fn new(settings: NetSettings, roots: &ExtraRoots, url: &str) -> Http {
         let proxy = settings.proxies.for_url(url).and_then(|p| ureq::Proxy::new(p).ok());
         Http {
-            agent: Http::agent(&settings, TlsConfig::default(), proxy.clone()),
+            agent: Http::agent(&settings, TlsConfig::default(), proxy.clone(), 10),
             extra: OnceLock::new(),
             prefer_extra: AtomicBool::new(false),
             roots: roots.clone(),
             proxy,
             settings,
+            redirects: 10,
         }
     }
 
-    fn agent(settings: &NetSettings, tls: TlsConfig, proxy: Option<ureq::Proxy>) -> ureq::Agent {
+    /// The same client, returning redirects as responses instead of following them.
+    pub fn without_redirects(mut self) -> Http {
+        self.redirects = 0;
+        self.agent = Http::agent(&self.settings, TlsConfig::default(), self.proxy.clone(), 0);
+        self
+    }
+
+    fn agent(
+        settings: &NetSettings,
+        tls: TlsConfig,
+        proxy: Option<ureq::Proxy>,
+        redirects: u32,
+    ) -> ureq::Agent {
         // The proxy is set either way: ureq would otherwise read the environment itself.
         ureq::Agent::config_builder()
             .proxy(proxy)
+            .max_redirects(redirects)
             .http_status_as_error(false)
             .timeout_connect(Some(settings.connect))
             .timeout_recv_response(Some(settings.headers))
@@ -278,7 +294,7 @@ impl Http {
             let certs = self.roots.load()?;
             let specific = RootCerts::Specific(Arc::new(certs));
             let tls = TlsConfig::builder().root_certs(specific).build();
-            Ok(Http::agent(&self.settings, tls, self.proxy.clone()))
+            Ok(Http::agent(&self.settings, tls, self.proxy.clone(), self.redirects))
         }))
     }
 
@@ -312,6 +328,46 @@ impl Http {
             }
             other => other,
         }
+    }
+
+    /// One request (`GET`, `POST` with a body, `DELETE`) that ends by `timeout`, the response
+    /// whatever its status; the error as one line naming the host.
+    pub fn exchange(
+        &self,
+        method: &str,
+        url: &str,
+        headers: &[(&str, String)],
+        body: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<ureq::http::Response<ureq::Body>, String> {
+        fn with<B>(
+            mut request: ureq::RequestBuilder<B>,
+            headers: &[(&str, String)],
+            timeout: Duration,
+        ) -> ureq::RequestBuilder<B> {
+            for (name, value) in headers {
+                request = request.header(*name, value.as_str());
+            }
+            request.config().timeout_global(Some(timeout)).build()
+        }
+        let result = self.call(|agent| match (method, body) {
+            ("POST", Some(body)) => with(agent.post(url), headers, timeout).send(body),
+            ("DELETE", _) => with(agent.delete(url), headers, timeout).call(),
+            _ => with(agent.get(url), headers, timeout).call(),
+        });
+        result.map_err(|err| {
+            let host = host_of(url);
+            if is_certificate_error(&err) {
+                return self.certificate_message(&err, host);
+            }
+            match err {
+                ureq::Error::Timeout(_) => format!("{host} did not answer within {} ms", timeout.as_millis()),
+                ureq::Error::HostNotFound => format!("host not found: {host}"),
+                ureq::Error::ConnectionFailed => format!("could not connect to {host}"),
+                ureq::Error::Io(io) => format!("{host}: {}", io_text(&io)),
+                other => format!("request to {host} failed: {other}"),
+            }
+        })
     }
 
     pub fn max_retries(&self) -> u32 {
@@ -565,7 +621,7 @@ fn host_of(url: &str) -> &str {
     host.rsplit_once('@').map_or(host, |(_, host)| host)
 }
 
-fn io_text(io: &std::io::Error) -> String {
+pub(crate) fn io_text(io: &std::io::Error) -> String {
     use std::io::ErrorKind;
     match io.kind() {
         ErrorKind::ConnectionRefused => "connection refused".to_string(),

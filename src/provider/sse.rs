@@ -58,6 +58,10 @@ pub struct SseReader<R> {
     stray: String,
     queue: std::collections::VecDeque<Frame>,
     done: bool,
+    /// The last `id:` field seen (a reconnection's `Last-Event-ID`).
+    last_event_id: String,
+    /// The last valid `retry:` field, in milliseconds.
+    retry_ms: Option<u64>,
 }
 
 impl<R: BufRead> SseReader<R> {
@@ -71,7 +75,25 @@ impl<R: BufRead> SseReader<R> {
             stray: String::new(),
             queue: std::collections::VecDeque::new(),
             done: false,
+            last_event_id: String::new(),
+            retry_ms: None,
         }
+    }
+
+    /// The event id to resume after (empty when the stream gave none).
+    pub fn last_event_id(&self) -> &str {
+        &self.last_event_id
+    }
+
+    /// Continues a stream that was resumed: the id and retry time it had.
+    pub fn resume_from(&mut self, last_event_id: &str, retry: Option<std::time::Duration>) {
+        self.last_event_id = last_event_id.to_string();
+        self.retry_ms = retry.map(|d| d.as_millis() as u64);
+    }
+
+    /// How long the stream asked a client to wait before reconnecting.
+    pub fn retry(&self) -> Option<std::time::Duration> {
+        self.retry_ms.map(std::time::Duration::from_millis)
     }
 
     /// The next frame, or `None` at the end of the stream.
@@ -164,8 +186,13 @@ impl<R: BufRead> SseReader<R> {
                 self.has_data = true;
             }
             "event" => self.name = Some(value.to_string()),
-            // Other fields (`id`, `retry`, and any a server or proxy adds) are ignored, as the
-            // standard says; only text that is not field-shaped at all is kept as stray.
+            // As the standard says: an id with a NUL is ignored; retry is only digits.
+            "id" if !value.contains('\0') => self.last_event_id = value.to_string(),
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                self.retry_ms = value.parse().ok();
+            }
+            // Other fields (any a server or proxy adds) are ignored, as the standard says; only
+            // text that is not field-shaped at all is kept as stray.
             name if is_field_name(name) => {}
             _ => {
                 if self.stray.len() < MAX_STRAY_BYTES {

@@ -10,15 +10,13 @@ use std::time::{Duration, Instant};
 use crate::conversation::{Answer, Message, ToolCall, ToolSpec};
 use crate::error::{Failure, Stop};
 use crate::output::{lock, Decision, Finished, Gate, Phase, Shared};
-use crate::protocol::events::{Action, DecidedBy};
+use crate::protocol::events::{Action, DecidedBy, Warning, WarningCode};
 use crate::provider::models::{self, Model, Usage};
 use crate::provider::{Provider, Request, StreamEvent};
 use crate::run::limits::Limits;
 use crate::run::structured::{self, Judged, OutputSchema};
 use crate::session::Kind;
-use crate::tools::{
-    side_effect_of, Autonomy, Gated, Outcome, PermissionMode, Refusal, SideEffect, Toolbox,
-};
+use crate::tools::{Allowed, Autonomy, Gated, Outcome, PermissionMode, Refusal, SideEffect, Toolbox};
 
 /// The system prompt: who zero is and how it should work.
 pub const SYSTEM_PROMPT: &str = "\
@@ -133,7 +131,7 @@ struct Calls {
 fn write_call_event(
     out: &Shared,
     journal: &mut dyn Journal,
-    (model, limits, answer_tool): (Option<&'static Model>, &mut Limits, bool),
+    (model, limits, answer_tool, tools): (Option<&'static Model>, &mut Limits, bool, &Toolbox),
     calls: &mut Vec<ToolCall>,
     event: StreamEvent,
 ) -> Result<(), Stop> {
@@ -144,7 +142,7 @@ fn write_call_event(
             let side_effect = match call.name == structured::TOOL {
                 true if answer_tool => SideEffect::None,
                 true => SideEffect::Unknown,
-                false => side_effect_of(&call.name),
+                false => tools.side_effect_of(&call.name),
             };
             lock(out).tool_call(&call.id, &call.name, &call.arguments, side_effect)?;
             journal.tool_call(&call, side_effect);
@@ -207,6 +205,16 @@ impl Agent<'_> {
             // An interrupt during the last tool of a turn stops before the next model call.
             interrupted()?;
             self.limits.check_budget()?;
+            // An MCP server said its tools changed: the next call offers the new list.
+            if let Some(warnings) = self.tools.refresh_mcp() {
+                let mut out = lock(self.out);
+                for warning in warnings {
+                    out.warning(&Warning::new(WarningCode::McpToolLeftOut, warning))?;
+                }
+                drop(out);
+                specs = self.tools.specs();
+                specs.extend(self.structured.map(OutputSchema::spec));
+            }
             let fitted = self.limits.fit(messages, &specs)?;
             if let Some(warning) = &fitted.warning {
                 lock(self.out).warning(warning)?;
@@ -267,6 +275,7 @@ impl Agent<'_> {
     fn model_call(&mut self, messages: &[Message], specs: &[ToolSpec]) -> Result<Said, Stop> {
         let (out, journal, model) = (self.out, &mut *self.journal, self.model);
         let limits = &mut *self.limits;
+        let tools = &*self.tools;
         let answer_tool = self.structured.is_some();
         let mut said = Said { text: String::new(), calls: Vec::new(), native: Vec::new() };
         let mut deferred: Vec<StreamEvent> = Vec::new();
@@ -298,7 +307,7 @@ impl Agent<'_> {
                 event => write_call_event(
                     out,
                     journal,
-                    (model, &mut *limits, answer_tool),
+                    (model, &mut *limits, answer_tool, tools),
                     &mut said.calls,
                     event,
                 )?,
@@ -315,7 +324,7 @@ impl Agent<'_> {
             write_call_event(
                 out,
                 journal,
-                (model, &mut *limits, answer_tool),
+                (model, &mut *limits, answer_tool, tools),
                 &mut said.calls,
                 event,
             )?;
@@ -362,8 +371,8 @@ impl Agent<'_> {
             let (outcome, duration) = match self.tools.gate(call) {
                 Some(gated) => self.decide(call, &gated)?,
                 None => {
-                    if let Some(side_effect) = self.tools.allowed_by_level(call) {
-                        self.allow_by_policy(call, side_effect)?;
+                    if let Some(allowed) = self.tools.allowed_by_level(call) {
+                        self.allow_by_policy(call, allowed)?;
                     }
                     self.run_tool(call, false)
                 }
@@ -390,6 +399,7 @@ impl Agent<'_> {
             changed_files: &outcome.changed_files,
             refused: outcome.refused,
             duration,
+            mcp: self.tools.mcp_origin(&call.name),
         })?;
         self.journal.tool_result(call, outcome);
         messages.push(Message::tool_result(call, for_model(&outcome.output)));
@@ -398,14 +408,15 @@ impl Agent<'_> {
 
     /// A call of a tool that needs permission and that the level allows: the policy's
     /// decision is written (schema 2) before the call runs, naming the flag that allows it.
-    fn allow_by_policy(&mut self, call: &ToolCall, side_effect: SideEffect) -> Result<(), Stop> {
+    fn allow_by_policy(&mut self, call: &ToolCall, allowed: Allowed) -> Result<(), Stop> {
+        let Allowed { side_effect, reason } = allowed;
         let flag =
             if self.autonomy != Autonomy::High && self.permission_mode == PermissionMode::Unsafe {
                 "--skip-permissions-unsafe".to_string()
             } else {
                 format!("--auto {}", self.autonomy)
             };
-        let reason = format!("allowed by {flag}");
+        let reason = reason.unwrap_or_else(|| format!("allowed by {flag}"));
         let gate = Gate {
             id: &call.id,
             name: &call.name,

@@ -34,6 +34,7 @@ const SECOND_INTERRUPT: Duration = Duration::from_secs(2);
 pub fn set_live_turn(in_turn: bool) {
     if in_turn {
         TURN_INTERRUPTED.store(false, Ordering::SeqCst);
+        crate::sys::signals::clear_interrupted();
     }
     LIVE_STATE.store(if in_turn { LIVE_IN_TURN } else { LIVE_WAITING }, Ordering::SeqCst);
     crate::sys::signals::set_live(true);
@@ -55,6 +56,7 @@ fn on_signal(shared: &Shared, signum: i32) {
             *last = Some(Instant::now());
             TURN_INTERRUPTED.store(true, Ordering::SeqCst);
             crate::sys::signals::kill_running_group();
+            crate::sys::signals::wake_interrupted();
             return;
         }
     }
@@ -182,6 +184,9 @@ fn end_from_outside(shared: &Shared, failure: Failure) -> ! {
 }
 
 fn finish(failure: &Failure) -> ! {
+    // MCP servers are asked to stop first (SIGTERM, then SIGKILL after their grace); then
+    // nothing the run started is left.
+    crate::sys::process::stop_kept_groups();
     crate::sys::process::kill_everything();
     record_failure(failure);
     std::process::exit(failure.exit().code().into());

@@ -68,7 +68,10 @@ pub fn run(args: ExecArgs, mut process: Process, on_start: impl FnOnce(&Shared))
     on_start(&shared);
     let env = process.env;
     let result = run_exec(&args, &env, &shared);
-    finish(&shared, result)
+    let exit = finish(&shared, result);
+    // The last line is out: MCP servers get SIGTERM, then SIGKILL after their grace.
+    crate::sys::process::stop_kept_groups();
+    exit
 }
 
 /// Ends the run: the failure is reported (unless the output is gone) and mapped to its code.
@@ -118,12 +121,15 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     // 6. The prompt (stdin is consumed here, before provider setup).
     let mut prompt = the_prompt(plan, &prompt_words, &started_in, shared)?;
     // 7. The configuration and the provider runtime (which --list-tools can do without).
-    let Setup { runtime, max_turns, mut warnings, settings } =
+    let Setup { runtime, max_turns, mut warnings, settings, mcp_servers } =
         setup(plan, env, &started_in, shared)?;
     if let Some(p) = prompt.as_mut() {
         attach_images(plan, &started_in, p, shared, &mut warnings)?;
     }
     register_secrets(plan, runtime.as_ref(), shared);
+    for secret in &mcp_servers.secrets {
+        lock(shared).add_secret_min(secret, 4);
+    }
     let mut toolbox = toolbox(plan, env, &cwd, &settings.add_dirs.value, &mut warnings)?;
     let output_schema = plan
         .output_schema
@@ -146,6 +152,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     info.add_dirs = added_roots.iter().map(|d| d.display().to_string()).collect();
     // 8. --list-tools: every tool, whether it is offered, and the schema the model gets.
     let (Some(runtime), false) = (runtime, plan.list_tools) else {
+        warnings.extend(start_mcp(&mcp_servers, &mut toolbox, env, shared, false)?);
         let rows = tool_rows(&toolbox, output_schema.as_ref());
         lock(shared).tool_list(plan.mode, &rows, &info, &warnings)?;
         return Ok(Exit::Success);
@@ -175,8 +182,11 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     if settings.prompt_cache.value && runtime.kind == ProviderKind::OpenAi {
         provider.set_cache_key(info.session_id.clone());
     }
-    // 10-11. run_start first, then the warnings.
+    // 10-11. run_start first, then the warnings; then the MCP servers start, all at once.
     start(plan, env, shared, &info, &warnings)?;
+    for warning in start_mcp(&mcp_servers, &mut toolbox, env, shared, true)? {
+        lock(shared).warning(&warning)?;
+    }
     // 13. The agent loop, with the earlier conversation trimmed to the model's context. The
     // project instructions follow the system prompt as a message of their own, read afresh
     // on every run (a session does not keep them).
@@ -265,6 +275,8 @@ struct Setup {
     warnings: Vec<Warning>,
     /// Project instructions, prompt caching, the budget, extra directories (checked).
     settings: config::RunSettings,
+    /// The MCP servers configured for the run (none started yet).
+    mcp_servers: crate::mcp::config::Servers,
 }
 
 /// Step 7: the configuration file, the provider runtime and the turn limit, and the warnings
@@ -287,6 +299,7 @@ fn setup(plan: &RunPlan, env: &Env, started_in: &Path, shared: &Shared) -> Resul
         Err(failure) => return Err(failure),
     };
     let max_turns = config::max_turns(plan.max_turns, env, user_config.as_ref())?;
+    let mcp_servers = mcp_servers(plan, env, user_config.as_ref(), started_in)?;
     let mut warnings: Vec<Warning> = user_config
         .iter()
         .flat_map(|c| c.warnings.iter())
@@ -313,7 +326,87 @@ fn setup(plan: &RunPlan, env: &Env, started_in: &Path, shared: &Shared) -> Resul
             ms.unwrap_or(crate::output::DEFAULT_HEARTBEAT_MS),
         )),
     }
-    Ok(Setup { runtime, max_turns, warnings, settings })
+    Ok(Setup { runtime, max_turns, warnings, settings, mcp_servers })
+}
+
+/// The MCP servers of the run: the user file's `mcpServers` (unless `--strict-mcp-config`),
+/// then each `--mcp-config`. Any error in them is a configuration error.
+fn mcp_servers(
+    plan: &RunPlan,
+    env: &Env,
+    user_config: Option<&config::UserConfig>,
+    started_in: &Path,
+) -> Result<crate::mcp::config::Servers, Failure> {
+    let path = config::config_path(env).map(|p| p.display().to_string()).unwrap_or_default();
+    let user = user_config.and_then(|c| c.mcp_servers.as_ref()).map(|v| (v, path.as_str()));
+    crate::mcp::config::resolve(&plan.mcp_configs, plan.strict_mcp_config, user, env, started_in)
+        .map_err(Failure::Config)
+}
+
+/// Starts the run's MCP servers, all at once, and gives their tools to the toolbox. Schema 2
+/// gets one `mcp_server` event per server; a failed optional server is a warning, a failed
+/// required one ends the run (`mcp_error`) at once.
+fn start_mcp(
+    servers: &crate::mcp::config::Servers,
+    toolbox: &mut Toolbox,
+    env: &Env,
+    shared: &Shared,
+    announce: bool,
+) -> Result<Vec<Warning>, Stop> {
+    let mut warnings = Vec::new();
+    if servers.servers.is_empty() {
+        return Ok(warnings);
+    }
+    let mut directories = vec![toolbox.workspace().root().to_path_buf()];
+    directories.extend(toolbox.workspace().added_roots());
+    let context = crate::mcp::Context {
+        net: config::net_settings(env)?,
+        roots: config::extra_roots(env)?,
+        env_remove: toolbox.hidden_env().to_vec(),
+        directories,
+    };
+    let mut required_failed: Option<crate::mcp::Report> = None;
+    let mcp = crate::mcp::Mcp::start(&servers.servers, &context, &mut |server| {
+        let failed = server.failure().is_some() && server.config.required;
+        if failed {
+            required_failed = Some(crate::mcp::Report {
+                name: server.name().to_string(),
+                transport: server.config.transport.name(),
+                required: true,
+                error: server.failure().map(str::to_string),
+                protocol: None,
+                tools: 0,
+            });
+        }
+        failed
+    });
+    if let Some(report) = required_failed {
+        if announce {
+            lock(shared).mcp_server(&report)?;
+        }
+        drop(mcp);
+        crate::sys::process::stop_kept_groups();
+        return Err(Failure::Mcp(format!(
+            "MCP server {} (required) failed to start: {}",
+            report.name,
+            report.error.unwrap_or_default()
+        ))
+        .into());
+    }
+    let left_out = toolbox.set_mcp(mcp);
+    for report in toolbox.mcp().reports() {
+        if announce {
+            lock(shared).mcp_server(&report)?;
+        }
+        if let Some(error) = &report.error {
+            warnings.push(Warning::new(
+                WarningCode::McpServerFailed,
+                format!("MCP server {} failed to start: {error}; the run goes on without its tools.", report.name),
+            ));
+        }
+    }
+    warnings.extend(left_out.into_iter().map(|w| Warning::new(WarningCode::McpToolLeftOut, w)));
+    Ok(warnings)
 }
 
 /// The extra roots, each an existing directory, canonicalised. A bad `--add-dir` is a usage
@@ -463,7 +556,10 @@ fn toolbox(
 
 /// Step 8's rows: every tool, whether it is offered, and the schema the model gets; with
 /// `--output-schema`, `structured_output` too.
-fn tool_rows(toolbox: &Toolbox, output_schema: Option<&OutputSchema>) -> Vec<ListedTool<'static>> {
+fn tool_rows<'a>(
+    toolbox: &'a Toolbox,
+    output_schema: Option<&'a OutputSchema>,
+) -> Vec<ListedTool<'a>> {
     let structured = output_schema.map(|schema| ListedTool {
         name: structured::TOOL,
         side_effect: tools::SideEffect::None,
@@ -489,6 +585,27 @@ fn tool_rows(toolbox: &Toolbox, output_schema: Option<&OutputSchema>) -> Vec<Lis
                 parameters: Toolbox::schema(t),
             }
         })
+        .chain(toolbox.mcp().offered().iter().map(|t| {
+            let withheld = toolbox.mcp_withheld(t);
+            ListedTool {
+                name: &t.name,
+                side_effect: toolbox.side_effect_of(&t.name),
+                permission: if t.read_only {
+                    crate::protocol::events::Permission::Allow
+                } else {
+                    crate::protocol::events::Permission::Prompt
+                },
+                reason: if t.read_only {
+                    "MCP tool marked read-only (readOnlyHint)"
+                } else {
+                    "MCP tool not marked read-only: runs at --auto high, or with \"trust\": true for its server"
+                },
+                description: &t.description,
+                enabled: withheld.is_none(),
+                withheld,
+                parameters: t.schema.clone(),
+            }
+        }))
         .chain(structured)
         .collect()
 }

@@ -114,6 +114,10 @@ pub struct RunPlan {
     pub output_schema: Option<crate::run::structured::SchemaSource>,
     /// `--output-schema-attempts`.
     pub output_schema_attempts: u32,
+    /// `--mcp-config` values, as given (files are read when the run starts).
+    pub mcp_configs: Vec<String>,
+    /// `--strict-mcp-config`: no servers from the user config file.
+    pub strict_mcp_config: bool,
 }
 
 /// `--approval-timeout-ms` when not given.
@@ -313,6 +317,8 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
             .as_deref()
             .map(crate::run::structured::SchemaSource::parse),
         output_schema_attempts,
+        mcp_configs: args.mcp_configs.clone(),
+        strict_mcp_config: args.strict_mcp_config,
     })
 }
 

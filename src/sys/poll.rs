@@ -36,6 +36,24 @@ impl PollFd {
 extern "C" {
     fn poll(fds: *mut PollFd, nfds: u64, timeout: i32) -> i32;
     fn syscall(number: i64, ...) -> i64;
+    fn fcntl(fd: i32, cmd: i32, ...) -> i32;
+}
+
+const F_GETFL: i32 = 3;
+const F_SETFL: i32 = 4;
+const O_NONBLOCK: i32 = 0o4000;
+
+/// Makes reads and writes on `fd` return `WouldBlock` instead of waiting: a pipe to a child
+/// that stopped reading must not hold zero past a deadline (MCP servers' stdin).
+pub fn set_nonblocking(fd: &impl std::os::fd::AsRawFd) -> io::Result<()> {
+    let fd = fd.as_raw_fd();
+    // SAFETY: fcntl with F_GETFL/F_SETFL takes and returns plain integers.
+    let flags = unsafe { fcntl(fd, F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { fcntl(fd, F_SETFL, flags | O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Waits until one of `fds` is ready or `deadline` passes (`None`: no deadline); a negative

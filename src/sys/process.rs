@@ -7,6 +7,10 @@
 //! orphans. Output is read until the pipes close, but no longer than a short grace after the
 //! end, whatever still holds them.
 //!
+//! MCP stdio servers are the exception: they serve the whole run, so their process groups are
+//! kept (left out of that cleanup) until the run stops them ([`stop_kept_groups`]): SIGTERM,
+//! then SIGKILL after a grace, however zero ends.
+//!
 //! One command runs at a time (tool calls run in order); the lock that enforces it is what lets
 //! "every descendant of zero" mean "every process this call started".
 
@@ -29,6 +33,79 @@ const KILL_ROUNDS: usize = 50;
 
 /// The one command running at a time.
 static RUNNING: Mutex<()> = Mutex::new(());
+/// Process groups that outlive tool calls (MCP servers): their leaders' pids.
+static KEPT_GROUPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+/// How long a kept group has between SIGTERM and SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(2);
+
+fn kept_groups() -> MutexGuard<'static, Vec<u32>> {
+    KEPT_GROUPS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn become_subreaper_once() {
+    static SUBREAPER: Once = Once::new();
+    SUBREAPER.call_once(|| {
+        // Without it (an old kernel), a process that leaves its group escapes the cleanup;
+        // the group itself is still killed.
+        let _ = signals::become_subreaper();
+    });
+}
+
+/// A long-lived child in its own process group (an MCP stdio server): stdin, stdout and
+/// stderr piped, kept out of the tool calls' cleanup until [`stop_kept_groups`].
+pub fn spawn_kept(mut command: Command) -> std::io::Result<std::process::Child> {
+    become_subreaper_once();
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    // The lock: no tool call's cleanup runs between the start and the registration.
+    let _one = lock_running();
+    let child = command.spawn()?;
+    kept_groups().push(child.id());
+    Ok(child)
+}
+
+/// Stops every kept group: SIGTERM, up to [`STOP_GRACE`] for the leaders to exit, then
+/// SIGKILL for whatever of the groups is left. Idempotent.
+pub fn stop_kept_groups() {
+    let groups = std::mem::take(&mut *kept_groups());
+    if groups.is_empty() {
+        return;
+    }
+    for &pgid in &groups {
+        signals::terminate_group(pgid);
+    }
+    let deadline = Instant::now() + STOP_GRACE;
+    let exits: Vec<Option<OwnedFd>> = groups.iter().map(|&pid| poll::pidfd(pid)).collect();
+    let mut left: Vec<u32> = groups.clone();
+    while !left.is_empty() && Instant::now() < deadline {
+        left.retain(|&pid| !signals::reap(pid));
+        if left.is_empty() {
+            break;
+        }
+        // Wait on the leaders' exits where pidfds exist, else look again soon.
+        let mut fds: Vec<PollFd> = groups
+            .iter()
+            .zip(&exits)
+            .filter(|(pid, _)| left.contains(pid))
+            .map(|(_, fd)| PollFd::new(fd.as_ref().map_or(-1, AsRawFd::as_raw_fd), POLLIN))
+            .collect();
+        let soon = Instant::now() + EXIT_LOOK;
+        let wake = if fds.iter().any(|f| f.fd < 0) { soon.min(deadline) } else { deadline };
+        if poll::wait(&mut fds, Some(wake)).is_err() {
+            break;
+        }
+    }
+    for &pgid in &groups {
+        signals::kill_group(pgid);
+        signals::reap(pgid);
+    }
+}
+
+/// Stops one kept group at once (a server that failed, or whose transport closed).
+pub fn stop_kept_group(pgid: u32) {
+    kept_groups().retain(|&p| p != pgid);
+    signals::kill_group(pgid);
+    signals::reap(pgid);
+}
 
 #[cfg(test)]
 /// Runs `work` while no command runs. Code that starts other child processes in the same
@@ -152,12 +229,7 @@ const EXIT_LOOK: Duration = Duration::from_millis(20);
 /// all happens in the calling thread: the pipes and the shell's exit are waited on with
 /// `poll`.
 pub fn run_shell(spec: &Spec<'_>) -> std::io::Result<Finished> {
-    static SUBREAPER: Once = Once::new();
-    SUBREAPER.call_once(|| {
-        // Without it (an old kernel), a process that leaves its group escapes the cleanup;
-        // the group itself is still killed.
-        let _ = signals::become_subreaper();
-    });
+    become_subreaper_once();
     let _one = lock_running();
     let mut command = Command::new("/bin/sh");
     command
@@ -227,30 +299,34 @@ fn children_of(pid: u32) -> Vec<u32> {
 }
 
 /// `(pid, parent pid, zombie)` of every process, from `/proc/<pid>/stat` (empty without
-/// `/proc`): the slower way, for kernels without children files.
+/// `/proc`): the slower way, for kernels without children files. Kept groups are left out.
 fn process_table() -> Vec<(u32, u32, bool)> {
+    let kept = kept_groups().clone();
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     let mut table = Vec::new();
     for entry in entries.filter_map(Result::ok) {
         let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
             continue;
         };
-        if let Some((ppid, zombie)) = stat_of(pid) {
-            table.push((pid, ppid, zombie));
+        if let Some((ppid, zombie, group)) = stat_of(pid) {
+            if !kept.contains(&group) {
+                table.push((pid, ppid, zombie));
+            }
         }
     }
     table
 }
 
-/// The parent and whether it is a zombie, from `/proc/<pid>/stat`.
-fn stat_of(pid: u32) -> Option<(u32, bool)> {
+/// The parent, whether it is a zombie, and the process group, from `/proc/<pid>/stat`.
+fn stat_of(pid: u32) -> Option<(u32, bool, u32)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // `pid (comm) state ppid ...`; the command name may hold spaces and parentheses.
     let (_, rest) = stat.rsplit_once(')')?;
     let mut fields = rest.split_whitespace();
     let zombie = fields.next() == Some("Z");
     let ppid = fields.next()?.parse::<u32>().ok()?;
-    Some((ppid, zombie))
+    let group = fields.next()?.parse::<u32>().ok()?;
+    Some((ppid, zombie, group))
 }
 
 /// Every live descendant of `ancestor`, and the zombies among them.
@@ -263,14 +339,16 @@ fn descendants(ancestor: u32) -> (Vec<u32>, Vec<u32>) {
 }
 
 fn descendants_by_children(ancestor: u32) -> (Vec<u32>, Vec<u32>) {
+    let kept = kept_groups().clone();
     let mut live = Vec::new();
     let mut zombies = Vec::new();
     let mut frontier = vec![ancestor];
     while let Some(parent) = frontier.pop() {
         for pid in children_of(parent) {
             match stat_of(pid) {
-                Some((_, true)) => zombies.push(pid),
-                Some((_, false)) if !live.contains(&pid) => {
+                Some((_, _, group)) if kept.contains(&group) => {}
+                Some((_, true, _)) => zombies.push(pid),
+                Some((_, false, _)) if !live.contains(&pid) => {
                     live.push(pid);
                     frontier.push(pid);
                 }

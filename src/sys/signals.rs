@@ -160,6 +160,53 @@ pub fn kill_group(pgid: u32) {
     }
 }
 
+/// Sends SIGTERM to every process of a group: the polite first step of stopping an MCP
+/// server, which may want to clean up.
+pub fn terminate_group(pgid: u32) {
+    if pgid == 0 || pgid > i32::MAX as u32 {
+        return;
+    }
+    // SAFETY: kill has no memory effects; a negative pid addresses a process group.
+    unsafe {
+        kill(-(pgid as i32), SIGTERM);
+    }
+}
+
+/// A socket pair that wakes a `poll` waiting on a tool call when a live turn is interrupted
+/// (an MCP call waits on its server's pipes, not on a child zero can kill).
+fn interrupt_pair() -> Option<&'static (UnixStream, UnixStream)> {
+    static PAIR: std::sync::OnceLock<Option<(UnixStream, UnixStream)>> = std::sync::OnceLock::new();
+    PAIR.get_or_init(|| {
+        let (reader, writer) = UnixStream::pair().ok()?;
+        reader.set_nonblocking(true).ok()?;
+        writer.set_nonblocking(true).ok()?;
+        Some((reader, writer))
+    })
+    .as_ref()
+}
+
+/// The descriptor that becomes readable when a turn is interrupted (-1 without one).
+pub fn interrupt_fd() -> i32 {
+    use std::os::fd::AsRawFd;
+    interrupt_pair().map_or(-1, |(reader, _)| reader.as_raw_fd())
+}
+
+/// Wakes whatever waits on [`interrupt_fd`] (from the signal watcher thread).
+pub fn wake_interrupted() {
+    use std::io::Write;
+    if let Some((_, writer)) = interrupt_pair() {
+        let _ = (&*writer).write(&[1]);
+    }
+}
+
+/// Empties the interrupt socket, at the start of a turn.
+pub fn clear_interrupted() {
+    if let Some((reader, _)) = interrupt_pair() {
+        let mut buf = [0u8; 64];
+        while matches!((&*reader).read(&mut buf), Ok(n) if n > 0) {}
+    }
+}
+
 /// Sends SIGKILL to one process.
 pub fn kill_process(pid: u32) {
     if pid <= 1 || pid > i32::MAX as u32 {

@@ -7,6 +7,10 @@
 //!   provider read or a tool's wait (only with heartbeats on).
 //! - `zero-live-input`: reads live mode's stdin one line ahead, so an approval's deadline
 //!   holds while a client is half-way through writing a line (live mode only).
+//! - `zero-mcp-http`: one request to a streamable HTTP MCP server, from its POST to the end
+//!   of its answer (the HTTP client blocks; the thread hands each message to the main loop,
+//!   which waits on it with `poll` beside its stdio servers, its deadline and interrupts).
+//!   One per request in flight; each ends with its request's deadline.
 //!
 //! Names are at most 15 bytes, as Linux keeps them. A thread that cannot start (a container's
 //! thread limit) is an error its caller reports, never a panic.
@@ -19,6 +23,7 @@ pub enum Named {
     Signals,
     Heartbeat,
     LiveInput,
+    McpHttp,
 }
 
 impl Named {
@@ -27,6 +32,7 @@ impl Named {
             Named::Signals => "zero-signals",
             Named::Heartbeat => "zero-heartbeat",
             Named::LiveInput => "zero-live-input",
+            Named::McpHttp => "zero-mcp-http",
         }
     }
 }
@@ -59,7 +65,7 @@ mod tests {
 
     #[test]
     fn names_fit_what_linux_keeps() {
-        for which in [Named::Signals, Named::Heartbeat, Named::LiveInput] {
+        for which in [Named::Signals, Named::Heartbeat, Named::LiveInput, Named::McpHttp] {
             assert!(which.name().len() <= 15, "{}", which.name());
         }
     }

@@ -138,7 +138,9 @@ pub fn parse_filter(raw: &[String], which: &str) -> Result<Vec<String>, Failure>
             if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
                 return Err(Failure::Usage(format!("Invalid {which} tool \"{name}\".")));
             }
-            if find(name).is_none() {
+            // MCP tools (`mcp__<server>__<tool>`, or `mcp__<server>` for all of a server's)
+            // are known only once their servers have started.
+            if find(name).is_none() && !name.starts_with(crate::mcp::PREFIX) {
                 return Err(Failure::Usage(format!("Unknown tool: {name}")));
             }
             if !out.iter().any(|n| n == name) {
@@ -147,6 +149,18 @@ pub fn parse_filter(raw: &[String], which: &str) -> Result<Vec<String>, Failure>
         }
     }
     Ok(out)
+}
+
+/// Whether an MCP tool passes `--enabled-tools` / `--disabled-tools`, which name it in full
+/// or all of its server's tools as `mcp__<server>`.
+fn mcp_filtered_in(enabled: &[String], disabled: &[String], name: &str, server: &str) -> bool {
+    let names = |list: &[String]| {
+        list.iter().any(|e| {
+            e == name
+                || e.strip_prefix(crate::mcp::PREFIX).is_some_and(|s| s == server)
+        })
+    };
+    (enabled.is_empty() || names(enabled)) && !names(disabled)
 }
 
 /// Checks that no tool is both enabled and disabled.
@@ -248,6 +262,16 @@ pub struct Toolbox {
     writes: bool,
     /// A client answers for the tools that need approval, so they are offered.
     asking: bool,
+    /// The run's MCP servers and the tools they offer.
+    mcp: crate::mcp::Mcp,
+}
+
+/// Why an MCP tool that is not read-only runs without asking: the level, or its server's trust.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allowed {
+    pub side_effect: SideEffect,
+    /// The policy's reason, when it is not the autonomy level (a trusted server).
+    pub reason: Option<String>,
 }
 
 impl Toolbox {
@@ -266,7 +290,66 @@ impl Toolbox {
             hidden_env: Vec::new(),
             writes: false,
             asking: false,
+            mcp: crate::mcp::Mcp::default(),
         }
+    }
+
+    /// Takes the run's MCP servers; their tools pass the run's filters first, then the
+    /// per-run limits. Returns the warnings for the tools left out.
+    pub fn set_mcp(&mut self, mcp: crate::mcp::Mcp) -> Vec<String> {
+        self.mcp = mcp;
+        self.offer_mcp()
+    }
+
+    fn offer_mcp(&mut self) -> Vec<String> {
+        let (enabled, disabled) = (self.enabled.clone(), self.disabled.clone());
+        self.mcp.offer(&|name, server| mcp_filtered_in(&enabled, &disabled, name, server))
+    }
+
+    pub fn mcp(&self) -> &crate::mcp::Mcp {
+        &self.mcp
+    }
+
+    /// Before a model call: the servers' news. When a server's tool list changed, the tools
+    /// are offered again; returns the warnings of that offer (`None`: nothing changed).
+    pub fn refresh_mcp(&mut self) -> Option<Vec<String>> {
+        self.mcp.refresh().then(|| self.offer_mcp())
+    }
+
+    /// The MCP tool a call names, when it is one offered in this run.
+    fn mcp_tool(&self, name: &str) -> Option<&crate::mcp::Offered> {
+        self.mcp.find(name)
+    }
+
+    /// An MCP call's server and the server's name for the tool (`tool_result.meta.mcp`).
+    pub fn mcp_origin(&self, name: &str) -> Option<(&str, &str)> {
+        self.mcp_tool(name).map(|o| (o.server_name.as_str(), o.tool.as_str()))
+    }
+
+    /// A call's side effect: the tool's metadata; an MCP tool's is `read` when its server
+    /// marks it read-only, `unknown` otherwise.
+    pub fn side_effect_of(&self, name: &str) -> SideEffect {
+        match self.mcp_tool(name) {
+            Some(tool) if tool.read_only => SideEffect::Read,
+            Some(_) => SideEffect::Unknown,
+            None => side_effect_of(name),
+        }
+    }
+
+    /// An MCP tool runs without asking when it is read-only, its server is trusted, or the
+    /// level is `--auto high`.
+    fn mcp_permitted(&self, tool: &crate::mcp::Offered) -> bool {
+        tool.read_only || tool.trusted || self.mode == PermissionMode::Unsafe
+    }
+
+    /// Why an MCP tool is not offered, or `None` when it is.
+    pub fn mcp_withheld(&self, tool: &crate::mcp::Offered) -> Option<String> {
+        (!self.asking && !self.mcp_permitted(tool)).then(|| {
+            format!(
+                "needs --auto high (or \"trust\": true for server {}): it is not marked read-only",
+                tool.server_name
+            )
+        })
     }
 
     /// Lets the tools that edit files run (`--auto medium`) although the mode is `auto`.
@@ -277,6 +360,11 @@ impl Toolbox {
     pub fn allowing_writes(mut self, writes: bool) -> Toolbox {
         self.writes = writes;
         self
+    }
+
+    /// The environment variables commands do not get (MCP stdio servers neither).
+    pub fn hidden_env(&self) -> &[OsString] {
+        &self.hidden_env
     }
 
     /// Keeps these environment variables from the bash tool's commands.
@@ -354,32 +442,65 @@ impl Toolbox {
         self
     }
 
-    /// The visible tools as sent to the provider.
+    /// The visible tools as sent to the provider: the built-in ones, then the MCP tools.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.visible()
-            .into_iter()
-            .map(|t| ToolSpec {
-                name: t.name.into(),
-                description: t.description.into(),
-                parameters: (t.schema)(),
-                full_schema: false,
-            })
-            .collect()
+        let builtin = self.visible().into_iter().map(|t| ToolSpec {
+            name: t.name.into(),
+            description: t.description.into(),
+            parameters: (t.schema)(),
+            full_schema: false,
+        });
+        let mcp = self.mcp.offered().iter().filter(|t| self.mcp_withheld(t).is_none()).map(|t| {
+            ToolSpec {
+                name: t.name.clone().into(),
+                description: t.description.clone().into(),
+                parameters: t.schema.clone(),
+                // A server's schema is JSON Schema as written, not the providers' subset.
+                full_schema: true,
+            }
+        });
+        builtin.chain(mcp).collect()
     }
 
     /// A call of a tool that needs permission and that this run's level allows outright (so
     /// the policy decides it): its side effect.
-    pub fn allowed_by_level(&self, call: &ToolCall) -> Option<SideEffect> {
+    pub fn allowed_by_level(&self, call: &ToolCall) -> Option<Allowed> {
+        if let Some(tool) = self.mcp_tool(&call.name) {
+            if tool.read_only || !self.mcp_permitted(tool) {
+                return None;
+            }
+            let reason = (self.mode != PermissionMode::Unsafe).then(|| {
+                format!("allowed by \"trust\": true for MCP server {}", tool.server_name)
+            });
+            return Some(Allowed { side_effect: SideEffect::Unknown, reason });
+        }
         let tool = find(&call.name)?;
         let allowed = tool.permission == Permission::Prompt
             && self.filtered_in(tool.name)
             && self.permitted(tool);
-        allowed.then_some(tool.side_effect)
+        allowed.then_some(Allowed { side_effect: tool.side_effect, reason: None })
     }
 
     /// Whether a call needs approval before it runs: a tool that passes the filters but that
     /// the autonomy level does not allow outright.
     pub fn gate(&self, call: &ToolCall) -> Option<Gated> {
+        if let Some(tool) = self.mcp_tool(&call.name) {
+            if self.mcp_permitted(tool) {
+                return None;
+            }
+            let server = &tool.server_name;
+            return Some(Gated {
+                side_effect: SideEffect::Unknown,
+                reason: format!(
+                    "MCP tool {} of server {server} is not marked read-only (readOnlyHint): this autonomy level does not run it without approval.",
+                    tool.tool
+                ),
+                denial: format!(
+                    "Error: Permission required for {}: the MCP tool is not marked read-only and was not executed. The caller can allow it with --auto high, or with \"trust\": true for MCP server {server}.",
+                    call.name
+                ),
+            });
+        }
         let tool = find(&call.name)?;
         let level = self.needs(tool).filter(|_| self.filtered_in(tool.name))?;
         Some(Gated {
@@ -424,6 +545,9 @@ impl Toolbox {
                 ))
             }
         };
+        if self.mcp_tool(name).is_some() {
+            return self.run_mcp(call, args, approved);
+        }
         if find(name).is_none() {
             return Outcome::error(format!("Error: Unknown tool \"{name}\"."));
         }
@@ -459,6 +583,29 @@ impl Toolbox {
                 Outcome::error(format!("Error: Invalid arguments for {name}: {detail}"))
             }
         }
+    }
+}
+
+impl Toolbox {
+    /// An MCP tool's call: its arguments must be an object (else nothing is sent), then its
+    /// server answers, or its deadline or an interrupt ends the wait.
+    fn run_mcp(&mut self, call: &ToolCall, args: Value, approved: bool) -> Outcome {
+        if let Some(gated) = self.gate(call).filter(|_| !approved) {
+            return Toolbox::denied(&gated);
+        }
+        if !args.is_object() {
+            return Outcome::error(format!(
+                "Error: Invalid arguments for {}: expected a JSON object",
+                call.name
+            ));
+        }
+        let done = self.mcp.call(
+            &call.name,
+            args,
+            &crate::run::ending::turn_interrupted,
+            crate::sys::signals::interrupt_fd(),
+        );
+        Outcome { ok: !done.error, ..Outcome::ok(done.text) }
     }
 }
 

@@ -1,0 +1,362 @@
+//! MCP server configuration, in Claude Code's shape so users can reuse their files:
+//! `{"mcpServers": {"<name>": <server>}}` from `--mcp-config` (a file or the JSON itself) and the
+//! user config file. A stdio server is `{"command", "args", "env", "cwd"}`, a streamable HTTP one
+//! `{"type": "http", "url", "headers"}`; either takes `required`, `trust`, `startupTimeoutMs`,
+//! `toolTimeoutMs`, `enabledTools` and `disabledTools`. `${VAR}` expands from zero's environment
+//! in `command`, `args`, `env`, `url` and `headers`, and every expanded value becomes a secret.
+//! No project file is read: a cloned repository must not start processes.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::config::Env;
+
+/// How zero talks to a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    Stdio { command: String, args: Vec<String>, env: Vec<(String, String)>, cwd: Option<PathBuf> },
+    Http { url: String, headers: Vec<(String, String)> },
+}
+
+impl Transport {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Transport::Stdio { .. } => "stdio",
+            Transport::Http { .. } => "http",
+        }
+    }
+}
+
+/// One configured server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    pub name: String,
+    pub transport: Transport,
+    /// A failed start fails the run (else it is a warning).
+    pub required: bool,
+    /// Its tools run without asking, whatever their annotations say.
+    pub trust: bool,
+    pub startup_timeout: Duration,
+    pub tool_timeout: Duration,
+    /// Only these of the server's tools (`None`: all).
+    pub enabled_tools: Option<Vec<String>>,
+    pub disabled_tools: Vec<String>,
+}
+
+/// The servers of a run and the secrets their expansions produced.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Servers {
+    pub servers: Vec<ServerConfig>,
+    pub secrets: Vec<String>,
+}
+
+const SERVER_KEYS: &[&str] = &[
+    "type",
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "required",
+    "trust",
+    "startupTimeoutMs",
+    "toolTimeoutMs",
+    "enabledTools",
+    "disabledTools",
+];
+
+/// The longest timeout a server may ask for: a day.
+const MAX_TIMEOUT_MS: u64 = 86_400_000;
+
+/// A server name: `[A-Za-z0-9_-]{1,32}`.
+pub fn valid_name(name: &str) -> bool {
+    (1..=32).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Expands `${VAR}` from the environment; an unset variable is an error naming it. `$` not
+/// followed by `{` stays as it is.
+fn expand(text: &str, env: &Env, secrets: &mut Vec<String>) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after.find('}').ok_or_else(|| format!("\"${{\" without a closing \"}}\" in {text:?}"))?;
+        let name = &after[..end];
+        let value = env.get(name).ok_or_else(|| format!("the variable {name} is not set"))?;
+        if !value.is_empty() {
+            secrets.push(value.to_string());
+        }
+        out.push_str(value);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// The largest `--mcp-config` file read.
+const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// The servers of a run: the user config file's `mcpServers` (`user`: its value and the file's
+/// path; left out with `--strict-mcp-config`), then each `--mcp-config` in order, a later
+/// source replacing a server of the same name. A flag's value starting with `{` is the JSON
+/// itself; otherwise it is a file, relative to the directory zero was started in.
+pub fn resolve(
+    flags: &[String],
+    strict: bool,
+    user: Option<(&Value, &str)>,
+    env: &Env,
+    started_in: &std::path::Path,
+) -> Result<Servers, String> {
+    let mut servers = Servers::default();
+    if let (Some((value, path)), false) = (user, strict) {
+        let wrapped = serde_json::json!({ "mcpServers": value });
+        add_servers(&mut servers, &wrapped, &format!("Config {path}"), env)?;
+    }
+    for flag in flags {
+        let text = flag.trim_start();
+        let (origin, text) = if text.starts_with('{') {
+            ("--mcp-config".to_string(), text.to_string())
+        } else {
+            let path = started_in.join(flag);
+            let origin = format!("--mcp-config {}", path.display());
+            (origin.clone(), read_file(&path).map_err(|why| format!("{origin}: {why}"))?)
+        };
+        let value: Value = serde_json::from_str(&text).map_err(|err| {
+            format!("{origin}: not JSON: line {}, column {}: {err}", err.line(), err.column())
+        })?;
+        add_servers(&mut servers, &value, &origin, env)?;
+    }
+    Ok(servers)
+}
+
+/// A configuration file: regular, at most 1 MiB, UTF-8.
+fn read_file(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|err| match err.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_string(),
+        _ => crate::provider::http::io_text(&err),
+    })?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".to_string());
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(format!("{} bytes, over the limit of 1 MiB", meta.len()));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err("over the limit of 1 MiB".to_string());
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())
+}
+
+/// The `mcpServers` object of one source (`origin` names it in errors); later sources replace
+/// a server of the same name.
+pub fn add_servers(
+    into: &mut Servers,
+    value: &Value,
+    origin: &str,
+    env: &Env,
+) -> Result<(), String> {
+    let Some(object) = value.as_object() else {
+        return Err(format!("{origin}: expected a JSON object with mcpServers"));
+    };
+    let servers = match object.get("mcpServers") {
+        Some(Value::Object(map)) => map,
+        Some(_) => return Err(format!("{origin}: mcpServers must be an object of servers")),
+        None => return Err(format!("{origin}: no mcpServers object")),
+    };
+    for (name, server) in servers {
+        let config = server_config(name, server, env, &mut into.secrets)
+            .map_err(|e| format!("{origin}: mcpServers.{name}: {e}"))?;
+        into.servers.retain(|s| s.name != config.name);
+        into.servers.push(config);
+    }
+    Ok(())
+}
+
+fn server_config(
+    name: &str,
+    value: &Value,
+    env: &Env,
+    secrets: &mut Vec<String>,
+) -> Result<ServerConfig, String> {
+    if !valid_name(name) {
+        return Err("a server name is 1 to 32 letters, digits, '_' or '-'".to_string());
+    }
+    let map = value.as_object().ok_or("must be an object")?;
+    if let Some(key) = map.keys().find(|k| !SERVER_KEYS.contains(&k.as_str())) {
+        return Err(format!(
+            "unknown field \"{key}\"{}",
+            crate::text::did_you_mean(key, SERVER_KEYS)
+        ));
+    }
+    let text = |key: &str| -> Result<Option<&str>, String> {
+        match map.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s)),
+            Some(_) => Err(format!("{key} must be a non-empty string")),
+        }
+    };
+    let kind = text("type")?.unwrap_or(if map.contains_key("url") { "http" } else { "stdio" });
+    let transport = match kind {
+        "stdio" => {
+            let command = text("command")?.ok_or("command is required for a stdio server")?;
+            let args = strings(map, "args")?
+                .iter()
+                .map(|a| expand(a, env, secrets))
+                .collect::<Result<_, _>>()?;
+            let cwd = text("cwd")?.map(PathBuf::from);
+            if map.contains_key("url") || map.contains_key("headers") {
+                return Err("url and headers belong to an http server (\"type\": \"http\")".to_string());
+            }
+            Transport::Stdio {
+                command: expand(command, env, secrets)?,
+                args,
+                env: pairs(map, "env", env, secrets)?,
+                cwd,
+            }
+        }
+        "http" | "streamable-http" => {
+            let url = expand(text("url")?.ok_or("url is required for an http server")?, env, secrets)?;
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err("url must be an http:// or https:// URL".to_string());
+            }
+            if ["command", "args", "env", "cwd"].iter().any(|k| map.contains_key(*k)) {
+                return Err("command, args, env and cwd belong to a stdio server".to_string());
+            }
+            Transport::Http { url, headers: pairs(map, "headers", env, secrets)? }
+        }
+        other => return Err(format!("type must be \"stdio\" or \"http\", not \"{other}\"")),
+    };
+    let flag = |key: &str| match map.get(key) {
+        None => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(format!("{key} must be true or false")),
+    };
+    let millis = |key: &str, default: u64| match map.get(key) {
+        None => Ok(Duration::from_millis(default)),
+        Some(v) => v
+            .as_u64()
+            .filter(|n| (1..=MAX_TIMEOUT_MS).contains(n))
+            .map(Duration::from_millis)
+            .ok_or(format!("{key} must be milliseconds from 1 to {MAX_TIMEOUT_MS}")),
+    };
+    Ok(ServerConfig {
+        name: name.to_string(),
+        transport,
+        required: flag("required")?,
+        trust: flag("trust")?,
+        startup_timeout: millis("startupTimeoutMs", 10_000)?,
+        tool_timeout: millis("toolTimeoutMs", 60_000)?,
+        enabled_tools: map.contains_key("enabledTools").then(|| strings(map, "enabledTools")).transpose()?,
+        disabled_tools: strings(map, "disabledTools")?,
+    })
+}
+
+/// A list of strings (none when absent).
+fn strings(map: &Map<String, Value>, key: &str) -> Result<Vec<String>, String> {
+    match map.get(key) {
+        None => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_string).ok_or(format!("{key} must be an array of strings")))
+            .collect(),
+        Some(_) => Err(format!("{key} must be an array of strings")),
+    }
+}
+
+/// An object of string values (`env`, `headers`), expanded.
+fn pairs(
+    map: &Map<String, Value>,
+    key: &str,
+    env: &Env,
+    secrets: &mut Vec<String>,
+) -> Result<Vec<(String, String)>, String> {
+    match map.get(key) {
+        None => Ok(Vec::new()),
+        Some(Value::Object(values)) => values
+            .iter()
+            .map(|(name, value)| match value {
+                Value::String(s) => Ok((name.clone(), expand(s, env, secrets)?)),
+                _ => Err(format!("{key}.{name} must be a string")),
+            })
+            .collect(),
+        Some(_) => Err(format!("{key} must be an object of strings")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn env() -> Env {
+        Env::from_pairs([("TOKEN".to_string(), "s3cret-token".to_string()), ("HOME".to_string(), "/home/u".to_string())])
+    }
+
+    fn parse(value: Value) -> Result<Servers, String> {
+        let mut servers = Servers::default();
+        add_servers(&mut servers, &value, "--mcp-config", &env())?;
+        Ok(servers)
+    }
+
+    #[test]
+    fn stdio_and_http_servers_with_their_options_and_expansions() {
+        let servers = parse(json!({"mcpServers": {
+            "files": {"command": "npx", "args": ["-y", "server", "${HOME}/src"], "env": {"API": "${TOKEN}"}, "required": true, "toolTimeoutMs": 5000, "enabledTools": ["read"]},
+            "web": {"type": "http", "url": "https://mcp.example/${TOKEN}", "headers": {"Authorization": "Bearer ${TOKEN}"}, "trust": true}
+        }}))
+        .unwrap();
+        assert_eq!(servers.servers.len(), 2);
+        let files = &servers.servers[0];
+        assert_eq!(
+            files.transport,
+            Transport::Stdio {
+                command: "npx".into(),
+                args: vec!["-y".into(), "server".into(), "/home/u/src".into()],
+                env: vec![("API".into(), "s3cret-token".into())],
+                cwd: None
+            }
+        );
+        assert!(files.required && !files.trust);
+        assert_eq!((files.tool_timeout, files.startup_timeout), (Duration::from_millis(5000), Duration::from_secs(10)));
+        assert_eq!(files.enabled_tools, Some(vec!["read".to_string()]));
+        let web = &servers.servers[1];
+        assert_eq!(web.transport.name(), "http");
+        assert!(web.trust);
+        assert!(servers.secrets.iter().all(|s| s == "/home/u" || s == "s3cret-token"));
+        assert!(servers.secrets.contains(&"s3cret-token".to_string()));
+    }
+
+    #[test]
+    fn errors_name_the_source_the_server_and_the_field() {
+        let err = |v: Value| parse(v).unwrap_err();
+        assert_eq!(err(json!({"mcpServers": {"a b": {"command": "x"}}})), "--mcp-config: mcpServers.a b: a server name is 1 to 32 letters, digits, '_' or '-'");
+        assert_eq!(err(json!({"mcpServers": {"s": {"comand": "x"}}})), "--mcp-config: mcpServers.s: unknown field \"comand\" (did you mean \"command\"?)");
+        assert_eq!(err(json!({"mcpServers": {"s": {"args": []}}})), "--mcp-config: mcpServers.s: command is required for a stdio server");
+        assert_eq!(err(json!({"mcpServers": {"s": {"command": "${NOPE}"}}})), "--mcp-config: mcpServers.s: the variable NOPE is not set");
+        assert_eq!(err(json!({"mcpServers": {"s": {"type": "http", "url": "ftp://x"}}})), "--mcp-config: mcpServers.s: url must be an http:// or https:// URL");
+        assert_eq!(err(json!({"mcpServers": {"s": {"command": "x", "toolTimeoutMs": 0}}})), "--mcp-config: mcpServers.s: toolTimeoutMs must be milliseconds from 1 to 86400000");
+        assert_eq!(err(json!({"mcpServers": {"s": {"type": "sse", "url": "http://x"}}})), "--mcp-config: mcpServers.s: type must be \"stdio\" or \"http\", not \"sse\"");
+        assert_eq!(err(json!({"servers": {}})), "--mcp-config: no mcpServers object");
+        assert_eq!(err(json!({"mcpServers": {"s": {"command": "x", "env": {"A": 1}}}})), "--mcp-config: mcpServers.s: env.A must be a string");
+    }
+
+    #[test]
+    fn a_later_source_replaces_a_server_of_the_same_name() {
+        let mut servers = Servers::default();
+        add_servers(&mut servers, &json!({"mcpServers": {"a": {"command": "one"}, "b": {"command": "b"}}}), "config", &env()).unwrap();
+        add_servers(&mut servers, &json!({"mcpServers": {"a": {"command": "two"}}}), "--mcp-config", &env()).unwrap();
+        let names: Vec<(&str, &Transport)> = servers.servers.iter().map(|s| (s.name.as_str(), &s.transport)).collect();
+        assert_eq!(names.len(), 2);
+        assert_eq!(names[1].0, "a");
+        assert!(matches!(names[1].1, Transport::Stdio { command, .. } if command == "two"));
+    }
+}

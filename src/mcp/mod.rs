@@ -1,0 +1,325 @@
+//! The user's own tools: an MCP client over stdio and streamable HTTP.
+//!
+//! Every configured server starts at once when the run starts; zero waits on all of them in
+//! one `poll` loop (stdio pipes, and the wake-up sockets of HTTP request threads) until each
+//! is ready or failed or its startup deadline passes. Their tools are offered to the model as
+//! `mcp__<server>__<tool>`, within per-run limits; a call waits the same way on its server,
+//! its deadline and an interrupt, and sends `notifications/cancelled` when it gives up.
+//!
+//! Modules: `config` (the `mcpServers` shape), `wire` (JSON-RPC), `stdio` and `http` (the
+//! transports), `server` (one server's lifecycle), `shape` (names and results as text).
+
+pub mod config;
+mod http;
+mod server;
+mod shape;
+mod stdio;
+mod wire;
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+pub use server::{Context, Server};
+pub use shape::exposed_name;
+
+use crate::sys::poll::{self, PollFd, POLLIN};
+
+/// What every MCP tool's name starts with.
+pub const PREFIX: &str = "mcp__";
+
+/// MCP tools offered in one run, and the size of their definitions.
+pub const MAX_TOOLS: usize = 128;
+pub const MAX_DEFINITIONS: usize = 256 * 1024;
+
+/// A server tool as the model is offered it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Offered {
+    /// `mcp__<server>__<tool>`.
+    pub name: String,
+    /// Index into the run's servers.
+    pub server: usize,
+    pub server_name: String,
+    /// The server's own name for it.
+    pub tool: String,
+    pub description: String,
+    pub schema: Value,
+    pub read_only: bool,
+    /// Its server has `"trust": true`.
+    pub trusted: bool,
+}
+
+/// How a server's start ended, for `mcp_server` and `zero mcp list`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub name: String,
+    pub transport: &'static str,
+    pub required: bool,
+    /// `None`: ready.
+    pub error: Option<String>,
+    pub protocol: Option<String>,
+    /// The tools offered (after filters, names and limits).
+    pub tools: usize,
+}
+
+/// How a call ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallOutcome {
+    pub text: String,
+    pub error: bool,
+    /// An interrupt stopped the wait (the server was told).
+    pub interrupted: bool,
+}
+
+/// The run's servers and the tools they offer.
+#[derive(Default)]
+pub struct Mcp {
+    servers: Vec<Server>,
+    offered: Vec<Offered>,
+}
+
+impl Mcp {
+    /// Starts every server at once and waits for each to be ready, failed, or past its
+    /// deadline. `stop_early` is asked after each server's start ends; when it says so (a
+    /// required server failed) the others are not waited for.
+    pub fn start(
+        configs: &[config::ServerConfig],
+        context: &Context,
+        stop_early: &mut dyn FnMut(&Server) -> bool,
+    ) -> Mcp {
+        let mut servers: Vec<Server> = configs.iter().map(|c| Server::start(c, context)).collect();
+        let mut ended = vec![false; servers.len()];
+        loop {
+            let now = Instant::now();
+            for (server, done) in servers.iter_mut().zip(ended.iter_mut()) {
+                if *done {
+                    continue;
+                }
+                if server.busy() && now >= server.deadline {
+                    let ms = server.config.startup_timeout.as_millis();
+                    server.fail(&format!("did not finish starting within {ms} ms (startupTimeoutMs)"));
+                }
+                if !server.busy() {
+                    *done = true;
+                    if stop_early(server) {
+                        return Mcp { servers, offered: Vec::new() };
+                    }
+                }
+            }
+            if ended.iter().all(|d| *d) {
+                break;
+            }
+            let waiting: Vec<usize> = (0..servers.len()).filter(|&i| !ended[i]).collect();
+            let deadline = waiting.iter().map(|&i| servers[i].deadline).min();
+            let mut fds: Vec<PollFd> = Vec::new();
+            let mut owners: Vec<usize> = Vec::new();
+            for &i in &waiting {
+                for fd in servers[i].fds() {
+                    fds.push(PollFd::new(fd, POLLIN));
+                    owners.push(i);
+                }
+            }
+            if poll::wait(&mut fds, deadline).is_err() {
+                continue;
+            }
+            let mut ready: Vec<usize> =
+                fds.iter().zip(&owners).filter(|(f, _)| f.ready()).map(|(_, &i)| i).collect();
+            ready.dedup();
+            for i in ready {
+                servers[i].pump();
+            }
+        }
+        Mcp { servers, offered: Vec::new() }
+    }
+
+    pub fn servers(&self) -> &[Server] {
+        &self.servers
+    }
+
+    pub fn offered(&self) -> &[Offered] {
+        &self.offered
+    }
+
+    pub fn find(&self, name: &str) -> Option<&Offered> {
+        self.offered.iter().find(|o| o.name == name)
+    }
+
+    /// Decides which tools are offered: servers in order, each's list in order, through its
+    /// `enabledTools` / `disabledTools` and the run's filter (`wanted`, given the exposed name
+    /// and the server's); a name already taken
+    /// and tools past the per-run limits are left out. Returns a warning for each of those.
+    pub fn offer(&mut self, wanted: &dyn Fn(&str, &str) -> bool) -> Vec<String> {
+        let mut offered = Vec::new();
+        let mut names: HashSet<String> = HashSet::new();
+        let mut size = 0;
+        let mut warnings = Vec::new();
+        let mut over: Vec<String> = Vec::new();
+        for (index, server) in self.servers.iter().enumerate() {
+            if server.failure().is_some() {
+                continue;
+            }
+            let config = &server.config;
+            for tool in &server.tools {
+                let allowed = config.enabled_tools.as_ref().is_none_or(|e| e.contains(&tool.name))
+                    && !config.disabled_tools.contains(&tool.name);
+                let name = exposed_name(&config.name, &tool.name);
+                if !allowed || !wanted(&name, &config.name) {
+                    continue;
+                }
+                if !names.insert(name.clone()) {
+                    warnings.push(format!(
+                        "MCP tool \"{}\" of server {} is left out: its name {name} is already taken by another MCP tool.",
+                        tool.name, config.name
+                    ));
+                    continue;
+                }
+                let definition = json!({"name": name, "description": tool.description, "inputSchema": tool.input_schema});
+                let bytes = definition.to_string().len();
+                if offered.len() == MAX_TOOLS || size + bytes > MAX_DEFINITIONS {
+                    over.push(name);
+                    continue;
+                }
+                size += bytes;
+                offered.push(Offered {
+                    name,
+                    server: index,
+                    server_name: config.name.clone(),
+                    tool: tool.name.clone(),
+                    description: tool.description.clone(),
+                    schema: tool.input_schema.clone(),
+                    read_only: tool.read_only,
+                    trusted: config.trust,
+                });
+            }
+        }
+        if !over.is_empty() {
+            let shown: Vec<&str> = over.iter().take(20).map(String::as_str).collect();
+            let more = if over.len() > 20 { format!(" and {} more", over.len() - 20) } else { String::new() };
+            warnings.push(format!(
+                "{} MCP tool{} left out: a run offers at most {MAX_TOOLS} MCP tools and {} KiB of their definitions: {}{more}.",
+                over.len(),
+                if over.len() == 1 { " is" } else { "s are" },
+                MAX_DEFINITIONS / 1024,
+                shown.join(", ")
+            ));
+        }
+        self.offered = offered;
+        warnings
+    }
+
+    /// The reports of every server, in configuration order, with the tools each offers.
+    pub fn reports(&self) -> Vec<Report> {
+        self.servers.iter().enumerate().map(|(i, s)| self.report(i, s)).collect()
+    }
+
+    pub fn report(&self, index: usize, server: &Server) -> Report {
+        Report {
+            name: server.name().to_string(),
+            transport: server.config.transport.name(),
+            required: server.config.required,
+            error: server.failure().map(str::to_string),
+            protocol: server.protocol.clone().filter(|_| server.failure().is_none()),
+            tools: self.offered.iter().filter(|o| o.server == index).count(),
+        }
+    }
+
+    /// Before a model call: reads what the servers said meanwhile and lists again the tools
+    /// of those that said their list changed. True when a list was read again.
+    pub fn refresh(&mut self) -> bool {
+        let mut relisted = false;
+        for server in &mut self.servers {
+            server.pump();
+            if !server.list_changed || server.failure().is_some() {
+                continue;
+            }
+            relisted = true;
+            server.deadline = Instant::now() + server.config.startup_timeout;
+            server.list_tools();
+            while server.busy() {
+                if Instant::now() >= server.deadline {
+                    let ms = server.config.startup_timeout.as_millis();
+                    server.fail(&format!("did not list its tools again within {ms} ms"));
+                    break;
+                }
+                let mut fds: Vec<PollFd> = server.fds().into_iter().map(|fd| PollFd::new(fd, POLLIN)).collect();
+                if poll::wait(&mut fds, Some(server.deadline)).is_ok() {
+                    server.pump();
+                }
+            }
+        }
+        relisted
+    }
+
+    /// Calls an offered tool and waits for its answer, its deadline (`toolTimeoutMs`) or an
+    /// interrupt (`interrupted`, woken through `interrupt_fd`).
+    pub fn call(
+        &mut self,
+        name: &str,
+        arguments: Value,
+        interrupted: &dyn Fn() -> bool,
+        interrupt_fd: i32,
+    ) -> CallOutcome {
+        let error = |text: String| CallOutcome { text, error: true, interrupted: false };
+        let Some(offered) = self.find(name).cloned() else {
+            return error(format!("Error: Unknown tool \"{name}\"."));
+        };
+        let server = &mut self.servers[offered.server];
+        let timeout = server.config.tool_timeout;
+        let deadline = Instant::now() + timeout;
+        let failed = |why: &str| {
+            error(format!("Error: MCP server {} failed: {why}", offered.server_name))
+        };
+        let id = match server.call(&offered.tool, arguments, deadline) {
+            Ok(id) => id,
+            Err(why) => return failed(&why),
+        };
+        loop {
+            server.pump();
+            if let Some(answer) = server.answer(id) {
+                return match answer {
+                    Ok(result) => {
+                        let (text, is_error) = shape::call_result(&result);
+                        CallOutcome { text, error: is_error, interrupted: false }
+                    }
+                    Err(why) => error(format!("Error: {why}")),
+                };
+            }
+            if let Some(why) = server.failure() {
+                return failed(why);
+            }
+            if interrupted() {
+                server.cancel(id, "interrupted by the user");
+                return CallOutcome {
+                    text: "The call was interrupted (the server was sent notifications/cancelled).".into(),
+                    error: true,
+                    interrupted: true,
+                };
+            }
+            if Instant::now() >= deadline {
+                let ms = timeout.as_millis();
+                server.cancel(id, &format!("timed out after {ms} ms"));
+                return error(format!("Error: timed out after {ms} ms (toolTimeoutMs of server {})", offered.server_name));
+            }
+            let mut fds: Vec<PollFd> = server.fds().into_iter().map(|fd| PollFd::new(fd, POLLIN)).collect();
+            fds.push(PollFd::new(interrupt_fd, POLLIN));
+            let _ = poll::wait(&mut fds, Some(deadline));
+        }
+    }
+
+    /// Ends every server's session politely; the run's end then stops their processes.
+    pub fn hang_up(&mut self) {
+        for server in &mut self.servers {
+            server.hang_up();
+        }
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        self.hang_up();
+    }
+}
+
+/// How long `zero mcp list` and `zero doctor` give a server beyond its own startup deadline.
+pub const CHECK_SLACK: Duration = Duration::from_millis(0);

@@ -1,0 +1,429 @@
+//! One MCP server's client side: its link (stdio or HTTP), its lifecycle (`initialize`,
+//! `notifications/initialized`, `tools/list` page by page), the requests it makes of zero
+//! (`ping`, `roots/list`; anything else is "method not found"), and its calls.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::config::{ServerConfig, Transport};
+use super::http::HttpLink;
+use super::stdio::StdioLink;
+use super::wire::{self, Incoming};
+
+/// The protocol version zero offers, and the older ones it accepts from a server.
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
+const ACCEPTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// `tools/list` pages read from one server, and tools kept of its list.
+const MAX_PAGES: usize = 100;
+const MAX_LISTED: usize = 10_000;
+/// Answers kept for requests nobody waits for any more (a call that timed out).
+const MAX_STRAY_ANSWERS: usize = 64;
+/// How long zero's answer to a server's request may take to write.
+const REPLY_WAIT: Duration = Duration::from_secs(2);
+
+/// How zero reaches a server.
+pub enum Link {
+    Stdio(StdioLink),
+    Http(HttpLink),
+}
+
+impl Link {
+    fn send(&mut self, message: &Value, deadline: Instant) -> Result<(), String> {
+        match self {
+            Link::Stdio(link) => link.send(message, deadline),
+            Link::Http(link) => link.send(message, deadline),
+        }
+    }
+
+    pub fn fds(&self) -> Vec<i32> {
+        match self {
+            Link::Stdio(link) => link.fds().to_vec(),
+            Link::Http(link) => vec![link.fd()],
+        }
+    }
+
+    fn receive(&mut self) -> Result<Vec<String>, String> {
+        match self {
+            Link::Stdio(link) => link.receive(),
+            Link::Http(link) => Ok(link.receive()),
+        }
+    }
+
+    fn stderr_line(&mut self) -> Option<String> {
+        match self {
+            Link::Stdio(link) => link.last_stderr_line(),
+            Link::Http(_) => None,
+        }
+    }
+
+    fn close(&mut self, why: &str) {
+        match self {
+            Link::Stdio(link) => {
+                link.close(why);
+            }
+            Link::Http(link) => link.close(why),
+        }
+    }
+
+    fn hang_up(&mut self) {
+        match self {
+            Link::Stdio(link) => link.hang_up(),
+            Link::Http(link) => link.hang_up(),
+        }
+    }
+}
+
+/// A tool as the server lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteTool {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+    /// `annotations.readOnlyHint: true`.
+    pub read_only: bool,
+}
+
+/// Where a server is in its life.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Phase {
+    /// Waiting for the answer to `initialize` (request `id`).
+    Initializing { id: u64 },
+    /// Waiting for a `tools/list` page; `fresh` holds the pages read so far.
+    Listing { id: u64, pages: usize },
+    Ready,
+    Failed(String),
+}
+
+pub struct Server {
+    pub config: ServerConfig,
+    link: Option<Link>,
+    pub phase: Phase,
+    next_id: u64,
+    pub protocol: Option<String>,
+    pub tools: Vec<RemoteTool>,
+    /// The list being read (replaces `tools` when complete).
+    fresh: Vec<RemoteTool>,
+    /// When the current start or listing must be over.
+    pub deadline: Instant,
+    answers: Vec<(u64, Result<Value, String>)>,
+    /// The server said its tools changed: they are listed again before the next model call.
+    pub list_changed: bool,
+    /// The `roots/list` answer: the workspace and added directories.
+    roots: Value,
+}
+
+/// What a server link needs from the run.
+pub struct Context {
+    pub net: crate::provider::http::NetSettings,
+    pub roots: crate::provider::http::ExtraRoots,
+    pub env_remove: Vec<std::ffi::OsString>,
+    /// The workspace first, then the added directories.
+    pub directories: Vec<std::path::PathBuf>,
+}
+
+impl Server {
+    /// Starts the server's process or session and sends `initialize`; a server that cannot
+    /// even start is returned failed.
+    pub fn start(config: &ServerConfig, context: &Context) -> Server {
+        let now = Instant::now();
+        let mut server = Server {
+            config: config.clone(),
+            link: None,
+            phase: Phase::Initializing { id: 1 },
+            next_id: 1,
+            protocol: None,
+            tools: Vec::new(),
+            fresh: Vec::new(),
+            deadline: now + config.startup_timeout,
+            answers: Vec::new(),
+            list_changed: false,
+            roots: roots_answer(&context.directories),
+        };
+        let link = match &config.transport {
+            Transport::Stdio { command, args, env, cwd } => {
+                let workspace = context.directories.first().cloned().unwrap_or_default();
+                let cwd = cwd.as_ref().map_or(workspace.clone(), |c| workspace.join(c));
+                let launch = super::stdio::Launch {
+                    command,
+                    args,
+                    env,
+                    cwd: &cwd,
+                    env_remove: &context.env_remove,
+                };
+                StdioLink::start(&launch).map(Link::Stdio)
+            }
+            Transport::Http { url, headers } => {
+                let http = crate::provider::http::Http::new(context.net.clone(), &context.roots, url);
+                HttpLink::new(http, url, headers).map(Link::Http)
+            }
+        };
+        match link {
+            Ok(link) => server.link = Some(link),
+            Err(why) => {
+                server.phase = Phase::Failed(why);
+                return server;
+            }
+        }
+        let initialize = json!({
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {"roots": {"listChanged": false}},
+            "clientInfo": {"name": "zero", "version": env!("CARGO_PKG_VERSION")},
+        });
+        let id = server.take_id();
+        server.phase = Phase::Initializing { id };
+        server.send(&wire::request(id, "initialize", initialize));
+        server
+    }
+
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// Still starting (or listing its tools again).
+    pub fn busy(&self) -> bool {
+        matches!(self.phase, Phase::Initializing { .. } | Phase::Listing { .. })
+    }
+
+    pub fn failure(&self) -> Option<&str> {
+        match &self.phase {
+            Phase::Failed(why) => Some(why),
+            _ => None,
+        }
+    }
+
+    fn take_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Sends a message; a link that breaks fails the server.
+    fn send(&mut self, message: &Value) {
+        let deadline = Instant::now() + REPLY_WAIT.max(self.deadline.saturating_duration_since(Instant::now()));
+        let Some(link) = self.link.as_mut() else { return };
+        if let Err(why) = link.send(message, deadline) {
+            self.fail(&why);
+        }
+    }
+
+    /// Fails the server for good, with the last line of its stderr; its link is closed.
+    pub fn fail(&mut self, why: &str) {
+        if matches!(self.phase, Phase::Failed(_)) {
+            return;
+        }
+        let stderr = self.link.as_mut().and_then(Link::stderr_line);
+        let why = match stderr {
+            Some(line) => format!("{why} (stderr: {line})"),
+            None => why.to_string(),
+        };
+        if let Some(link) = self.link.as_mut() {
+            link.close(&why);
+        }
+        self.phase = Phase::Failed(why);
+    }
+
+    /// The descriptors to wait on for this server (none once it failed).
+    pub fn fds(&self) -> Vec<i32> {
+        match (&self.phase, &self.link) {
+            (Phase::Failed(_), _) | (_, None) => Vec::new(),
+            (_, Some(link)) => link.fds(),
+        }
+    }
+
+    /// Reads and handles whatever the server has said.
+    pub fn pump(&mut self) {
+        if matches!(self.phase, Phase::Failed(_)) {
+            return;
+        }
+        let Some(link) = self.link.as_mut() else { return };
+        let texts = match link.receive() {
+            Ok(texts) => texts,
+            Err(why) => return self.fail(&why),
+        };
+        for text in texts {
+            match wire::parse(&text) {
+                Ok(messages) => {
+                    for message in messages {
+                        self.handle(message);
+                    }
+                }
+                Err(why) => return self.fail(&why),
+            }
+            if matches!(self.phase, Phase::Failed(_)) {
+                return;
+            }
+        }
+    }
+
+    fn handle(&mut self, message: Incoming) {
+        match message {
+            Incoming::Response { id, result } => match self.phase.clone() {
+                Phase::Initializing { id: want } if id == want => self.initialized(result),
+                Phase::Listing { id: want, pages } if id == want => self.listed(result, pages),
+                _ => {
+                    if self.answers.len() == MAX_STRAY_ANSWERS {
+                        self.answers.remove(0);
+                    }
+                    self.answers.push((id, result));
+                }
+            },
+            Incoming::Request { id, method, .. } => {
+                let reply = match method.as_str() {
+                    "ping" => wire::reply(&id, json!({})),
+                    "roots/list" => wire::reply(&id, self.roots.clone()),
+                    _ => wire::reply_error(&id, wire::METHOD_NOT_FOUND, &format!("zero does not offer {method}")),
+                };
+                self.send(&reply);
+            }
+            Incoming::Notification { method, .. } => {
+                if method == "notifications/tools/list_changed" {
+                    self.list_changed = true;
+                }
+            }
+        }
+    }
+
+    fn initialized(&mut self, result: Result<Value, String>) {
+        let result = match result {
+            Ok(result) => result,
+            Err(why) => return self.fail(&format!("initialize failed: {why}")),
+        };
+        let version = result.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
+        if !ACCEPTED_VERSIONS.contains(&version) {
+            let shown = if version.is_empty() { "none" } else { version };
+            return self.fail(&format!(
+                "offered protocol version {shown}; zero speaks {}",
+                ACCEPTED_VERSIONS.join(", ")
+            ));
+        }
+        self.protocol = Some(version.to_string());
+        if let Some(Link::Http(link)) = &self.link {
+            link.set_protocol(version);
+        }
+        self.send(&wire::notification("notifications/initialized", Value::Null));
+        self.list_tools();
+    }
+
+    /// Asks for the tool list again from its first page.
+    pub fn list_tools(&mut self) {
+        if matches!(self.phase, Phase::Failed(_)) {
+            return;
+        }
+        self.list_changed = false;
+        self.fresh.clear();
+        let id = self.take_id();
+        self.phase = Phase::Listing { id, pages: 1 };
+        self.send(&wire::request(id, "tools/list", json!({})));
+    }
+
+    fn listed(&mut self, result: Result<Value, String>, pages: usize) {
+        let result = match result {
+            Ok(result) => result,
+            Err(why) => return self.fail(&format!("tools/list failed: {why}")),
+        };
+        let Some(tools) = result.get("tools").and_then(Value::as_array) else {
+            return self.fail("tools/list answered without a tools array");
+        };
+        for tool in tools {
+            let Some(name) = tool.get("name").and_then(Value::as_str).filter(|n| !n.is_empty())
+            else {
+                continue;
+            };
+            if self.fresh.len() < MAX_LISTED {
+                self.fresh.push(RemoteTool {
+                    name: name.to_string(),
+                    description: tool.get("description").and_then(Value::as_str).unwrap_or_default().to_string(),
+                    input_schema: match tool.get("inputSchema") {
+                        Some(schema @ Value::Object(_)) => schema.clone(),
+                        _ => json!({"type": "object"}),
+                    },
+                    read_only: tool.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true)),
+                });
+            }
+        }
+        match result.get("nextCursor").and_then(Value::as_str) {
+            Some(cursor) if !cursor.is_empty() && pages < MAX_PAGES => {
+                let id = self.take_id();
+                self.phase = Phase::Listing { id, pages: pages + 1 };
+                self.send(&wire::request(id, "tools/list", json!({"cursor": cursor})));
+            }
+            _ => {
+                self.tools = std::mem::take(&mut self.fresh);
+                self.phase = Phase::Ready;
+            }
+        }
+    }
+
+    /// Sends `tools/call`; its id, to wait for with [`Server::answer`].
+    pub fn call(&mut self, tool: &str, arguments: Value, deadline: Instant) -> Result<u64, String> {
+        if let Some(why) = self.failure() {
+            return Err(why.to_string());
+        }
+        let id = self.take_id();
+        let request = wire::request(id, "tools/call", json!({"name": tool, "arguments": arguments}));
+        let Some(link) = self.link.as_mut() else { return Err("not connected".into()) };
+        if let Err(why) = link.send(&request, deadline) {
+            self.fail(&why);
+            return Err(self.failure().unwrap_or_default().to_string());
+        }
+        Ok(id)
+    }
+
+    /// The answer to request `id`, once it has come.
+    pub fn answer(&mut self, id: u64) -> Option<Result<Value, String>> {
+        let at = self.answers.iter().position(|(got, _)| *got == id)?;
+        Some(self.answers.remove(at).1)
+    }
+
+    /// Tells the server zero gave up on request `id`.
+    pub fn cancel(&mut self, id: u64, reason: &str) {
+        if self.failure().is_none() {
+            self.send(&wire::notification("notifications/cancelled", json!({"requestId": id, "reason": reason})));
+        }
+    }
+
+    /// Ends the server's session politely (stdin closed, or the HTTP session deleted).
+    pub fn hang_up(&mut self) {
+        if let Some(link) = self.link.as_mut() {
+            link.hang_up();
+        }
+    }
+}
+
+/// `roots/list`'s answer: each directory as a `file://` URI.
+fn roots_answer(directories: &[std::path::PathBuf]) -> Value {
+    let roots: Vec<Value> = directories
+        .iter()
+        .map(|dir| {
+            let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "/".into());
+            json!({"uri": file_uri(dir), "name": name})
+        })
+        .collect();
+    json!({"roots": roots})
+}
+
+/// A path as a `file://` URI, percent-encoding every byte but the unreserved ones and `/`.
+pub fn file_uri(path: &std::path::Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut uri = String::from("file://");
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_are_file_uris() {
+        assert_eq!(file_uri(std::path::Path::new("/home/u/my repo/é")), "file:///home/u/my%20repo/%C3%A9");
+        let answer = roots_answer(&["/w".into(), "/lib/x".into()]);
+        assert_eq!(answer, json!({"roots": [{"uri": "file:///w", "name": "w"}, {"uri": "file:///lib/x", "name": "x"}]}));
+    }
+}

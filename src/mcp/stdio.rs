@@ -1,0 +1,243 @@
+//! The stdio transport: the server is a child process in its own process group, kept out of
+//! the tool calls' cleanup; JSON-RPC goes one message per line over its stdin and stdout, and
+//! the last 8 KiB of its stderr are kept for error messages (never copied to zero's output).
+//! Every pipe is non-blocking, so a server that stops reading or writing cannot hold zero past
+//! a deadline.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::wire::MAX_MESSAGE_BYTES;
+use crate::sys::poll::{self, PollFd, POLLIN, POLLOUT};
+use crate::sys::process;
+
+/// How much of the server's stderr is kept.
+const STDERR_TAIL: usize = 8 * 1024;
+
+pub struct StdioLink {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
+    /// Bytes of stdout after the last complete line.
+    partial: Vec<u8>,
+    lines: VecDeque<String>,
+    tail: VecDeque<u8>,
+    /// Why the link is closed, once it is.
+    closed: Option<String>,
+}
+
+/// What starting a server needs besides its configuration.
+pub struct Launch<'a> {
+    pub command: &'a str,
+    pub args: &'a [String],
+    pub env: &'a [(String, String)],
+    pub cwd: &'a Path,
+    /// The variables `bash` does not get either (names that look secret).
+    pub env_remove: &'a [OsString],
+}
+
+impl StdioLink {
+    pub fn start(launch: &Launch<'_>) -> Result<StdioLink, String> {
+        let mut command = Command::new(launch.command);
+        command.args(launch.args).current_dir(launch.cwd);
+        for name in launch.env_remove {
+            command.env_remove(name);
+        }
+        command.envs(launch.env.iter().map(|(k, v)| (k, v)));
+        let mut child = process::spawn_kept(command).map_err(|err| {
+            format!("cannot start {}: {}", launch.command, crate::provider::http::io_text(&err))
+        })?;
+        let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+        let nonblocking = [
+            stdin.as_ref().map(|f| poll::set_nonblocking(f)),
+            stdout.as_ref().map(|f| poll::set_nonblocking(f)),
+            stderr.as_ref().map(|f| poll::set_nonblocking(f)),
+        ];
+        if nonblocking.iter().any(|r| !matches!(r, Some(Ok(())))) {
+            process::stop_kept_group(child.id());
+            return Err("cannot set up its pipes".to_string());
+        }
+        Ok(StdioLink {
+            child,
+            stdin,
+            stdout,
+            stderr,
+            partial: Vec::new(),
+            lines: VecDeque::new(),
+            tail: VecDeque::new(),
+            closed: None,
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes one message as a line, by `deadline`; the server's output is read meanwhile, so
+    /// a server blocked writing cannot deadlock with zero writing.
+    pub fn send(&mut self, message: &Value, deadline: Instant) -> Result<(), String> {
+        if let Some(why) = &self.closed {
+            return Err(why.clone());
+        }
+        let mut line = message.to_string().into_bytes();
+        line.push(b'\n');
+        let mut written = 0;
+        while written < line.len() {
+            let Some(stdin) = self.stdin.as_mut() else {
+                return Err(self.close("closed its stdin"));
+            };
+            match stdin.write(&line[written..]) {
+                Ok(n) => written += n,
+                Err(err) if err.kind() == ErrorKind::WouldBlock => {
+                    let mut fds = [
+                        PollFd::new(stdin.as_raw_fd(), POLLOUT),
+                        PollFd::new(self.fd_out(), POLLIN),
+                        PollFd::new(self.fd_err(), POLLIN),
+                    ];
+                    if Instant::now() >= deadline {
+                        return Err(format!("did not read its input within {} ms", 0));
+                    }
+                    let _ = poll::wait(&mut fds, Some(deadline));
+                    if fds[1].ready() || fds[2].ready() {
+                        self.read_available();
+                    }
+                }
+                Err(err) if err.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return Err(self.close_with_status()),
+            }
+        }
+        Ok(())
+    }
+
+    fn fd_out(&self) -> i32 {
+        self.stdout.as_ref().map_or(-1, AsRawFd::as_raw_fd)
+    }
+
+    fn fd_err(&self) -> i32 {
+        self.stderr.as_ref().map_or(-1, AsRawFd::as_raw_fd)
+    }
+
+    /// The descriptors to wait on for what the server says.
+    pub fn fds(&self) -> [i32; 2] {
+        [self.fd_out(), self.fd_err()]
+    }
+
+    /// The complete lines read so far (reading what is there first); an error once the
+    /// server has closed its output or sent a line over the limit.
+    pub fn receive(&mut self) -> Result<Vec<String>, String> {
+        self.read_available();
+        let lines: Vec<String> = self.lines.drain(..).collect();
+        match (&self.closed, lines.is_empty()) {
+            (Some(why), true) => Err(why.clone()),
+            _ => Ok(lines),
+        }
+    }
+
+    /// Reads whatever both pipes hold now.
+    fn read_available(&mut self) {
+        let mut chunk = [0u8; 64 * 1024];
+        while let Some(stderr) = self.stderr.as_mut() {
+            match stderr.read(&mut chunk) {
+                Ok(0) => self.stderr = None,
+                Ok(n) => {
+                    self.tail.extend(&chunk[..n]);
+                    let over = self.tail.len().saturating_sub(STDERR_TAIL);
+                    self.tail.drain(..over);
+                }
+                Err(err) if err.kind() == ErrorKind::Interrupted => {}
+                Err(err) if err.kind() == ErrorKind::WouldBlock => break,
+                Err(_) => self.stderr = None,
+            }
+        }
+        while let Some(stdout) = self.stdout.as_mut() {
+            match stdout.read(&mut chunk) {
+                Ok(0) => {
+                    self.stdout = None;
+                    if self.closed.is_none() {
+                        self.close_with_status();
+                    }
+                }
+                Ok(n) => self.take_lines(&chunk[..n]),
+                Err(err) if err.kind() == ErrorKind::Interrupted => {}
+                Err(err) if err.kind() == ErrorKind::WouldBlock => break,
+                Err(_) => {
+                    self.stdout = None;
+                    self.close_with_status();
+                }
+            }
+        }
+    }
+
+    fn take_lines(&mut self, bytes: &[u8]) {
+        let mut rest = bytes;
+        while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+            self.partial.extend_from_slice(&rest[..end]);
+            rest = &rest[end + 1..];
+            let line = std::mem::take(&mut self.partial);
+            let text = String::from_utf8_lossy(&line);
+            let text = text.trim_end_matches('\r');
+            if !text.trim().is_empty() {
+                self.lines.push_back(text.to_string());
+            }
+        }
+        self.partial.extend_from_slice(rest);
+        if self.partial.len() > MAX_MESSAGE_BYTES {
+            self.partial = Vec::new();
+            self.close(&format!("sent a message over {} MiB", MAX_MESSAGE_BYTES >> 20));
+        }
+    }
+
+    /// Closes the link for good: the server's group is stopped; later sends and receives
+    /// give `why`.
+    pub fn close(&mut self, why: &str) -> String {
+        if self.closed.is_none() {
+            self.closed = Some(why.to_string());
+            self.stdin = None;
+            process::stop_kept_group(self.child.id());
+        }
+        self.closed.clone().unwrap_or_default()
+    }
+
+    /// The server closed its output: why, with its exit status when it has one by now.
+    fn close_with_status(&mut self) -> String {
+        let exit = poll::pidfd(self.child.id());
+        let deadline = Instant::now() + Duration::from_millis(200);
+        let mut status = self.child.try_wait().ok().flatten();
+        if status.is_none() {
+            if let Some(fd) = &exit {
+                let _ = poll::wait(&mut [PollFd::new(fd.as_raw_fd(), POLLIN)], Some(deadline));
+                status = self.child.try_wait().ok().flatten();
+            }
+        }
+        let why = match status {
+            Some(status) => format!("exited ({status})"),
+            None => "closed its output".to_string(),
+        };
+        self.close(&why)
+    }
+
+    /// The last non-empty line of the server's stderr.
+    pub fn last_stderr_line(&mut self) -> Option<String> {
+        self.read_available();
+        let bytes: Vec<u8> = self.tail.iter().copied().collect();
+        let text = String::from_utf8_lossy(&bytes);
+        text.lines().rev().map(str::trim).find(|l| !l.is_empty()).map(|l| {
+            let (line, cut) = crate::text::cap_utf8(l, 300);
+            format!("{line}{}", if cut { "..." } else { "" })
+        })
+    }
+
+    /// Ends the server politely: its stdin is closed, which tells an MCP server to exit; the
+    /// run's end stops its group (SIGTERM, then SIGKILL).
+    pub fn hang_up(&mut self) {
+        self.stdin = None;
+    }
+}

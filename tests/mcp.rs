@@ -1,0 +1,449 @@
+//! MCP servers end to end: the real binary against the test suite's own servers
+//! (`mcp_server`), over stdio and streamable HTTP. Each test checks what a wrapper sees (the
+//! events, exit code, messages) and what the server saw (its log), and that no server process
+//! outlives zero.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::mcp_server::{stdio_entry, Http, HttpTricks};
+use crate::util::{gone_within, Output, TestDir};
+
+const EXEC_2: [&str; 5] = ["exec", "-o", "stream-json", "--schema-version", "2"];
+
+fn call(id: &str, name: &str, arguments: Value) -> Value {
+    json!({"id": id, "name": name, "arguments": arguments})
+}
+
+/// A run of `turns` with these servers and extra arguments, in schema 2.
+fn run(dir: &TestDir, turns: Value, servers: Value, args: &[&str]) -> Output {
+    let script = dir.script(&json!({"turns": turns})).display().to_string();
+    let config = json!({"mcpServers": servers}).to_string();
+    dir.zero()
+        .args(&EXEC_2)
+        .args(&["--script", &script, "--mcp-config", &config])
+        .args(args)
+        .args(&["go"])
+        .run()
+}
+
+/// The lines the stdio server read (after its pid line), as JSON.
+fn server_log(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines().skip(1).map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// The pid the stdio server wrote first in its log.
+fn server_pid(path: &Path) -> u32 {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines().next().unwrap().trim_start_matches("pid ").parse().unwrap()
+}
+
+#[track_caller]
+fn assert_gone(log: &Path) {
+    let pid = server_pid(log);
+    assert!(gone_within(pid, Duration::from_secs(5)), "the server {pid} outlived zero");
+}
+
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+fn results(events: &[Value]) -> Vec<(String, String, String)> {
+    of_type(events, "tool_result")
+        .iter()
+        .map(|e| {
+            let s = |k: &str| e[k].as_str().unwrap_or_default().to_string();
+            (s("id"), s("status"), s("output"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_stdio_server_is_started_listed_called_and_stopped() {
+    let dir = TestDir::new("mcp-basic");
+    let log = dir.path("server.log");
+    let turns = json!([
+        {"toolCalls": [
+            call("a", "mcp__t__echo", json!({"text": "hello"})),
+            call("b", "mcp__t__shapes", json!({})),
+            call("c", "mcp__t__fail", json!({})),
+            call("d", "mcp__t__structured", json!({})),
+            call("e", "mcp__t__echo", json!("[1]")),
+            call("f", "mcp__t__roots", json!({}))
+        ]},
+        {"text": "done"}
+    ]);
+    let out = run(&dir, turns, json!({"t": stdio_entry("pages", &log)}), &["--add-dir", "../home"]);
+    out.assert_code(0);
+    let events = out.stream();
+    let server = of_type(&events, "mcp_server");
+    assert_eq!(server.len(), 1);
+    assert_eq!(
+        (server[0]["name"].as_str(), server[0]["status"].as_str(), server[0]["transport"].as_str(), server[0]["tools"].as_u64(), server[0]["protocolVersion"].as_str()),
+        (Some("t"), Some("ready"), Some("stdio"), Some(8), Some("2025-11-25"))
+    );
+    let work = dir.work().canonicalize().unwrap();
+    let home = dir.path("home").canonicalize().unwrap();
+    assert_eq!(
+        results(&events),
+        [
+            ("a".into(), "ok".into(), "echo: hello".into()),
+            ("b".into(), "ok".into(), "a text\n[image: image/png, 8 bytes]\n[audio: audio/wav, 4 bytes]\nembedded text\n[resource file:///blob.bin, application/octet-stream, 5 bytes]\nfile:///linked.txt".into()),
+            ("c".into(), "error".into(), "it failed on purpose".into()),
+            ("d".into(), "ok".into(), "{\"answer\":42}".into()),
+            ("e".into(), "error".into(), "Error: Invalid arguments for mcp__t__echo: expected a JSON object".into()),
+            ("f".into(), "ok".into(), format!("file://{} file://{}", work.display(), home.display())),
+        ]
+    );
+    let meta = &of_type(&events, "tool_result")[0]["meta"];
+    assert_eq!(meta, &json!({"mcp": {"server": "t", "tool": "echo"}}));
+    let calls: Vec<&str> = of_type(&events, "tool_call").iter().map(|e| e["sideEffect"].as_str().unwrap()).collect();
+    assert_eq!(calls, ["read"; 6]);
+    // What the server read: the handshake, both pages, the calls (not the one with bad
+    // arguments), zero's answers to its ping and sampling requests.
+    let seen = server_log(&log);
+    let methods: Vec<&str> = seen.iter().filter_map(|m| m["method"].as_str()).collect();
+    assert_eq!(
+        methods,
+        ["initialize", "notifications/initialized", "tools/list", "tools/list", "tools/call", "tools/call", "tools/call", "tools/call", "tools/call"]
+    );
+    assert_eq!(seen[0]["params"]["protocolVersion"], "2025-11-25");
+    assert_eq!(seen[0]["params"]["clientInfo"]["name"], "zero");
+    assert_eq!(seen[0]["params"]["capabilities"], json!({"roots": {"listChanged": false}}));
+    assert_eq!(seen[3]["params"], json!({"cursor": "page-2"}));
+    let ping = seen.iter().find(|m| m["id"] == "p1").unwrap();
+    assert_eq!(ping["result"], json!({}));
+    let sampling = seen.iter().find(|m| m["id"] == "p2").unwrap();
+    assert_eq!(sampling["error"]["code"], -32601);
+    assert_gone(&log);
+}
+
+#[test]
+fn an_older_protocol_version_is_accepted_and_an_unknown_one_fails_the_server() {
+    let dir = TestDir::new("mcp-versions");
+    let (old, odd) = (dir.path("old.log"), dir.path("odd.log"));
+    let servers = json!({"old": stdio_entry("version=2024-11-05", &old), "odd": stdio_entry("version=1999-01-01", &odd)});
+    let out = run(&dir, json!([{"text": "ok"}]), servers, &[]);
+    out.assert_code(0);
+    let events = out.stream();
+    // Servers are taken in name order (a JSON object's members have none).
+    let servers = of_type(&events, "mcp_server");
+    assert_eq!((servers[0]["name"].as_str(), servers[1]["name"].as_str()), (Some("odd"), Some("old")));
+    assert_eq!(servers[1]["protocolVersion"], "2024-11-05");
+    assert_eq!(servers[0]["status"], "failed");
+    assert_eq!(
+        servers[0]["error"],
+        "offered protocol version 1999-01-01; zero speaks 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"
+    );
+    let warnings: Vec<&str> = of_type(&events, "warning").iter().map(|w| w["code"].as_str().unwrap()).collect();
+    assert_eq!(warnings, ["mcp_server_failed"]);
+    assert_gone(&old);
+    assert_gone(&odd);
+}
+
+#[test]
+fn a_required_server_that_fails_ends_the_run_in_both_schemas() {
+    let dir = TestDir::new("mcp-required");
+    let log = dir.path("server.log");
+    let mut entry = stdio_entry("garbage", &log);
+    entry["required"] = json!(true);
+    let out = run(&dir, json!([{"error": "the model is never called"}]), json!({"bad": entry.clone()}), &[]);
+    out.assert_code(3);
+    let events = out.stream();
+    let error = of_type(&events, "error")[0];
+    assert_eq!(error["code"], "mcp_error");
+    assert_eq!(
+        error["message"],
+        "MCP server bad (required) failed to start: sent something that is not JSON-RPC: Server listening on port 3000 (stderr: about to say nonsense)"
+    );
+    assert_eq!(of_type(&events, "mcp_server")[0]["status"], "failed");
+    // Schema 1: the same failure, as provider_error.
+    let script = dir.script(&json!({"turns": [{"text": "never"}]})).display().to_string();
+    let config = json!({"mcpServers": {"bad": entry}}).to_string();
+    let out = dir.zero().args(&["exec", "-o", "stream-json", "--script", &script, "--mcp-config", &config, "go"]).run();
+    out.assert_code(3);
+    let events = out.stream();
+    assert_eq!(events.last().unwrap()["type"], "run_end");
+    let error = of_type(&events, "error")[0];
+    assert_eq!(error["code"], "provider_error");
+    assert!(error["message"].as_str().unwrap().starts_with("MCP server bad (required) failed to start"));
+    assert_gone(&log);
+}
+
+#[test]
+fn a_server_that_never_answers_misses_its_startup_deadline_and_the_run_goes_on() {
+    let dir = TestDir::new("mcp-silent");
+    let log = dir.path("server.log");
+    let mut entry = stdio_entry("silent", &log);
+    entry["startupTimeoutMs"] = json!(300);
+    let out = run(&dir, json!([{"text": "answered anyway"}]), json!({"quiet": entry}), &[]);
+    out.assert_code(0);
+    let events = out.stream();
+    let warning = of_type(&events, "warning")[0];
+    assert_eq!(warning["code"], "mcp_server_failed");
+    assert_eq!(
+        warning["message"],
+        "MCP server quiet failed to start: did not finish starting within 300 ms (startupTimeoutMs); the run goes on without its tools."
+    );
+    assert_eq!(out.text(), "answered anyway");
+    assert_gone(&log);
+}
+
+#[test]
+fn five_slow_servers_start_together() {
+    let dir = TestDir::new("mcp-concurrent");
+    let mut servers = serde_json::Map::new();
+    let logs: Vec<_> = (0..5).map(|i| dir.path(&format!("s{i}.log"))).collect();
+    for (i, log) in logs.iter().enumerate() {
+        servers.insert(format!("s{i}"), stdio_entry("start_ms=1000", log));
+    }
+    let out = run(&dir, json!([{"text": "ok"}]), Value::Object(servers), &[]);
+    out.assert_code(0);
+    let events = out.stream();
+    assert_eq!(of_type(&events, "mcp_server").iter().filter(|s| s["status"] == "ready").count(), 5);
+    // One at a time would take five seconds; together, a little over one.
+    assert!(out.elapsed < Duration::from_millis(4000), "took {:?}", out.elapsed);
+    for log in &logs {
+        assert_gone(log);
+    }
+}
+
+#[test]
+fn a_call_past_its_timeout_is_cancelled_on_the_server() {
+    let dir = TestDir::new("mcp-timeout");
+    let log = dir.path("server.log");
+    let mut entry = stdio_entry("", &log);
+    entry["toolTimeoutMs"] = json!(200);
+    let turns = json!([{"toolCalls": [call("h", "mcp__slow__hang", json!({}))]}, {"text": "gave up"}]);
+    let out = run(&dir, turns, json!({"slow": entry}), &[]);
+    out.assert_code(0);
+    let events = out.stream();
+    assert_eq!(
+        results(&events),
+        [("h".into(), "error".into(), "Error: timed out after 200 ms (toolTimeoutMs of server slow)".into())]
+    );
+    let seen = server_log(&log);
+    let call_id = seen.iter().find(|m| m["method"] == "tools/call").unwrap()["id"].clone();
+    let cancel = seen.iter().find(|m| m["method"] == "notifications/cancelled").expect("a cancellation");
+    assert_eq!(cancel["params"], json!({"requestId": call_id, "reason": "timed out after 200 ms"}));
+    assert_gone(&log);
+}
+
+#[test]
+fn a_server_that_crashes_mid_call_fails_that_call_and_every_later_one() {
+    let dir = TestDir::new("mcp-crash");
+    let log = dir.path("server.log");
+    let turns = json!([
+        {"toolCalls": [call("a", "mcp__c__crash", json!({})), call("b", "mcp__c__echo", json!({"text": "x"}))]},
+        {"text": "done"}
+    ]);
+    let out = run(&dir, turns, json!({"c": stdio_entry("", &log)}), &[]);
+    out.assert_code(0);
+    let events = out.stream();
+    let failed = "Error: MCP server c failed: exited (exit status: 3) (stderr: boom: crashed on purpose)";
+    assert_eq!(
+        results(&events),
+        [("a".into(), "error".into(), failed.into()), ("b".into(), "error".into(), failed.into())]
+    );
+    assert_gone(&log);
+}
+
+#[test]
+fn a_changed_tool_list_is_read_again_before_the_next_model_call() {
+    let dir = TestDir::new("mcp-changed");
+    let log = dir.path("server.log");
+    let turns = json!([
+        {"toolCalls": [call("a", "mcp__c__echo", json!({"text": "1"}))]},
+        {"toolCalls": [call("b", "mcp__c__added", json!({}))]},
+        {"text": "done"}
+    ]);
+    let out = run(&dir, turns, json!({"c": stdio_entry("changing", &log)}), &[]);
+    out.assert_code(0);
+    let events = out.stream();
+    assert_eq!(results(&events)[1], ("b".into(), "ok".into(), "added works".into()));
+    let lists = server_log(&log).iter().filter(|m| m["method"] == "tools/list").count();
+    assert_eq!(lists, 2);
+    assert_gone(&log);
+}
+
+#[test]
+fn tools_without_a_read_only_hint_follow_the_permission_rules() {
+    let dir = TestDir::new("mcp-permissions");
+    let log = dir.path("server.log");
+    let turns = json!([{"toolCalls": [call("t", "mcp__w__touch", json!({"path": "made.txt"}))]}, {"text": "done"}]);
+    // --auto low: withheld, and a call anyway is denied by policy, naming both ways to allow it.
+    let out = run(&dir, turns.clone(), json!({"w": stdio_entry("", &log)}), &[]);
+    out.assert_code(0);
+    let events = out.stream();
+    let decision = of_type(&events, "permission_decision")[0];
+    assert_eq!((decision["action"].as_str(), decision["decidedBy"].as_str()), (Some("deny"), Some("policy")));
+    assert_eq!(
+        decision["decisionReason"],
+        "Permission required for mcp__w__touch: the MCP tool is not marked read-only and was not executed. The caller can allow it with --auto high, or with \"trust\": true for MCP server w."
+    );
+    assert_eq!(decision["sideEffect"], "unknown");
+    assert!(!dir.work().join("made.txt").exists());
+    assert_eq!(of_type(&events, "tool_result")[0]["meta"], json!({"permission": "denied", "mcp": {"server": "w", "tool": "touch"}}));
+    // --list-tools says it is withheld and why.
+    let config = json!({"mcpServers": {"w": stdio_entry("", &log)}}).to_string();
+    let listing = dir.zero().args(&["exec", "--list-tools", "-o", "json", "--mcp-config", &config]).run();
+    listing.assert_code(0);
+    let tools = &listing.events()[0]["tools"];
+    let touch = tools.as_array().unwrap().iter().find(|t| t["name"] == "mcp__w__touch").unwrap();
+    assert_eq!(touch["enabled"], false);
+    assert_eq!(touch["withheld"], "needs --auto high (or \"trust\": true for server w): it is not marked read-only");
+    // --auto high runs it, with the policy's decision first.
+    let out = run(&dir, turns.clone(), json!({"w": stdio_entry("", &log)}), &["--auto", "high"]);
+    let events = out.stream();
+    assert_eq!(of_type(&events, "permission_decision")[0]["decisionReason"], "allowed by --auto high");
+    assert_eq!(dir.work().join("made.txt").exists(), true);
+    std::fs::remove_file(dir.work().join("made.txt")).unwrap();
+    // A trusted server's tools run at --auto low.
+    let mut trusted = stdio_entry("", &log);
+    trusted["trust"] = json!(true);
+    let out = run(&dir, turns.clone(), json!({"w": trusted}), &[]);
+    let events = out.stream();
+    assert_eq!(
+        of_type(&events, "permission_decision")[0]["decisionReason"],
+        "allowed by \"trust\": true for MCP server w"
+    );
+    assert!(dir.work().join("made.txt").exists());
+    assert_gone(&log);
+}
+
+#[test]
+fn filters_name_a_tool_or_a_whole_server() {
+    let dir = TestDir::new("mcp-filters");
+    let (a, b) = (dir.path("a.log"), dir.path("b.log"));
+    let config = json!({"mcpServers": {"a": stdio_entry("", &a), "b": stdio_entry("", &b)}}).to_string();
+    let list = |extra: &[&str]| {
+        let out = dir.zero().args(&["exec", "--list-tools", "-o", "json", "--mcp-config", &config]).args(extra).run();
+        out.assert_code(0);
+        out.events()[0]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["enabled"] == true)
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(list(&["--enabled-tools", "mcp__a__echo,grep"]), ["grep", "mcp__a__echo"]);
+    let without_b = list(&["--disabled-tools", "mcp__b"]);
+    assert!(without_b.iter().any(|n| n == "mcp__a__echo") && !without_b.iter().any(|n| n.starts_with("mcp__b")));
+    assert_gone(&a);
+    assert_gone(&b);
+}
+
+#[test]
+fn bad_configuration_is_a_config_error_before_any_model_call() {
+    let dir = TestDir::new("mcp-config-errors");
+    let run_with = |config: &str| {
+        let script = dir.script(&json!({"turns": [{"error": "never"}]})).display().to_string();
+        dir.zero().args(&["exec", "-o", "stream-json", "--script", &script, "--mcp-config", config, "go"]).run()
+    };
+    let out = run_with(r#"{"mcpServers": {"s": {"command": "x", "args": ["${NOT_SET_ANYWHERE}"]}}}"#);
+    out.assert_code(3);
+    assert_eq!(out.events()[0]["message"], "--mcp-config: mcpServers.s: the variable NOT_SET_ANYWHERE is not set");
+    let out = run_with("missing.json");
+    out.assert_code(3);
+    let message = out.events()[0]["message"].as_str().unwrap().to_string();
+    assert!(message.starts_with("--mcp-config ") && message.ends_with("missing.json: no such file"), "{message}");
+    let out = run_with(r#"{"mcpServers": {"s": {"type": "http", "url": "http://127.0.0.1:1/mcp", "timeout": 5}}}"#);
+    out.assert_code(3);
+    assert_eq!(out.events()[0]["message"], "--mcp-config: mcpServers.s: unknown field \"timeout\"");
+}
+
+#[test]
+fn expanded_values_are_redacted_everywhere() {
+    let dir = TestDir::new("mcp-secrets");
+    let log = dir.path("server.log");
+    let secret = "mcp-secret-value-0123456789";
+    let mut entry = stdio_entry("", &log);
+    entry["env"]["API_TOKEN_FOR_TEST"] = json!("${MY_MCP_VALUE}");
+    let turns = json!([{"toolCalls": [call("a", "mcp__s__echo", json!({"text": secret}))]}, {"text": "done"}]);
+    let script = dir.script(&json!({"turns": turns})).display().to_string();
+    let config = json!({"mcpServers": {"s": entry}}).to_string();
+    let out = dir.zero().env("MY_MCP_VALUE", secret).args(&EXEC_2).args(&["--script", &script, "--mcp-config", &config, "go"]).run();
+    out.assert_code(0);
+    crate::util::assert_no_piece_of(&out.stdout, secret, "stdout");
+    assert_eq!(results(&out.stream())[0].2, "echo: [REDACTED]");
+    assert_gone(&log);
+}
+
+#[test]
+fn streamable_http_keeps_its_session_and_answers_the_servers_requests() {
+    let dir = TestDir::new("mcp-http");
+    let http = Http::start(HttpTricks::default());
+    let turns = json!([{"toolCalls": [call("a", "mcp__web__echo", json!({"text": "over http"}))]}, {"text": "done"}]);
+    let servers = json!({"web": {"type": "http", "url": http.url(), "headers": {"X-Team": "zero"}}});
+    let out = run(&dir, turns, servers, &[]);
+    out.assert_code(0);
+    let events = out.stream();
+    let server = of_type(&events, "mcp_server")[0];
+    assert_eq!((server["transport"].as_str(), server["tools"].as_u64()), (Some("http"), Some(8)));
+    assert_eq!(results(&events), [("a".into(), "ok".into(), "echo: over http".into())]);
+    let seen = http.seen();
+    let summary: Vec<(String, Option<String>, Option<String>)> = seen
+        .iter()
+        .map(|r| {
+            let what = if r.method == "POST" {
+                let body = r.json();
+                body["method"].as_str().map(str::to_string).unwrap_or_else(|| format!("answer {}", body["id"]))
+            } else {
+                r.method.clone()
+            };
+            (what, r.headers.get("mcp-session-id").cloned(), r.headers.get("mcp-protocol-version").cloned())
+        })
+        .collect();
+    let s = |x: &str| Some(x.to_string());
+    assert_eq!(
+        summary,
+        [
+            ("initialize".into(), None, None),
+            ("notifications/initialized".into(), s("session-1"), s("2025-11-25")),
+            ("tools/list".into(), s("session-1"), s("2025-11-25")),
+            ("tools/call".into(), s("session-1"), s("2025-11-25")),
+            ("answer \"h1\"".into(), s("session-1"), s("2025-11-25")),
+            ("DELETE".into(), s("session-1"), s("2025-11-25")),
+        ]
+    );
+    assert!(seen.iter().all(|r| r.headers.get("x-team").map(String::as_str) == Some("zero")));
+    assert_eq!(seen[0].headers["accept"], "application/json, text/event-stream");
+}
+
+#[test]
+fn streamable_http_initializes_again_when_its_session_is_forgotten() {
+    let dir = TestDir::new("mcp-http-404");
+    let http = Http::start(HttpTricks { json: true, forget_session: true, ..HttpTricks::default() });
+    let turns = json!([{"toolCalls": [call("a", "mcp__web__echo", json!({"text": "again"}))]}, {"text": "done"}]);
+    let out = run(&dir, turns, json!({"web": {"type": "http", "url": http.url()}}), &[]);
+    out.assert_code(0);
+    assert_eq!(results(&out.stream()), [("a".into(), "ok".into(), "echo: again".into())]);
+    let methods: Vec<String> = http
+        .seen()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .map(|r| r.json()["method"].as_str().unwrap_or("answer").to_string())
+        .collect();
+    assert_eq!(
+        methods,
+        ["initialize", "notifications/initialized", "tools/list", "tools/call", "initialize", "notifications/initialized", "tools/call"]
+    );
+}
+
+#[test]
+fn streamable_http_resumes_a_cut_stream_with_last_event_id() {
+    let dir = TestDir::new("mcp-http-resume");
+    let http = Http::start(HttpTricks { cut_stream: true, ..HttpTricks::default() });
+    let turns = json!([{"toolCalls": [call("a", "mcp__web__echo", json!({"text": "x"}))]}, {"text": "done"}]);
+    let out = run(&dir, turns, json!({"web": {"type": "http", "url": http.url()}}), &[]);
+    out.assert_code(0);
+    let events = out.stream();
+    let get = http.seen().into_iter().find(|r| r.method == "GET").expect("a GET to resume");
+    let last = get.headers["last-event-id"].clone();
+    assert!(last.starts_with("ev-"), "{last}");
+    assert_eq!(results(&events), [("a".into(), "ok".into(), format!("resumed after {last}"))]);
+}
