@@ -82,7 +82,13 @@ fn a_stdio_server_is_started_listed_called_and_stopped() {
     let server = of_type(&events, "mcp_server");
     assert_eq!(server.len(), 1);
     assert_eq!(
-        (server[0]["name"].as_str(), server[0]["status"].as_str(), server[0]["transport"].as_str(), server[0]["tools"].as_u64(), server[0]["protocolVersion"].as_str()),
+        (
+            server[0]["name"].as_str(),
+            server[0]["status"].as_str(),
+            server[0]["transport"].as_str(),
+            server[0]["tools"].as_u64(),
+            server[0]["protocolVersion"].as_str()
+        ),
         (Some("t"), Some("ready"), Some("stdio"), Some(8), Some("2025-11-25"))
     );
     let work = dir.work().canonicalize().unwrap();
@@ -100,7 +106,8 @@ fn a_stdio_server_is_started_listed_called_and_stopped() {
     );
     let meta = &of_type(&events, "tool_result")[0]["meta"];
     assert_eq!(meta, &json!({"mcp": {"server": "t", "tool": "echo"}}));
-    let calls: Vec<&str> = of_type(&events, "tool_call").iter().map(|e| e["sideEffect"].as_str().unwrap()).collect();
+    let calls: Vec<&str> =
+        of_type(&events, "tool_call").iter().map(|e| e["sideEffect"].as_str().unwrap()).collect();
     assert_eq!(calls, ["read"; 6]);
     // What the server read: the handshake, both pages, the calls (not the one with bad
     // arguments), zero's answers to its ping and sampling requests.
@@ -108,7 +115,17 @@ fn a_stdio_server_is_started_listed_called_and_stopped() {
     let methods: Vec<&str> = seen.iter().filter_map(|m| m["method"].as_str()).collect();
     assert_eq!(
         methods,
-        ["initialize", "notifications/initialized", "tools/list", "tools/list", "tools/call", "tools/call", "tools/call", "tools/call", "tools/call"]
+        [
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+            "tools/list",
+            "tools/call",
+            "tools/call",
+            "tools/call",
+            "tools/call",
+            "tools/call"
+        ]
     );
     assert_eq!(seen[0]["params"]["protocolVersion"], "2025-11-25");
     assert_eq!(seen[0]["params"]["clientInfo"]["name"], "zero");
@@ -131,14 +148,18 @@ fn an_older_protocol_version_is_accepted_and_an_unknown_one_fails_the_server() {
     let events = out.stream();
     // Servers are taken in name order (a JSON object's members have none).
     let servers = of_type(&events, "mcp_server");
-    assert_eq!((servers[0]["name"].as_str(), servers[1]["name"].as_str()), (Some("odd"), Some("old")));
+    assert_eq!(
+        (servers[0]["name"].as_str(), servers[1]["name"].as_str()),
+        (Some("odd"), Some("old"))
+    );
     assert_eq!(servers[1]["protocolVersion"], "2024-11-05");
     assert_eq!(servers[0]["status"], "failed");
     assert_eq!(
         servers[0]["error"],
         "offered protocol version 1999-01-01; zero speaks 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"
     );
-    let warnings: Vec<&str> = of_type(&events, "warning").iter().map(|w| w["code"].as_str().unwrap()).collect();
+    let warnings: Vec<&str> =
+        of_type(&events, "warning").iter().map(|w| w["code"].as_str().unwrap()).collect();
     assert_eq!(warnings, ["mcp_server_failed"]);
     assert_gone(&old);
     assert_gone(&odd);
@@ -150,7 +171,12 @@ fn a_required_server_that_fails_ends_the_run_in_both_schemas() {
     let log = dir.path("server.log");
     let mut entry = stdio_entry("garbage", &log);
     entry["required"] = json!(true);
-    let out = run(&dir, json!([{"error": "the model is never called"}]), json!({"bad": entry.clone()}), &[]);
+    let out = run(
+        &dir,
+        json!([{"error": "the model is never called"}]),
+        json!({"bad": entry.clone()}),
+        &[],
+    );
     out.assert_code(3);
     let events = out.stream();
     let error = of_type(&events, "error")[0];
@@ -163,13 +189,19 @@ fn a_required_server_that_fails_ends_the_run_in_both_schemas() {
     // Schema 1: the same failure, as provider_error.
     let script = dir.script(&json!({"turns": [{"text": "never"}]})).display().to_string();
     let config = json!({"mcpServers": {"bad": entry}}).to_string();
-    let out = dir.zero().args(&["exec", "-o", "stream-json", "--script", &script, "--mcp-config", &config, "go"]).run();
+    let out = dir
+        .zero()
+        .args(&["exec", "-o", "stream-json", "--script", &script, "--mcp-config", &config, "go"])
+        .run();
     out.assert_code(3);
     let events = out.stream();
     assert_eq!(events.last().unwrap()["type"], "run_end");
     let error = of_type(&events, "error")[0];
     assert_eq!(error["code"], "provider_error");
-    assert!(error["message"].as_str().unwrap().starts_with("MCP server bad (required) failed to start"));
+    assert!(error["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("MCP server bad (required) failed to start"));
     assert_gone(&log);
 }
 
@@ -217,17 +249,23 @@ fn a_call_past_its_timeout_is_cancelled_on_the_server() {
     let log = dir.path("server.log");
     let mut entry = stdio_entry("", &log);
     entry["toolTimeoutMs"] = json!(200);
-    let turns = json!([{"toolCalls": [call("h", "mcp__slow__hang", json!({}))]}, {"text": "gave up"}]);
+    let turns =
+        json!([{"toolCalls": [call("h", "mcp__slow__hang", json!({}))]}, {"text": "gave up"}]);
     let out = run(&dir, turns, json!({"slow": entry}), &[]);
     out.assert_code(0);
     let events = out.stream();
     assert_eq!(
         results(&events),
-        [("h".into(), "error".into(), "Error: timed out after 200 ms (toolTimeoutMs of server slow)".into())]
+        [(
+            "h".into(),
+            "error".into(),
+            "Error: timed out after 200 ms (toolTimeoutMs of server slow)".into()
+        )]
     );
     let seen = server_log(&log);
     let call_id = seen.iter().find(|m| m["method"] == "tools/call").unwrap()["id"].clone();
-    let cancel = seen.iter().find(|m| m["method"] == "notifications/cancelled").expect("a cancellation");
+    let cancel =
+        seen.iter().find(|m| m["method"] == "notifications/cancelled").expect("a cancellation");
     assert_eq!(cancel["params"], json!({"requestId": call_id, "reason": "timed out after 200 ms"}));
     assert_gone(&log);
 }
@@ -243,7 +281,8 @@ fn a_server_that_crashes_mid_call_fails_that_call_and_every_later_one() {
     let out = run(&dir, turns, json!({"c": stdio_entry("", &log)}), &[]);
     out.assert_code(0);
     let events = out.stream();
-    let failed = "Error: MCP server c failed: exited (exit status: 3) (stderr: boom: crashed on purpose)";
+    let failed =
+        "Error: MCP server c failed: exited (exit status: 3) (stderr: boom: crashed on purpose)";
     assert_eq!(
         results(&events),
         [("a".into(), "error".into(), failed.into()), ("b".into(), "error".into(), failed.into())]
@@ -279,27 +318,40 @@ fn tools_without_a_read_only_hint_follow_the_permission_rules() {
     out.assert_code(0);
     let events = out.stream();
     let decision = of_type(&events, "permission_decision")[0];
-    assert_eq!((decision["action"].as_str(), decision["decidedBy"].as_str()), (Some("deny"), Some("policy")));
+    assert_eq!(
+        (decision["action"].as_str(), decision["decidedBy"].as_str()),
+        (Some("deny"), Some("policy"))
+    );
     assert_eq!(
         decision["decisionReason"],
         "Permission required for mcp__w__touch: the MCP tool is not marked read-only and was not executed. The caller can allow it with --auto high, or with \"trust\": true for MCP server w."
     );
     assert_eq!(decision["sideEffect"], "unknown");
     assert!(!dir.work().join("made.txt").exists());
-    assert_eq!(of_type(&events, "tool_result")[0]["meta"], json!({"permission": "denied", "mcp": {"server": "w", "tool": "touch"}}));
+    assert_eq!(
+        of_type(&events, "tool_result")[0]["meta"],
+        json!({"permission": "denied", "mcp": {"server": "w", "tool": "touch"}})
+    );
     // --list-tools says it is withheld and why.
     let config = json!({"mcpServers": {"w": stdio_entry("", &log)}}).to_string();
-    let listing = dir.zero().args(&["exec", "--list-tools", "-o", "json", "--mcp-config", &config]).run();
+    let listing =
+        dir.zero().args(&["exec", "--list-tools", "-o", "json", "--mcp-config", &config]).run();
     listing.assert_code(0);
     let tools = &listing.events()[0]["tools"];
     let touch = tools.as_array().unwrap().iter().find(|t| t["name"] == "mcp__w__touch").unwrap();
     assert_eq!(touch["enabled"], false);
-    assert_eq!(touch["withheld"], "needs --auto high (or \"trust\": true for server w): it is not marked read-only");
+    assert_eq!(
+        touch["withheld"],
+        "needs --auto high (or \"trust\": true for server w): it is not marked read-only"
+    );
     // --auto high runs it, with the policy's decision first.
     let out = run(&dir, turns.clone(), json!({"w": stdio_entry("", &log)}), &["--auto", "high"]);
     let events = out.stream();
-    assert_eq!(of_type(&events, "permission_decision")[0]["decisionReason"], "allowed by --auto high");
-    assert_eq!(dir.work().join("made.txt").exists(), true);
+    assert_eq!(
+        of_type(&events, "permission_decision")[0]["decisionReason"],
+        "allowed by --auto high"
+    );
+    assert!(dir.work().join("made.txt").exists());
     std::fs::remove_file(dir.work().join("made.txt")).unwrap();
     // A trusted server's tools run at --auto low.
     let mut trusted = stdio_entry("", &log);
@@ -318,9 +370,14 @@ fn tools_without_a_read_only_hint_follow_the_permission_rules() {
 fn filters_name_a_tool_or_a_whole_server() {
     let dir = TestDir::new("mcp-filters");
     let (a, b) = (dir.path("a.log"), dir.path("b.log"));
-    let config = json!({"mcpServers": {"a": stdio_entry("", &a), "b": stdio_entry("", &b)}}).to_string();
+    let config =
+        json!({"mcpServers": {"a": stdio_entry("", &a), "b": stdio_entry("", &b)}}).to_string();
     let list = |extra: &[&str]| {
-        let out = dir.zero().args(&["exec", "--list-tools", "-o", "json", "--mcp-config", &config]).args(extra).run();
+        let out = dir
+            .zero()
+            .args(&["exec", "--list-tools", "-o", "json", "--mcp-config", &config])
+            .args(extra)
+            .run();
         out.assert_code(0);
         out.events()[0]["tools"]
             .as_array()
@@ -332,7 +389,10 @@ fn filters_name_a_tool_or_a_whole_server() {
     };
     assert_eq!(list(&["--enabled-tools", "mcp__a__echo,grep"]), ["grep", "mcp__a__echo"]);
     let without_b = list(&["--disabled-tools", "mcp__b"]);
-    assert!(without_b.iter().any(|n| n == "mcp__a__echo") && !without_b.iter().any(|n| n.starts_with("mcp__b")));
+    assert!(
+        without_b.iter().any(|n| n == "mcp__a__echo")
+            && !without_b.iter().any(|n| n.starts_with("mcp__b"))
+    );
     assert_gone(&a);
     assert_gone(&b);
 }
@@ -342,16 +402,27 @@ fn bad_configuration_is_a_config_error_before_any_model_call() {
     let dir = TestDir::new("mcp-config-errors");
     let run_with = |config: &str| {
         let script = dir.script(&json!({"turns": [{"error": "never"}]})).display().to_string();
-        dir.zero().args(&["exec", "-o", "stream-json", "--script", &script, "--mcp-config", config, "go"]).run()
+        dir.zero()
+            .args(&["exec", "-o", "stream-json", "--script", &script, "--mcp-config", config, "go"])
+            .run()
     };
-    let out = run_with(r#"{"mcpServers": {"s": {"command": "x", "args": ["${NOT_SET_ANYWHERE}"]}}}"#);
+    let out =
+        run_with(r#"{"mcpServers": {"s": {"command": "x", "args": ["${NOT_SET_ANYWHERE}"]}}}"#);
     out.assert_code(3);
-    assert_eq!(out.events()[0]["message"], "--mcp-config: mcpServers.s: the variable NOT_SET_ANYWHERE is not set");
+    assert_eq!(
+        out.events()[0]["message"],
+        "--mcp-config: mcpServers.s: the variable NOT_SET_ANYWHERE is not set"
+    );
     let out = run_with("missing.json");
     out.assert_code(3);
     let message = out.events()[0]["message"].as_str().unwrap().to_string();
-    assert!(message.starts_with("--mcp-config ") && message.ends_with("missing.json: no such file"), "{message}");
-    let out = run_with(r#"{"mcpServers": {"s": {"type": "http", "url": "http://127.0.0.1:1/mcp", "timeout": 5}}}"#);
+    assert!(
+        message.starts_with("--mcp-config ") && message.ends_with("missing.json: no such file"),
+        "{message}"
+    );
+    let out = run_with(
+        r#"{"mcpServers": {"s": {"type": "http", "url": "http://127.0.0.1:1/mcp", "timeout": 5}}}"#,
+    );
     out.assert_code(3);
     assert_eq!(out.events()[0]["message"], "--mcp-config: mcpServers.s: unknown field \"timeout\"");
 }
@@ -366,7 +437,12 @@ fn expanded_values_are_redacted_everywhere() {
     let turns = json!([{"toolCalls": [call("a", "mcp__s__echo", json!({"text": secret}))]}, {"text": "done"}]);
     let script = dir.script(&json!({"turns": turns})).display().to_string();
     let config = json!({"mcpServers": {"s": entry}}).to_string();
-    let out = dir.zero().env("MY_MCP_VALUE", secret).args(&EXEC_2).args(&["--script", &script, "--mcp-config", &config, "go"]).run();
+    let out = dir
+        .zero()
+        .env("MY_MCP_VALUE", secret)
+        .args(&EXEC_2)
+        .args(&["--script", &script, "--mcp-config", &config, "go"])
+        .run();
     out.assert_code(0);
     crate::util::assert_no_piece_of(&out.stdout, secret, "stdout");
     assert_eq!(results(&out.stream())[0].2, "echo: [REDACTED]");
@@ -378,7 +454,8 @@ fn streamable_http_keeps_its_session_and_answers_the_servers_requests() {
     let dir = TestDir::new("mcp-http");
     let http = Http::start(HttpTricks::default());
     let turns = json!([{"toolCalls": [call("a", "mcp__web__echo", json!({"text": "over http"}))]}, {"text": "done"}]);
-    let servers = json!({"web": {"type": "http", "url": http.url(), "headers": {"X-Team": "zero"}}});
+    let servers =
+        json!({"web": {"type": "http", "url": http.url(), "headers": {"X-Team": "zero"}}});
     let out = run(&dir, turns, servers, &[]);
     out.assert_code(0);
     let events = out.stream();
@@ -391,11 +468,18 @@ fn streamable_http_keeps_its_session_and_answers_the_servers_requests() {
         .map(|r| {
             let what = if r.method == "POST" {
                 let body = r.json();
-                body["method"].as_str().map(str::to_string).unwrap_or_else(|| format!("answer {}", body["id"]))
+                body["method"]
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("answer {}", body["id"]))
             } else {
                 r.method.clone()
             };
-            (what, r.headers.get("mcp-session-id").cloned(), r.headers.get("mcp-protocol-version").cloned())
+            (
+                what,
+                r.headers.get("mcp-session-id").cloned(),
+                r.headers.get("mcp-protocol-version").cloned(),
+            )
         })
         .collect();
     let s = |x: &str| Some(x.to_string());
@@ -417,7 +501,8 @@ fn streamable_http_keeps_its_session_and_answers_the_servers_requests() {
 #[test]
 fn streamable_http_initializes_again_when_its_session_is_forgotten() {
     let dir = TestDir::new("mcp-http-404");
-    let http = Http::start(HttpTricks { json: true, forget_session: true, ..HttpTricks::default() });
+    let http =
+        Http::start(HttpTricks { json: true, forget_session: true, ..HttpTricks::default() });
     let turns = json!([{"toolCalls": [call("a", "mcp__web__echo", json!({"text": "again"}))]}, {"text": "done"}]);
     let out = run(&dir, turns, json!({"web": {"type": "http", "url": http.url()}}), &[]);
     out.assert_code(0);
@@ -430,7 +515,15 @@ fn streamable_http_initializes_again_when_its_session_is_forgotten() {
         .collect();
     assert_eq!(
         methods,
-        ["initialize", "notifications/initialized", "tools/list", "tools/call", "initialize", "notifications/initialized", "tools/call"]
+        [
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+            "tools/call",
+            "initialize",
+            "notifications/initialized",
+            "tools/call"
+        ]
     );
 }
 
@@ -446,4 +539,49 @@ fn streamable_http_resumes_a_cut_stream_with_last_event_id() {
     let last = get.headers["last-event-id"].clone();
     assert!(last.starts_with("ev-"), "{last}");
     assert_eq!(results(&events), [("a".into(), "ok".into(), format!("resumed after {last}"))]);
+}
+
+#[test]
+fn sigint_and_sigterm_during_a_call_end_the_run_and_stop_the_server() {
+    for signal in ["-INT", "-TERM"] {
+        let dir = TestDir::new("mcp-signal");
+        let log = dir.path("server.log");
+        let ready = dir.path("ready");
+        assert!(std::process::Command::new("mkfifo").arg(&ready).status().unwrap().success());
+        let mut entry = stdio_entry("", &log);
+        entry["env"]["ZERO_TEST_MCP_READY"] = json!(ready);
+        let turns =
+            json!([{"toolCalls": [call("h", "mcp__s__hang", json!({}))]}, {"text": "never"}]);
+        let script = dir.script(&json!({"turns": turns})).display().to_string();
+        let config = json!({"mcpServers": {"s": entry}}).to_string();
+        let zero = dir.zero().args(&[
+            "exec",
+            "-o",
+            "stream-json",
+            "--script",
+            &script,
+            "--mcp-config",
+            &config,
+            "go",
+        ]);
+        let mut child = zero.spawn();
+        // The server says when the call reached it.
+        assert_eq!(crate::util::read(&ready), "ready\n");
+        let pid = server_pid(&log);
+        assert!(std::process::Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success());
+        let status = child.wait().unwrap();
+        let mut stdout = String::new();
+        std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
+        assert_eq!(status.code(), Some(130), "{signal}: {stdout}");
+        let last: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(last[last.len() - 2]["code"], "interrupted");
+        assert!(
+            gone_within(pid, Duration::from_secs(5)),
+            "{signal}: the server {pid} outlived zero"
+        );
+    }
 }

@@ -7,7 +7,8 @@
 //! pages), `start_ms=<n>` (a slow start), `garbage` (a non-JSON-RPC line instead of the
 //! answer to `initialize`), `silent` (never answers), `changing` (after the first call it
 //! says its list changed and offers `added` too). `ZERO_TEST_MCP_LOG` names a file where it
-//! appends every line it reads and, first, its pid.
+//! appends every line it reads and, first, its pid; `ZERO_TEST_MCP_READY` a fifo it writes to
+//! when a `hang` call arrives.
 //!
 //! Its tools: `echo` (read-only, the text back), `shapes` (read-only, one block of each
 //! kind), `fail` (read-only, `isError`), `hang` (read-only, never answers), `crash` (exits
@@ -57,7 +58,9 @@ pub fn call_result(tool: &str, args: &Value) -> Option<Value> {
             {"type": "resource", "resource": {"uri": "file:///blob.bin", "mimeType": "application/octet-stream", "blob": "AAECAwQ="}},
             {"type": "resource_link", "uri": "file:///linked.txt", "name": "linked"}
         ]}),
-        "fail" => json!({"content": [{"type": "text", "text": "it failed on purpose"}], "isError": true}),
+        "fail" => {
+            json!({"content": [{"type": "text", "text": "it failed on purpose"}], "isError": true})
+        }
         "structured" => json!({"content": [], "structuredContent": {"answer": 42}}),
         "added" => text("added works"),
         "touch" => {
@@ -93,7 +96,8 @@ fn serve_stdio() {
     let Ok(behaviour) = std::env::var("ZERO_TEST_MCP") else {
         let first = listed(&json!({}), true, false);
         let second = listed(&json!({"cursor": "page-2"}), true, false);
-        let count = first["tools"].as_array().unwrap().len() + second["tools"].as_array().unwrap().len();
+        let count =
+            first["tools"].as_array().unwrap().len() + second["tools"].as_array().unwrap().len();
         assert_eq!(count, tools(false).len());
         assert_eq!(listed(&json!({}), false, true)["tools"].as_array().unwrap().len(), 9);
         return;
@@ -102,9 +106,9 @@ fn serve_stdio() {
     let value = |key: &str| {
         behaviour.split(',').find_map(|f| f.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
     };
-    let mut log = std::env::var("ZERO_TEST_MCP_LOG").ok().map(|path| {
-        std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap()
-    });
+    let mut log = std::env::var("ZERO_TEST_MCP_LOG")
+        .ok()
+        .map(|path| std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap());
     if let Some(log) = log.as_mut() {
         writeln!(log, "pid {}", std::process::id()).unwrap();
     }
@@ -141,7 +145,9 @@ fn serve_stdio() {
                     .iter()
                     .map(|r| r["uri"].as_str().unwrap().to_string())
                     .collect();
-                send(json!({"jsonrpc": "2.0", "id": call_id, "result": {"content": [{"type": "text", "text": uris.join(" ")}]}}));
+                send(
+                    json!({"jsonrpc": "2.0", "id": call_id, "result": {"content": [{"type": "text", "text": uris.join(" ")}]}}),
+                );
             }
             continue;
         }
@@ -160,7 +166,12 @@ fn serve_stdio() {
                 let tool = message["params"]["name"].as_str().unwrap_or_default();
                 let args = &message["params"]["arguments"];
                 match tool {
-                    "hang" => {}
+                    // `ZERO_TEST_MCP_READY` names a fifo the test waits on: the call arrived.
+                    "hang" => {
+                        if let Ok(fifo) = std::env::var("ZERO_TEST_MCP_READY") {
+                            std::fs::write(fifo, "ready\n").unwrap();
+                        }
+                    }
                     "crash" => {
                         eprintln!("boom: crashed on purpose");
                         std::process::exit(3);
@@ -175,12 +186,18 @@ fn serve_stdio() {
                         });
                         // Requests zero must answer come before the result.
                         send(json!({"jsonrpc": "2.0", "id": "p1", "method": "ping"}));
-                        send(json!({"jsonrpc": "2.0", "id": "p2", "method": "sampling/createMessage", "params": {}}));
-                        send(json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "log"}}));
+                        send(
+                            json!({"jsonrpc": "2.0", "id": "p2", "method": "sampling/createMessage", "params": {}}),
+                        );
+                        send(
+                            json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "log"}}),
+                        );
                         send(reply(result));
                         if has("changing") && !changed {
                             changed = true;
-                            send(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+                            send(
+                                json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+                            );
                         }
                     }
                 }
@@ -244,8 +261,10 @@ impl Http {
             let id = message["id"].clone();
             if method == "initialize" {
                 state.0 += 1;
-                let result = json!({"jsonrpc": "2.0", "id": id, "result": initialized("2025-11-25")});
-                return answer(&tricks, &result, None).with_header("mcp-session-id", &format!("session-{}", state.0));
+                let result =
+                    json!({"jsonrpc": "2.0", "id": id, "result": initialized("2025-11-25")});
+                return answer(&tricks, &result, None)
+                    .with_header("mcp-session-id", &format!("session-{}", state.0));
             }
             if session.as_deref() != Some(current.as_str()) {
                 return Reply::status(404, "application/json", "{\"error\":\"no such session\"}");
@@ -254,12 +273,20 @@ impl Http {
                 "notifications/initialized" | "notifications/cancelled" => {
                     Reply::status(202, "application/json", "")
                 }
-                "tools/list" => answer(&tricks, &json!({"jsonrpc": "2.0", "id": id, "result": {"tools": tools(false)}}), None),
+                "tools/list" => answer(
+                    &tricks,
+                    &json!({"jsonrpc": "2.0", "id": id, "result": {"tools": tools(false)}}),
+                    None,
+                ),
                 "tools/call" => {
                     if tricks.forget_session && !state.1 {
                         state.1 = true;
                         state.0 += 1;
-                        return Reply::status(404, "application/json", "{\"error\":\"session expired\"}");
+                        return Reply::status(
+                            404,
+                            "application/json",
+                            "{\"error\":\"session expired\"}",
+                        );
                     }
                     if tricks.cut_stream && !state.2 {
                         state.2 = true;
@@ -272,13 +299,21 @@ impl Http {
                     let tool = message["params"]["name"].as_str().unwrap_or_default();
                     let result = call_result(tool, &message["params"]["arguments"]).unwrap();
                     let ping = json!({"jsonrpc": "2.0", "id": "h1", "method": "ping"});
-                    answer(&tricks, &json!({"jsonrpc": "2.0", "id": id, "result": result}), Some(ping))
+                    answer(
+                        &tricks,
+                        &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                        Some(ping),
+                    )
                 }
                 // Zero's answers to the server's requests.
                 _ if message.get("result").is_some() || message.get("error").is_some() => {
                     Reply::status(202, "application/json", "")
                 }
-                _ => answer(&tricks, &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no"}}), None),
+                _ => answer(
+                    &tricks,
+                    &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no"}}),
+                    None,
+                ),
             }
         }));
         Http { mock, seen }

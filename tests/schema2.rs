@@ -3,8 +3,6 @@
 //! its ordering rules (`seq` from 1 without gaps, `eventCount`, the permission events around a
 //! gated call, the statuses and exit codes of `run_end`).
 
-use std::collections::HashMap;
-
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -469,7 +467,10 @@ pub fn check_line(line: &str) -> Result<(), String> {
             non_empty("name", name)?;
             let ready = *status == McpStatus::Ready;
             if ready != protocol_version.is_some() || ready == error.is_some() {
-                return Err("a ready mcp_server has protocolVersion and no error; a failed one the reverse".into());
+                return Err(
+                    "a ready mcp_server has protocolVersion and no error; a failed one the reverse"
+                        .into(),
+                );
             }
         }
         Event::ToolResult { id, name, changed_files, .. } => {

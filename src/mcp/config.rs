@@ -85,7 +85,9 @@ fn expand(text: &str, env: &Env, secrets: &mut Vec<String>) -> Result<String, St
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after.find('}').ok_or_else(|| format!("\"${{\" without a closing \"}}\" in {text:?}"))?;
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("\"${{\" without a closing \"}}\" in {text:?}"))?;
         let name = &after[..end];
         let value = env.get(name).ok_or_else(|| format!("the variable {name} is not set"))?;
         if !value.is_empty() {
@@ -214,7 +216,9 @@ fn server_config(
                 .collect::<Result<_, _>>()?;
             let cwd = text("cwd")?.map(PathBuf::from);
             if map.contains_key("url") || map.contains_key("headers") {
-                return Err("url and headers belong to an http server (\"type\": \"http\")".to_string());
+                return Err(
+                    "url and headers belong to an http server (\"type\": \"http\")".to_string()
+                );
             }
             Transport::Stdio {
                 command: expand(command, env, secrets)?,
@@ -224,7 +228,8 @@ fn server_config(
             }
         }
         "http" | "streamable-http" => {
-            let url = expand(text("url")?.ok_or("url is required for an http server")?, env, secrets)?;
+            let url =
+                expand(text("url")?.ok_or("url is required for an http server")?, env, secrets)?;
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err("url must be an http:// or https:// URL".to_string());
             }
@@ -255,7 +260,10 @@ fn server_config(
         trust: flag("trust")?,
         startup_timeout: millis("startupTimeoutMs", 10_000)?,
         tool_timeout: millis("toolTimeoutMs", 60_000)?,
-        enabled_tools: map.contains_key("enabledTools").then(|| strings(map, "enabledTools")).transpose()?,
+        enabled_tools: map
+            .contains_key("enabledTools")
+            .then(|| strings(map, "enabledTools"))
+            .transpose()?,
         disabled_tools: strings(map, "disabledTools")?,
     })
 }
@@ -266,7 +274,9 @@ fn strings(map: &Map<String, Value>, key: &str) -> Result<Vec<String>, String> {
         None => Ok(Vec::new()),
         Some(Value::Array(items)) => items
             .iter()
-            .map(|v| v.as_str().map(str::to_string).ok_or(format!("{key} must be an array of strings")))
+            .map(|v| {
+                v.as_str().map(str::to_string).ok_or(format!("{key} must be an array of strings"))
+            })
             .collect(),
         Some(_) => Err(format!("{key} must be an array of strings")),
     }
@@ -298,7 +308,10 @@ mod tests {
     use serde_json::json;
 
     fn env() -> Env {
-        Env::from_pairs([("TOKEN".to_string(), "s3cret-token".to_string()), ("HOME".to_string(), "/home/u".to_string())])
+        Env::from_pairs([
+            ("TOKEN".to_string(), "s3cret-token".to_string()),
+            ("HOME".to_string(), "/home/u".to_string()),
+        ])
     }
 
     fn parse(value: Value) -> Result<Servers, String> {
@@ -326,7 +339,10 @@ mod tests {
             }
         );
         assert!(files.required && !files.trust);
-        assert_eq!((files.tool_timeout, files.startup_timeout), (Duration::from_millis(5000), Duration::from_secs(10)));
+        assert_eq!(
+            (files.tool_timeout, files.startup_timeout),
+            (Duration::from_millis(5000), Duration::from_secs(10))
+        );
         assert_eq!(files.enabled_tools, Some(vec!["read".to_string()]));
         let web = &servers.servers[1];
         assert_eq!(web.transport.name(), "http");
@@ -338,23 +354,60 @@ mod tests {
     #[test]
     fn errors_name_the_source_the_server_and_the_field() {
         let err = |v: Value| parse(v).unwrap_err();
-        assert_eq!(err(json!({"mcpServers": {"a b": {"command": "x"}}})), "--mcp-config: mcpServers.a b: a server name is 1 to 32 letters, digits, '_' or '-'");
-        assert_eq!(err(json!({"mcpServers": {"s": {"comand": "x"}}})), "--mcp-config: mcpServers.s: unknown field \"comand\" (did you mean \"command\"?)");
-        assert_eq!(err(json!({"mcpServers": {"s": {"args": []}}})), "--mcp-config: mcpServers.s: command is required for a stdio server");
-        assert_eq!(err(json!({"mcpServers": {"s": {"command": "${NOPE}"}}})), "--mcp-config: mcpServers.s: the variable NOPE is not set");
-        assert_eq!(err(json!({"mcpServers": {"s": {"type": "http", "url": "ftp://x"}}})), "--mcp-config: mcpServers.s: url must be an http:// or https:// URL");
-        assert_eq!(err(json!({"mcpServers": {"s": {"command": "x", "toolTimeoutMs": 0}}})), "--mcp-config: mcpServers.s: toolTimeoutMs must be milliseconds from 1 to 86400000");
-        assert_eq!(err(json!({"mcpServers": {"s": {"type": "sse", "url": "http://x"}}})), "--mcp-config: mcpServers.s: type must be \"stdio\" or \"http\", not \"sse\"");
+        assert_eq!(
+            err(json!({"mcpServers": {"a b": {"command": "x"}}})),
+            "--mcp-config: mcpServers.a b: a server name is 1 to 32 letters, digits, '_' or '-'"
+        );
+        assert_eq!(
+            err(json!({"mcpServers": {"s": {"comand": "x"}}})),
+            "--mcp-config: mcpServers.s: unknown field \"comand\" (did you mean \"command\"?)"
+        );
+        assert_eq!(
+            err(json!({"mcpServers": {"s": {"args": []}}})),
+            "--mcp-config: mcpServers.s: command is required for a stdio server"
+        );
+        assert_eq!(
+            err(json!({"mcpServers": {"s": {"command": "${NOPE}"}}})),
+            "--mcp-config: mcpServers.s: the variable NOPE is not set"
+        );
+        assert_eq!(
+            err(json!({"mcpServers": {"s": {"type": "http", "url": "ftp://x"}}})),
+            "--mcp-config: mcpServers.s: url must be an http:// or https:// URL"
+        );
+        assert_eq!(
+            err(json!({"mcpServers": {"s": {"command": "x", "toolTimeoutMs": 0}}})),
+            "--mcp-config: mcpServers.s: toolTimeoutMs must be milliseconds from 1 to 86400000"
+        );
+        assert_eq!(
+            err(json!({"mcpServers": {"s": {"type": "sse", "url": "http://x"}}})),
+            "--mcp-config: mcpServers.s: type must be \"stdio\" or \"http\", not \"sse\""
+        );
         assert_eq!(err(json!({"servers": {}})), "--mcp-config: no mcpServers object");
-        assert_eq!(err(json!({"mcpServers": {"s": {"command": "x", "env": {"A": 1}}}})), "--mcp-config: mcpServers.s: env.A must be a string");
+        assert_eq!(
+            err(json!({"mcpServers": {"s": {"command": "x", "env": {"A": 1}}}})),
+            "--mcp-config: mcpServers.s: env.A must be a string"
+        );
     }
 
     #[test]
     fn a_later_source_replaces_a_server_of_the_same_name() {
         let mut servers = Servers::default();
-        add_servers(&mut servers, &json!({"mcpServers": {"a": {"command": "one"}, "b": {"command": "b"}}}), "config", &env()).unwrap();
-        add_servers(&mut servers, &json!({"mcpServers": {"a": {"command": "two"}}}), "--mcp-config", &env()).unwrap();
-        let names: Vec<(&str, &Transport)> = servers.servers.iter().map(|s| (s.name.as_str(), &s.transport)).collect();
+        add_servers(
+            &mut servers,
+            &json!({"mcpServers": {"a": {"command": "one"}, "b": {"command": "b"}}}),
+            "config",
+            &env(),
+        )
+        .unwrap();
+        add_servers(
+            &mut servers,
+            &json!({"mcpServers": {"a": {"command": "two"}}}),
+            "--mcp-config",
+            &env(),
+        )
+        .unwrap();
+        let names: Vec<(&str, &Transport)> =
+            servers.servers.iter().map(|s| (s.name.as_str(), &s.transport)).collect();
         assert_eq!(names.len(), 2);
         assert_eq!(names[1].0, "a");
         assert!(matches!(names[1].1, Transport::Stdio { command, .. } if command == "two"));

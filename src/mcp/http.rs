@@ -195,8 +195,13 @@ fn post(endpoint: &Endpoint, message: &Value, deadline: Instant) -> Result<Respo
     headers.push(("content-type", "application/json".to_string()));
     let mut url = endpoint.url();
     for _ in 0..=MAX_REDIRECTS {
-        let response =
-            endpoint.http.exchange("POST", &url, &headers, Some(body.as_bytes()), left(deadline))?;
+        let response = endpoint.http.exchange(
+            "POST",
+            &url,
+            &headers,
+            Some(body.as_bytes()),
+            left(deadline),
+        )?;
         if !response.status().is_redirection() {
             return Ok(response);
         }
@@ -260,8 +265,11 @@ fn exchange(
         return Err(status_error(response));
     }
     if is_initialize {
-        let session =
-            response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_string);
+        let session = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
         endpoint.set_session(session);
     }
     let Some(id) = id else { return Ok(()) };
@@ -347,7 +355,10 @@ fn read_answer(
         }
         let last = stream.last_event_id().to_string();
         if last.is_empty() {
-            return Err("the event stream ended before the response, with no event id to resume from".into());
+            return Err(
+                "the event stream ended before the response, with no event id to resume from"
+                    .into(),
+            );
         }
         if resumes == MAX_RESUMES {
             return Err(format!("the event stream ended before the response {MAX_RESUMES} times"));
@@ -384,7 +395,11 @@ fn read_stream<R: std::io::BufRead>(
                     continue;
                 }
                 let answers = wire::parse(&data)
-                    .map(|all| all.iter().any(|m| matches!(m, wire::Incoming::Response { id: got, .. } if *got == id)))
+                    .map(|all| {
+                        all.iter().any(
+                            |m| matches!(m, wire::Incoming::Response { id: got, .. } if *got == id),
+                        )
+                    })
                     .unwrap_or(false);
                 mailbox.deliver(data);
                 if answers {

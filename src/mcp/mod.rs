@@ -17,7 +17,7 @@ mod stdio;
 mod wire;
 
 use std::collections::HashSet;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{json, Value};
 
@@ -98,7 +98,9 @@ impl Mcp {
                 }
                 if server.busy() && now >= server.deadline {
                     let ms = server.config.startup_timeout.as_millis();
-                    server.fail(&format!("did not finish starting within {ms} ms (startupTimeoutMs)"));
+                    server.fail(&format!(
+                        "did not finish starting within {ms} ms (startupTimeoutMs)"
+                    ));
                 }
                 if !server.busy() {
                     *done = true;
@@ -131,10 +133,6 @@ impl Mcp {
             }
         }
         Mcp { servers, offered: Vec::new() }
-    }
-
-    pub fn servers(&self) -> &[Server] {
-        &self.servers
     }
 
     pub fn offered(&self) -> &[Offered] {
@@ -195,7 +193,11 @@ impl Mcp {
         }
         if !over.is_empty() {
             let shown: Vec<&str> = over.iter().take(20).map(String::as_str).collect();
-            let more = if over.len() > 20 { format!(" and {} more", over.len() - 20) } else { String::new() };
+            let more = if over.len() > 20 {
+                format!(" and {} more", over.len() - 20)
+            } else {
+                String::new()
+            };
             warnings.push(format!(
                 "{} MCP tool{} left out: a run offers at most {MAX_TOOLS} MCP tools and {} KiB of their definitions: {}{more}.",
                 over.len(),
@@ -242,7 +244,8 @@ impl Mcp {
                     server.fail(&format!("did not list its tools again within {ms} ms"));
                     break;
                 }
-                let mut fds: Vec<PollFd> = server.fds().into_iter().map(|fd| PollFd::new(fd, POLLIN)).collect();
+                let mut fds: Vec<PollFd> =
+                    server.fds().into_iter().map(|fd| PollFd::new(fd, POLLIN)).collect();
                 if poll::wait(&mut fds, Some(server.deadline)).is_ok() {
                     server.pump();
                 }
@@ -267,9 +270,8 @@ impl Mcp {
         let server = &mut self.servers[offered.server];
         let timeout = server.config.tool_timeout;
         let deadline = Instant::now() + timeout;
-        let failed = |why: &str| {
-            error(format!("Error: MCP server {} failed: {why}", offered.server_name))
-        };
+        let failed =
+            |why: &str| error(format!("Error: MCP server {} failed: {why}", offered.server_name));
         let id = match server.call(&offered.tool, arguments, deadline) {
             Ok(id) => id,
             Err(why) => return failed(&why),
@@ -291,7 +293,8 @@ impl Mcp {
             if interrupted() {
                 server.cancel(id, "interrupted by the user");
                 return CallOutcome {
-                    text: "The call was interrupted (the server was sent notifications/cancelled).".into(),
+                    text: "The call was interrupted (the server was sent notifications/cancelled)."
+                        .into(),
                     error: true,
                     interrupted: true,
                 };
@@ -299,9 +302,13 @@ impl Mcp {
             if Instant::now() >= deadline {
                 let ms = timeout.as_millis();
                 server.cancel(id, &format!("timed out after {ms} ms"));
-                return error(format!("Error: timed out after {ms} ms (toolTimeoutMs of server {})", offered.server_name));
+                return error(format!(
+                    "Error: timed out after {ms} ms (toolTimeoutMs of server {})",
+                    offered.server_name
+                ));
             }
-            let mut fds: Vec<PollFd> = server.fds().into_iter().map(|fd| PollFd::new(fd, POLLIN)).collect();
+            let mut fds: Vec<PollFd> =
+                server.fds().into_iter().map(|fd| PollFd::new(fd, POLLIN)).collect();
             fds.push(PollFd::new(interrupt_fd, POLLIN));
             let _ = poll::wait(&mut fds, Some(deadline));
         }
@@ -320,6 +327,3 @@ impl Drop for Mcp {
         self.hang_up();
     }
 }
-
-/// How long `zero mcp list` and `zero doctor` give a server beyond its own startup deadline.
-pub const CHECK_SLACK: Duration = Duration::from_millis(0);

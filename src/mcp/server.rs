@@ -88,9 +88,14 @@ pub struct RemoteTool {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Phase {
     /// Waiting for the answer to `initialize` (request `id`).
-    Initializing { id: u64 },
+    Initializing {
+        id: u64,
+    },
     /// Waiting for a `tools/list` page; `fresh` holds the pages read so far.
-    Listing { id: u64, pages: usize },
+    Listing {
+        id: u64,
+        pages: usize,
+    },
     Ready,
     Failed(String),
 }
@@ -154,7 +159,8 @@ impl Server {
                 StdioLink::start(&launch).map(Link::Stdio)
             }
             Transport::Http { url, headers } => {
-                let http = crate::provider::http::Http::new(context.net.clone(), &context.roots, url);
+                let http =
+                    crate::provider::http::Http::new(context.net.clone(), &context.roots, url);
                 HttpLink::new(http, url, headers).map(Link::Http)
             }
         };
@@ -199,7 +205,8 @@ impl Server {
 
     /// Sends a message; a link that breaks fails the server.
     fn send(&mut self, message: &Value) {
-        let deadline = Instant::now() + REPLY_WAIT.max(self.deadline.saturating_duration_since(Instant::now()));
+        let deadline = Instant::now()
+            + REPLY_WAIT.max(self.deadline.saturating_duration_since(Instant::now()));
         let Some(link) = self.link.as_mut() else { return };
         if let Err(why) = link.send(message, deadline) {
             self.fail(&why);
@@ -262,7 +269,7 @@ impl Server {
                 Phase::Listing { id: want, pages } if id == want => self.listed(result, pages),
                 _ => {
                     if self.answers.len() == MAX_STRAY_ANSWERS {
-                        self.answers.remove(0);
+                        let _ = self.answers.remove(0);
                     }
                     self.answers.push((id, result));
                 }
@@ -271,7 +278,11 @@ impl Server {
                 let reply = match method.as_str() {
                     "ping" => wire::reply(&id, json!({})),
                     "roots/list" => wire::reply(&id, self.roots.clone()),
-                    _ => wire::reply_error(&id, wire::METHOD_NOT_FOUND, &format!("zero does not offer {method}")),
+                    _ => wire::reply_error(
+                        &id,
+                        wire::METHOD_NOT_FOUND,
+                        &format!("zero does not offer {method}"),
+                    ),
                 };
                 self.send(&reply);
             }
@@ -332,12 +343,17 @@ impl Server {
             if self.fresh.len() < MAX_LISTED {
                 self.fresh.push(RemoteTool {
                     name: name.to_string(),
-                    description: tool.get("description").and_then(Value::as_str).unwrap_or_default().to_string(),
+                    description: tool
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
                     input_schema: match tool.get("inputSchema") {
                         Some(schema @ Value::Object(_)) => schema.clone(),
                         _ => json!({"type": "object"}),
                     },
-                    read_only: tool.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true)),
+                    read_only: tool.pointer("/annotations/readOnlyHint")
+                        == Some(&Value::Bool(true)),
                 });
             }
         }
@@ -360,7 +376,8 @@ impl Server {
             return Err(why.to_string());
         }
         let id = self.take_id();
-        let request = wire::request(id, "tools/call", json!({"name": tool, "arguments": arguments}));
+        let request =
+            wire::request(id, "tools/call", json!({"name": tool, "arguments": arguments}));
         let Some(link) = self.link.as_mut() else { return Err("not connected".into()) };
         if let Err(why) = link.send(&request, deadline) {
             self.fail(&why);
@@ -378,7 +395,10 @@ impl Server {
     /// Tells the server zero gave up on request `id`.
     pub fn cancel(&mut self, id: u64, reason: &str) {
         if self.failure().is_none() {
-            self.send(&wire::notification("notifications/cancelled", json!({"requestId": id, "reason": reason})));
+            self.send(&wire::notification(
+                "notifications/cancelled",
+                json!({"requestId": id, "reason": reason}),
+            ));
         }
     }
 
@@ -395,7 +415,10 @@ fn roots_answer(directories: &[std::path::PathBuf]) -> Value {
     let roots: Vec<Value> = directories
         .iter()
         .map(|dir| {
-            let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "/".into());
+            let name = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "/".into());
             json!({"uri": file_uri(dir), "name": name})
         })
         .collect();
@@ -422,8 +445,14 @@ mod tests {
 
     #[test]
     fn roots_are_file_uris() {
-        assert_eq!(file_uri(std::path::Path::new("/home/u/my repo/é")), "file:///home/u/my%20repo/%C3%A9");
+        assert_eq!(
+            file_uri(std::path::Path::new("/home/u/my repo/é")),
+            "file:///home/u/my%20repo/%C3%A9"
+        );
         let answer = roots_answer(&["/w".into(), "/lib/x".into()]);
-        assert_eq!(answer, json!({"roots": [{"uri": "file:///w", "name": "w"}, {"uri": "file:///lib/x", "name": "x"}]}));
+        assert_eq!(
+            answer,
+            json!({"roots": [{"uri": "file:///w", "name": "w"}, {"uri": "file:///lib/x", "name": "x"}]})
+        );
     }
 }

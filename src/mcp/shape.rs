@@ -47,7 +47,11 @@ fn block(block: &Value) -> String {
     match field("type") {
         "text" => field("text").to_string(),
         kind @ ("image" | "audio") => {
-            format!("[{kind}: {}, {} bytes]", or_unknown(field("mimeType")), decoded_len(field("data")))
+            format!(
+                "[{kind}: {}, {} bytes]",
+                or_unknown(field("mimeType")),
+                decoded_len(field("data"))
+            )
         }
         "resource" => {
             let resource = block.get("resource").unwrap_or(&Value::Null);
@@ -122,8 +126,9 @@ mod tests {
     fn structured_content_stands_in_for_missing_text_and_errors_are_errors() {
         let (text, error) = call_result(&json!({"content": [], "structuredContent": {"sum": 3}}));
         assert_eq!((text.as_str(), error), ("{\"sum\":3}", false));
-        let (text, error) =
-            call_result(&json!({"content": [{"type": "text", "text": "no such file"}], "isError": true}));
+        let (text, error) = call_result(
+            &json!({"content": [{"type": "text", "text": "no such file"}], "isError": true}),
+        );
         assert_eq!((text.as_str(), error), ("no such file", true));
         assert_eq!(call_result(&json!({})).0, "(the tool returned no content)");
     }

@@ -55,11 +55,12 @@ impl StdioLink {
         let mut child = process::spawn_kept(command).map_err(|err| {
             format!("cannot start {}: {}", launch.command, crate::provider::http::io_text(&err))
         })?;
-        let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+        let (stdin, stdout, stderr) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let nonblocking = [
-            stdin.as_ref().map(|f| poll::set_nonblocking(f)),
-            stdout.as_ref().map(|f| poll::set_nonblocking(f)),
-            stderr.as_ref().map(|f| poll::set_nonblocking(f)),
+            stdin.as_ref().map(poll::set_nonblocking),
+            stdout.as_ref().map(poll::set_nonblocking),
+            stderr.as_ref().map(poll::set_nonblocking),
         ];
         if nonblocking.iter().any(|r| !matches!(r, Some(Ok(())))) {
             process::stop_kept_group(child.id());
@@ -75,10 +76,6 @@ impl StdioLink {
             tail: VecDeque::new(),
             closed: None,
         })
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.child.id()
     }
 
     /// Writes one message as a line, by `deadline`; the server's output is read meanwhile, so
@@ -103,7 +100,10 @@ impl StdioLink {
                         PollFd::new(self.fd_err(), POLLIN),
                     ];
                     if Instant::now() >= deadline {
-                        return Err(format!("did not read its input within {} ms", 0));
+                        return Err(
+                            "stopped reading its input (a message could not be written in time)"
+                                .to_string(),
+                        );
                     }
                     let _ = poll::wait(&mut fds, Some(deadline));
                     if fds[1].ready() || fds[2].ready() {

@@ -15,10 +15,20 @@ pub const TRANSPORT_FAILED: i64 = -32000;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Incoming {
     /// The answer to zero's request `id`: its result, or the error's message.
-    Response { id: u64, result: Result<Value, String> },
+    Response {
+        id: u64,
+        result: Result<Value, String>,
+    },
     /// A request zero must answer.
-    Request { id: Value, method: String, params: Value },
-    Notification { method: String, params: Value },
+    Request {
+        id: Value,
+        method: String,
+        params: Value,
+    },
+    Notification {
+        method: String,
+        params: Value,
+    },
 }
 
 pub fn request(id: u64, method: &str, params: Value) -> Value {
@@ -113,13 +123,20 @@ mod tests {
         );
         let got = parse(r#"[{"jsonrpc":"2.0","id":"x1","method":"ping"},{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}]"#).unwrap();
         assert_eq!(got.len(), 2);
-        assert!(matches!(&got[0], Incoming::Request { id, method, .. } if id == "x1" && method == "ping"));
-        assert!(matches!(&got[1], Incoming::Notification { method, .. } if method == "notifications/tools/list_changed"));
+        assert!(
+            matches!(&got[0], Incoming::Request { id, method, .. } if id == "x1" && method == "ping")
+        );
+        assert!(
+            matches!(&got[1], Incoming::Notification { method, .. } if method == "notifications/tools/list_changed")
+        );
     }
 
     #[test]
     fn anything_else_is_named_as_not_json_rpc() {
-        assert_eq!(parse("Server listening on port 3000").unwrap_err(), "sent something that is not JSON-RPC: Server listening on port 3000");
+        assert_eq!(
+            parse("Server listening on port 3000").unwrap_err(),
+            "sent something that is not JSON-RPC: Server listening on port 3000"
+        );
         assert!(parse(r#"{"jsonrpc":"2.0","id":{"a":1},"result":1}"#).is_err());
         assert!(parse(r#"{"jsonrpc":"2.0","id":1}"#).is_err());
         assert!(parse("[1]").is_err());

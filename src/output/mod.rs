@@ -849,9 +849,11 @@ impl Emitter {
         warnings: &[Warning],
     ) -> Result<(), OutputClosed> {
         let mut listing = format!("Tools visible to model ({mode}):\n");
+        // As wide as the longest name (MCP tools' names run long), at least the built-ins'.
+        let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0).max(14);
         for t in tools.iter().filter(|t| t.enabled) {
             listing.push_str(&format!(
-                "  {:<14} {:<16} {} - {}\n",
+                "  {:<width$} {:<16} {} - {}\n",
                 t.name, t.side_effect, t.permission, t.reason
             ));
         }
@@ -864,7 +866,7 @@ impl Emitter {
         }
         for t in tools.iter().filter(held_back) {
             let why = t.withheld.as_deref().unwrap_or_default();
-            listing.push_str(&format!("  {:<14} {:<16} {why}\n", t.name, t.side_effect));
+            listing.push_str(&format!("  {:<width$} {:<16} {why}\n", t.name, t.side_effect));
         }
         if self.format != Format::StreamJson {
             for warning in warnings {

@@ -98,7 +98,7 @@ fn schema_2_lines_are_exact() {
         changed_files: &["a.txt".to_string()],
         refused: None,
         duration: Duration::from_millis(12),
-            mcp: None,
+        mcp: None,
     })
     .unwrap();
     e.failure(&Failure::MaxTurns("Reached the limit.".into())).unwrap();

@@ -361,7 +361,9 @@ impl Http {
                 return self.certificate_message(&err, host);
             }
             match err {
-                ureq::Error::Timeout(_) => format!("{host} did not answer within {} ms", timeout.as_millis()),
+                ureq::Error::Timeout(_) => {
+                    format!("{host} did not answer within {} ms", timeout.as_millis())
+                }
                 ureq::Error::HostNotFound => format!("host not found: {host}"),
                 ureq::Error::ConnectionFailed => format!("could not connect to {host}"),
                 ureq::Error::Io(io) => format!("{host}: {}", io_text(&io)),

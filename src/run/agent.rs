@@ -16,7 +16,9 @@ use crate::provider::{Provider, Request, StreamEvent};
 use crate::run::limits::Limits;
 use crate::run::structured::{self, Judged, OutputSchema};
 use crate::session::Kind;
-use crate::tools::{Allowed, Autonomy, Gated, Outcome, PermissionMode, Refusal, SideEffect, Toolbox};
+use crate::tools::{
+    Allowed, Autonomy, Gated, Outcome, PermissionMode, Refusal, SideEffect, Toolbox,
+};
 
 /// The system prompt: who zero is and how it should work.
 pub const SYSTEM_PROMPT: &str = "\

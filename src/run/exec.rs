@@ -401,7 +401,10 @@ fn start_mcp(
         if let Some(error) = &report.error {
             warnings.push(Warning::new(
                 WarningCode::McpServerFailed,
-                format!("MCP server {} failed to start: {error}; the run goes on without its tools.", report.name),
+                format!(
+                    "MCP server {} failed to start: {error}; the run goes on without its tools.",
+                    report.name
+                ),
             ));
         }
     }

@@ -155,10 +155,8 @@ pub fn parse_filter(raw: &[String], which: &str) -> Result<Vec<String>, Failure>
 /// or all of its server's tools as `mcp__<server>`.
 fn mcp_filtered_in(enabled: &[String], disabled: &[String], name: &str, server: &str) -> bool {
     let names = |list: &[String]| {
-        list.iter().any(|e| {
-            e == name
-                || e.strip_prefix(crate::mcp::PREFIX).is_some_and(|s| s == server)
-        })
+        list.iter()
+            .any(|e| e == name || e.strip_prefix(crate::mcp::PREFIX).is_some_and(|s| s == server))
     };
     (enabled.is_empty() || names(enabled)) && !names(disabled)
 }
@@ -469,9 +467,8 @@ impl Toolbox {
             if tool.read_only || !self.mcp_permitted(tool) {
                 return None;
             }
-            let reason = (self.mode != PermissionMode::Unsafe).then(|| {
-                format!("allowed by \"trust\": true for MCP server {}", tool.server_name)
-            });
+            let reason = (self.mode != PermissionMode::Unsafe)
+                .then(|| format!("allowed by \"trust\": true for MCP server {}", tool.server_name));
             return Some(Allowed { side_effect: SideEffect::Unknown, reason });
         }
         let tool = find(&call.name)?;
