@@ -680,3 +680,74 @@ fn with_approvals_bash_can_run_so_its_environment_flags_are_not_ignored() {
     assert_eq!(code, 0);
     assert_eq!(of_type(&events, "warning"), Vec::<&Value>::new());
 }
+
+#[test]
+fn mcp_servers_serve_every_turn_with_approvals_and_interrupts() {
+    let dir = TestDir::new("live-mcp");
+    let log = dir.path("server.log");
+    let ready = dir.path("ready");
+    assert!(std::process::Command::new("mkfifo").arg(&ready).status().unwrap().success());
+    let mut entry = crate::mcp_server::stdio_entry("", &log);
+    entry["env"]["ZERO_TEST_MCP_READY"] = json!(ready);
+    let config = json!({"mcpServers": {"s": entry}}).to_string();
+    let call = |id: &str, tool: &str, args: Value| json!({"id": id, "name": format!("mcp__s__{tool}"), "arguments": args});
+    let script = json!({"turns": [
+        {"toolCalls": [call("t1", "touch", json!({"path": "one.txt"})), call("t2", "touch", json!({"path": "two.txt"}))]},
+        {"text": "first"},
+        {"toolCalls": [call("h", "hang", json!({}))]},
+        {"toolCalls": [call("e", "echo", json!({"text": "still here"}))]},
+        {"text": "third"},
+    ]});
+    let args = ["--approvals", "stdin", "--mcp-config", &config];
+    let mut live = LiveRun::start(scripted(&dir, script, &args));
+    assert_eq!(live.until("mcp_server")["status"], "ready");
+    // Turn 1: the tool without a read-only hint is asked about; allow_session covers the next.
+    live.prompt("touch");
+    let request = live.until("permission_request");
+    assert_eq!(
+        (&request["name"], &request["sideEffect"]),
+        (&json!("mcp__s__touch"), &json!("unknown"))
+    );
+    live.answer(request["requestId"].as_str().unwrap(), "allow_session");
+    assert_eq!(live.until("turn_end")["status"], "success");
+    // Turn 2: an interrupt during the call cancels it on the server, and ends only the turn.
+    live.prompt("hang");
+    assert_eq!(crate::util::read(&ready), "ready\n");
+    let sent =
+        std::process::Command::new("kill").args(["-INT", &live.child.id().to_string()]).status();
+    assert!(sent.unwrap().success());
+    assert_eq!(live.until("turn_end")["status"], "interrupted");
+    // Turn 3: the same server process answers.
+    live.prompt("echo");
+    assert_eq!(live.until("turn_end")["status"], "success");
+    let (code, events) = live.finish();
+    assert_eq!(code, 0);
+    let decisions: Vec<(&Value, &Value)> = of_type(&events, "permission_decision")
+        .iter()
+        .map(|d| (&d["id"], &d["decidedBy"]))
+        .collect();
+    assert_eq!(decisions, [(&json!("t1"), &json!("client")), (&json!("t2"), &json!("session"))]);
+    let results: Vec<(&Value, &Value)> =
+        of_type(&events, "tool_result").iter().map(|r| (&r["id"], &r["output"])).collect();
+    assert_eq!(results[0], (&json!("t1"), &json!("created one.txt")));
+    assert_eq!(results[2].0, &json!("h"));
+    assert_eq!(results[3], (&json!("e"), &json!("echo: still here")));
+    assert!(dir.path("work/one.txt").exists() && dir.path("work/two.txt").exists());
+    let seen: Vec<Value> =
+        crate::util::read(&log).lines().skip(1).map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(
+        seen.iter().filter(|m| m["method"] == "initialize").count(),
+        1,
+        "one server for the process"
+    );
+    let hang = seen.iter().find(|m| m["params"]["name"] == "hang").unwrap();
+    let cancel =
+        seen.iter().find(|m| m["method"] == "notifications/cancelled").expect("a cancellation");
+    assert_eq!(
+        cancel["params"],
+        json!({"requestId": hang["id"], "reason": "interrupted by the user"})
+    );
+    let pid: u32 =
+        crate::util::read(&log).lines().next().unwrap().trim_start_matches("pid ").parse().unwrap();
+    assert!(crate::util::gone_within(pid, Duration::from_secs(5)), "the server outlived zero");
+}

@@ -585,3 +585,102 @@ fn sigint_and_sigterm_during_a_call_end_the_run_and_stop_the_server() {
         );
     }
 }
+
+#[test]
+fn bash_cleanup_leaves_the_servers_running() {
+    let dir = TestDir::new("mcp-bash");
+    let log = dir.path("server.log");
+    let turns = json!([
+        {"toolCalls": [
+            call("a", "mcp__s__echo", json!({"text": "before"})),
+            call("b", "bash", json!({"command": "sleep 0.1 & echo ran"})),
+            call("c", "mcp__s__echo", json!({"text": "after"}))
+        ]},
+        {"text": "done"}
+    ]);
+    let out = run(&dir, turns, json!({"s": stdio_entry("", &log)}), &["--auto", "high"]);
+    out.assert_code(0);
+    let events = out.stream();
+    let outputs: Vec<String> =
+        results(&events).into_iter().map(|r| format!("{} {}", r.1, r.2)).collect();
+    assert_eq!(outputs, ["ok echo: before", "ok stdout:\nran\nExit code: 0", "ok echo: after"]);
+    assert_gone(&log);
+}
+
+#[test]
+fn a_redirect_to_another_host_is_not_followed() {
+    let dir = TestDir::new("mcp-redirect");
+    let mock = crate::mock::Mock::responding(Box::new(|_| {
+        crate::mock::Reply::status(307, "text/plain", "")
+            .with_header("location", "http://198.51.100.7/mcp")
+    }));
+    let url = format!("{}/mcp", mock.url());
+    let out = run(&dir, json!([{"text": "ok"}]), json!({"web": {"type": "http", "url": url}}), &[]);
+    out.assert_code(0);
+    let events = out.stream();
+    assert_eq!(
+        of_type(&events, "mcp_server")[0]["error"],
+        "initialize failed: redirected to http://198.51.100.7 (another host): not followed"
+    );
+}
+
+#[test]
+fn mcp_list_starts_lists_and_stops_each_server() {
+    let dir = TestDir::new("mcp-list");
+    let log = dir.path("server.log");
+    let mut broken = stdio_entry("garbage", &dir.path("broken.log"));
+    let config =
+        json!({"mcpServers": {"t": stdio_entry("", &log), "x": broken.clone()}}).to_string();
+    let out = dir.zero().args(&["mcp", "list", "--json", "--mcp-config", &config]).run();
+    out.assert_code(0);
+    let listed: Value = serde_json::from_str(&out.stdout).unwrap();
+    let t = &listed["servers"][0];
+    assert_eq!(
+        (t["name"].as_str(), t["status"].as_str(), t["protocolVersion"].as_str()),
+        (Some("t"), Some("ready"), Some("2025-11-25"))
+    );
+    assert_eq!(t["tools"][0], json!({"name": "echo", "readOnly": true}));
+    assert_eq!(t["tools"][7], json!({"name": "touch", "readOnly": false}));
+    assert_eq!(listed["servers"][1]["status"], "failed");
+    assert!(listed["servers"][1].get("protocolVersion").is_none());
+    let text = dir.zero().args(&["mcp", "list", "--mcp-config", &config]).run();
+    text.assert_code(0);
+    assert!(
+        text.stdout.starts_with(
+            "t: ready (stdio, protocol 2025-11-25), 8 tools\n  mcp__t__echo  (read-only)\n"
+        ),
+        "{text:?}"
+    );
+    assert!(text.stdout.contains("x: failed (stdio): sent something that is not JSON-RPC: Server listening on port 3000 (stderr: about to say nonsense)\n"), "{text:?}");
+    // A required server that fails is exit 3.
+    broken["required"] = json!(true);
+    let config = json!({"mcpServers": {"x": broken}}).to_string();
+    dir.zero().args(&["mcp", "list", "--mcp-config", &config]).run().assert_code(3);
+    assert_gone(&log);
+}
+
+#[test]
+fn mcp_calls_are_recorded_in_the_session_and_a_resumed_run_starts_its_own_servers() {
+    let dir = TestDir::new("mcp-session");
+    let log = dir.path("server.log");
+    let turns = json!([{"toolCalls": [call("a", "mcp__s__echo", json!({"text": "kept"}))]}, {"text": "done"}]);
+    let out = run(&dir, turns, json!({"s": stdio_entry("", &log)}), &[]);
+    out.assert_code(0);
+    let session = out.stream()[0]["sessionId"].as_str().unwrap().to_string();
+    let stored = crate::util::read_sessions(&dir);
+    assert!(
+        stored.contains("\"name\":\"mcp__s__echo\"") && stored.contains("echo: kept"),
+        "{stored}"
+    );
+    let turns = json!([{"toolCalls": [call("b", "mcp__s__echo", json!({"text": "again"}))]}, {"text": "done"}]);
+    let script = dir.script(&json!({"turns": turns})).display().to_string();
+    let config = json!({"mcpServers": {"s": stdio_entry("", &log)}}).to_string();
+    let out = dir
+        .zero()
+        .args(&EXEC_2)
+        .args(&["--script", &script, "--mcp-config", &config, "--resume", &session, "more"])
+        .run();
+    out.assert_code(0);
+    assert_eq!(results(&out.stream()), [("b".into(), "ok".into(), "echo: again".into())]);
+    assert_gone(&log);
+}

@@ -21,6 +21,8 @@ pub struct Options {
     session: Option<String>,
     event_type: Option<String>,
     redact_env: Vec<String>,
+    mcp_configs: Vec<String>,
+    strict_mcp_config: bool,
 }
 
 const JSON: Flag<Options> =
@@ -77,6 +79,21 @@ const REDACT_ENV: Flag<Options> = Flag::new(
     " <NAME>",
     "also redact the value of env variable NAME\n(repeatable)",
     Slot::Texts(|o| &mut o.redact_env),
+);
+
+const MCP_CONFIG: Flag<Options> = Flag::new(
+    "mcp-config",
+    None,
+    " <PATH|JSON>",
+    "MCP servers: a file or JSON text holding\n{\"mcpServers\": {...}} (repeatable)",
+    Slot::Texts(|o| &mut o.mcp_configs),
+);
+const STRICT_MCP_CONFIG: Flag<Options> = Flag::new(
+    "strict-mcp-config",
+    None,
+    "",
+    "only the --mcp-config servers, none from\nthe user config file",
+    Slot::Switch(|o| &mut o.strict_mcp_config),
 );
 
 /// One companion command: its name as typed, the words it takes, what it does, its flags,
@@ -198,6 +215,26 @@ passes, 3 when one fails.
     },
 };
 
+pub const MCP_LIST: Companion = Companion {
+    name: "mcp list",
+    words: "",
+    summary: "",
+    about: "Starts each configured MCP server (the config file's mcpServers and each
+--mcp-config, as zero exec would), prints its status, protocol version and
+tools (each with whether it is marked read-only), and stops it. Exit 0 when
+every required server started, 3 when one failed or the configuration is
+invalid.
+",
+    flags: &[JSON, MCP_CONFIG, STRICT_MCP_CONFIG, flags::help()],
+    build: |o, words| {
+        no_words(
+            "mcp list",
+            words,
+            Command::McpList { json: o.json, configs: o.mcp_configs, strict: o.strict_mcp_config },
+        )
+    },
+};
+
 pub const REDACT: Companion = Companion {
     name: "redact",
     words: "",
@@ -250,7 +287,7 @@ pub const SESSIONS: [&Companion; 5] =
 
 /// Every companion command: the parser finds each here by name, so a command cannot be
 /// parsed without being in this list (and in the tests that go through it).
-pub const COMPANIONS: [&Companion; 10] = [
+pub const COMPANIONS: [&Companion; 11] = [
     &SESSIONS_LIST,
     &SESSIONS_SHOW,
     &SESSIONS_DELETE,
@@ -259,6 +296,7 @@ pub const COMPANIONS: [&Companion; 10] = [
     &SEARCH,
     &CONFIG,
     &DOCTOR,
+    &MCP_LIST,
     &REDACT,
     &SCHEMA,
 ];

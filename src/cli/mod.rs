@@ -30,6 +30,7 @@ Usage: zero exec [OPTIONS] [PROMPT...]   run one task (see zero exec --help)
        zero search <QUERY...>            search the stored sessions
        zero config                       the settings in use, and their source
        zero doctor                       check the setup, say how to fix it
+       zero mcp list                     start the MCP servers, list their tools
        zero redact                       redact stdin to stdout
        zero schema [VERSION]             the JSON Schema of stream-json (1, 2)
        zero --version | --help
@@ -54,6 +55,12 @@ pub enum Command {
     Doctor {
         json: bool,
         offline: bool,
+    },
+    /// `zero mcp list [--json] [--mcp-config ...] [--strict-mcp-config]`.
+    McpList {
+        json: bool,
+        configs: Vec<String>,
+        strict: bool,
     },
     /// `zero redact`, with the extra variables to treat as secret.
     Redact(Vec<String>),
@@ -162,6 +169,15 @@ pub fn parse(args: Vec<OsString>) -> Command {
     match args.first().and_then(|a| a.to_str()) {
         Some("exec") => parse_exec(args[1..].to_vec(), false),
         Some("sessions") => companions::parse_sessions(args[1..].to_vec()),
+        Some("mcp") => match args.get(1).and_then(|a| a.to_str()) {
+            Some("list") => companions::parse(args[2..].to_vec(), "mcp list"),
+            Some("-h" | "--help") | None => Command::Help(
+                "Usage: zero mcp list [OPTIONS]\n\nCommands:\n  list  start the configured MCP servers, print their tools, stop them\n\nzero mcp list --help lists its options.\n".into(),
+            ),
+            Some(other) => Command::Invalid(format!(
+                "unknown mcp command \"{other}\"; expected list (see zero mcp --help)"
+            )),
+        },
         Some(name @ ("search" | "config" | "doctor" | "redact" | "schema")) => {
             companions::parse(args[1..].to_vec(), name)
         }
@@ -175,7 +191,8 @@ pub fn parse(args: Vec<OsString>) -> Command {
 }
 
 /// The commands `zero` knows, for "did you mean" suggestions.
-const COMMANDS: &[&str] = &["exec", "sessions", "search", "config", "doctor", "redact", "schema"];
+const COMMANDS: &[&str] =
+    &["exec", "sessions", "search", "config", "doctor", "mcp", "redact", "schema"];
 
 /// A parsed argument that no longer borrows the parser.
 enum Owned {

@@ -64,7 +64,8 @@ pub(super) fn inspect(env: &Env) -> Inspection {
         Ok(_) => config::resolve(env, loaded, &Choice::default()),
         Err(failure) => Err(failure.clone()),
     };
-    let effective = found.effective(env, loaded);
+    let mut effective = found.effective(env, loaded);
+    effective["mcpServers"] = mcp_servers(env, loaded, &path, &mut redactor, &mut found);
     let provider = match &runtime {
         Ok(runtime) => {
             redactor.add_secrets_min(runtime.api_key.clone(), 4);
@@ -219,6 +220,42 @@ impl Findings {
             }
         }
         effective
+    }
+}
+
+/// The config file's MCP servers as a run would start them (their `${VAR}` values become
+/// secrets, so they are shown redacted), or an issue when they are invalid.
+fn mcp_servers(
+    env: &Env,
+    loaded: Option<&UserConfig>,
+    path: &Option<String>,
+    redactor: &mut Redactor,
+    found: &mut Findings,
+) -> Value {
+    let Some(value) = loaded.and_then(|c| c.mcp_servers.as_ref()) else { return json!([]) };
+    let shown_path = path.clone().unwrap_or_default();
+    let cwd = std::env::current_dir().unwrap_or_default();
+    match crate::mcp::config::resolve(&[], false, Some((value, &shown_path)), env, &cwd) {
+        Ok(servers) => {
+            redactor.add_secrets_min(servers.secrets, 4);
+            servers
+                .servers
+                .iter()
+                .map(|s| {
+                    let target = match &s.transport {
+                        crate::mcp::config::Transport::Stdio { command, args, .. } => {
+                            std::iter::once(command.clone()).chain(args.iter().cloned()).collect::<Vec<_>>().join(" ")
+                        }
+                        crate::mcp::config::Transport::Http { url, .. } => url.clone(),
+                    };
+                    json!({"name": s.name, "transport": s.transport.name(), "target": target, "required": s.required, "trust": s.trust})
+                })
+                .collect()
+        }
+        Err(message) => {
+            found.issue("config.mcpServers.invalid", "error", "user", &message, path);
+            json!([])
+        }
     }
 }
 
@@ -391,6 +428,25 @@ fn format_text(report: &Value) -> String {
         };
         let source = text(&effective[format!("{key}Source")]);
         let _ = writeln!(out, "  {key}: {shown} ({source})");
+    }
+    let servers = effective["mcpServers"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if !servers.is_empty() {
+        out.push_str("MCP servers (user):\n");
+    }
+    for server in servers {
+        let mut flags = String::new();
+        for flag in ["required", "trust"] {
+            if server[flag] == Value::Bool(true) {
+                flags.push_str(&format!(", {flag}"));
+            }
+        }
+        let _ = writeln!(
+            out,
+            "  {}: {} {}{flags}",
+            text(&server["name"]),
+            text(&server["transport"]),
+            text(&server["target"])
+        );
     }
     let issues = report["issues"].as_array().map(Vec::as_slice).unwrap_or_default();
     if !issues.is_empty() {

@@ -3,6 +3,7 @@
 //! its fix. Zero's shape: `{generatedAt, ok, checks[{id, label, status, message}]}`,
 //! status `pass`, `warn` or `fail`. Exit 0 when nothing fails, 3 when something does.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
@@ -40,24 +41,37 @@ impl Status {
 
 #[derive(Serialize)]
 struct Check {
-    id: &'static str,
-    label: &'static str,
+    id: Cow<'static, str>,
+    label: Cow<'static, str>,
     status: Status,
     message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     fix: Option<String>,
 }
 
-fn pass(id: &'static str, label: &'static str, message: String) -> Check {
-    Check { id, label, status: Status::Pass, message, fix: None }
+fn pass(
+    id: impl Into<Cow<'static, str>>,
+    label: impl Into<Cow<'static, str>>,
+    message: String,
+) -> Check {
+    Check { id: id.into(), label: label.into(), status: Status::Pass, message, fix: None }
 }
 
-fn warn(id: &'static str, label: &'static str, message: String) -> Check {
-    Check { id, label, status: Status::Warn, message, fix: None }
+fn warn(
+    id: impl Into<Cow<'static, str>>,
+    label: impl Into<Cow<'static, str>>,
+    message: String,
+) -> Check {
+    Check { id: id.into(), label: label.into(), status: Status::Warn, message, fix: None }
 }
 
-fn fail(id: &'static str, label: &'static str, message: String, fix: String) -> Check {
-    Check { id, label, status: Status::Fail, message, fix: Some(fix) }
+fn fail(
+    id: impl Into<Cow<'static, str>>,
+    label: impl Into<Cow<'static, str>>,
+    message: String,
+    fix: String,
+) -> Check {
+    Check { id: id.into(), label: label.into(), status: Status::Fail, message, fix: Some(fix) }
 }
 
 /// `zero doctor`.
@@ -88,6 +102,8 @@ pub fn doctor(json: bool, offline: bool, env: &Env) -> Exit {
     checks.push(model);
     // 4. The adapter, 5. the endpoint, 6. the key.
     checks.extend(endpoint(runtime, offline));
+    // 7. Each MCP server: started, listed and stopped (skipped offline: none is started).
+    checks.extend(mcp_servers(env, offline));
     let ok = checks.iter().all(|c| c.status != Status::Fail);
     let redactor = &inspection.redactor;
     for check in &mut checks {
@@ -101,6 +117,53 @@ pub fn doctor(json: bool, offline: bool, env: &Env) -> Exit {
         (Exit::Success, false) => Exit::Setup,
         (failed, _) => failed,
     }
+}
+
+/// Check 7: one `mcp.<name>` check per configured MCP server. A required server that fails is
+/// a failure, an optional one a warning (the run goes on without it).
+fn mcp_servers(env: &Env, offline: bool) -> Vec<Check> {
+    let (servers, context, redactor) = match super::mcp::configured(&[], false, env) {
+        Ok(found) => found,
+        // An invalid mcpServers is the config file's check's business.
+        Err(failure) => {
+            let message = format!("mcpServers: {}", failure.message());
+            let fix = "Fix mcpServers in the config file (zero config shows it).".to_string();
+            return vec![fail("mcp", "MCP servers", message, fix)];
+        }
+    };
+    if offline {
+        return servers
+            .iter()
+            .map(|s| {
+                skipped(
+                    format!("mcp.{}", s.name),
+                    format!("MCP server {}", s.name),
+                    "--offline starts no server",
+                )
+            })
+            .collect();
+    }
+    crate::mcp::check(&servers, &context)
+        .into_iter()
+        .map(|checked| {
+            let r = checked.report;
+            let (id, label) = (format!("mcp.{}", r.name), format!("MCP server {}", r.name));
+            let message = match &r.error {
+                None => format!(
+                    "Ready over {} (protocol {}), {} tools.",
+                    r.transport,
+                    r.protocol.as_deref().unwrap_or("?"),
+                    checked.tools.len()
+                ),
+                Some(error) => redactor.redact_str(&format!("Failed to start: {error}")),
+            };
+            match (&r.error, r.required) {
+                (None, _) => pass(id, label, message),
+                (Some(_), false) => warn(id, label, message),
+                (Some(_), true) => fail(id, label, message, "The server is required: runs fail until it starts (zero mcp list shows it alone).".to_string()),
+            }
+        })
+        .collect()
 }
 
 /// Check 1: the user config file, and its contents when it can be used.
@@ -197,7 +260,11 @@ fn endpoint(runtime: Option<&Runtime>, offline: bool) -> Vec<Check> {
     vec![adapter(runtime), reached, key]
 }
 
-fn skipped(id: &'static str, label: &'static str, why: &str) -> Check {
+fn skipped(
+    id: impl Into<Cow<'static, str>>,
+    label: impl Into<Cow<'static, str>>,
+    why: &str,
+) -> Check {
     warn(id, label, format!("Skipped: {why}."))
 }
 

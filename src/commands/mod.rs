@@ -1,15 +1,18 @@
 //! The small commands beside `zero exec`, one file each: `zero sessions` (list, show, delete,
-//! prune), `zero search`, `zero config`, `zero doctor`, `zero schema`, and `zero redact` (here).
+//! prune), `zero search`, `zero config`, `zero doctor`, `zero mcp list`, `zero schema`, and
+//! `zero redact` (here).
 //! Everything they print passes the redactor; errors are one `[zero] ...` line on stderr with the
 //! exit code of its kind (1 for the store's I/O, 2 for usage, 3 for a setup that does not work).
 
 mod config;
 mod doctor;
+mod mcp;
 mod session_search;
 mod sessions;
 
 pub use config::config;
 pub use doctor::doctor;
+pub use mcp::list as mcp_list;
 pub use session_search::search;
 pub use sessions::sessions;
 

@@ -17,6 +17,8 @@ mod stdio;
 mod wire;
 
 use std::collections::HashSet;
+#[cfg(test)]
+use std::time::Duration;
 use std::time::Instant;
 
 use serde_json::{json, Value};
@@ -325,5 +327,122 @@ impl Mcp {
 impl Drop for Mcp {
     fn drop(&mut self) {
         self.hang_up();
+    }
+}
+
+/// One server as `zero mcp list` and `zero doctor` show it: how its start ended, and every
+/// tool it lists (before any filter) with its read-only flag.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    pub report: Report,
+    pub tools: Vec<(String, bool)>,
+}
+
+/// Starts each server, lists its tools and stops it (`zero mcp list`, `zero doctor`).
+pub fn check(configs: &[config::ServerConfig], context: &Context) -> Vec<Checked> {
+    let mut mcp = Mcp::start(configs, context, &mut |_| false);
+    let _ = mcp.offer(&|_, _| true);
+    let checked = mcp
+        .servers
+        .iter()
+        .enumerate()
+        .map(|(i, server)| Checked {
+            report: mcp.report(i, server),
+            tools: server.tools.iter().map(|t| (t.name.clone(), t.read_only)).collect(),
+        })
+        .collect();
+    mcp.hang_up();
+    drop(mcp);
+    crate::sys::process::stop_kept_groups();
+    checked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::config::{ServerConfig, Transport};
+    use crate::mcp::server::RemoteTool;
+
+    fn server(name: &str, tools: &[(&str, usize)], trust: bool) -> Server {
+        let config = ServerConfig {
+            name: name.into(),
+            transport: Transport::Stdio {
+                command: "x".into(),
+                args: vec![],
+                env: vec![],
+                cwd: None,
+            },
+            required: false,
+            trust,
+            startup_timeout: Duration::from_secs(1),
+            tool_timeout: Duration::from_secs(1),
+            enabled_tools: None,
+            disabled_tools: vec!["hidden".into()],
+        };
+        let tools = tools
+            .iter()
+            .map(|(tool, size)| RemoteTool {
+                name: tool.to_string(),
+                description: "d".repeat(*size),
+                input_schema: json!({"type": "object"}),
+                read_only: false,
+            })
+            .collect();
+        Server::ready(config, tools)
+    }
+
+    fn names(mcp: &Mcp) -> Vec<&str> {
+        mcp.offered().iter().map(|o| o.name.as_str()).collect()
+    }
+
+    #[test]
+    fn a_name_taken_twice_leaves_the_second_out_in_server_then_list_order() {
+        let mut mcp = Mcp {
+            servers: vec![
+                server("a", &[("b__c", 1), ("hidden", 1)], false),
+                server("a__b", &[("c", 1), ("d", 1)], true),
+            ],
+            offered: Vec::new(),
+        };
+        let warnings = mcp.offer(&|_, _| true);
+        assert_eq!(names(&mcp), ["mcp__a__b__c", "mcp__a__b__d"]);
+        assert_eq!(
+            warnings,
+            ["MCP tool \"c\" of server a__b is left out: its name mcp__a__b__c is already taken by another MCP tool."]
+        );
+        assert!(mcp.offered()[1].trusted && !mcp.offered()[0].trusted);
+        assert_eq!(mcp.report(1, &mcp.servers[1]).tools, 1);
+    }
+
+    #[test]
+    fn tools_past_the_count_or_size_limit_are_left_out_with_one_warning() {
+        let many: Vec<(String, usize)> = (0..130).map(|i| (format!("t{i:03}"), 1)).collect();
+        let many: Vec<(&str, usize)> = many.iter().map(|(n, s)| (n.as_str(), *s)).collect();
+        let mut mcp = Mcp { servers: vec![server("s", &many, false)], offered: Vec::new() };
+        let warnings = mcp.offer(&|_, _| true);
+        assert_eq!(mcp.offered().len(), MAX_TOOLS);
+        assert_eq!(
+            warnings,
+            ["2 MCP tools are left out: a run offers at most 128 MCP tools and 256 KiB of their definitions: mcp__s__t128, mcp__s__t129."]
+        );
+        // Three 100 KiB definitions: the third does not fit, a small one after it does.
+        let big = 100 * 1024;
+        let mut mcp = Mcp {
+            servers: vec![server("s", &[("a", big), ("b", big), ("c", big), ("d", 1)], false)],
+            offered: Vec::new(),
+        };
+        let warnings = mcp.offer(&|_, _| true);
+        assert_eq!(names(&mcp), ["mcp__s__a", "mcp__s__b", "mcp__s__d"]);
+        assert!(
+            warnings[0].starts_with("1 MCP tool is left out")
+                && warnings[0].ends_with("mcp__s__c.")
+        );
+        // The run's filter comes first, so it can make room.
+        let mut mcp = Mcp {
+            servers: vec![server("s", &[("a", big), ("b", big), ("c", big)], false)],
+            offered: Vec::new(),
+        };
+        assert!(mcp.offer(&|name, _| name != "mcp__s__a").is_empty());
+        assert_eq!(names(&mcp), ["mcp__s__b", "mcp__s__c"]);
     }
 }

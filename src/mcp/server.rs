@@ -410,6 +410,26 @@ impl Server {
     }
 }
 
+#[cfg(test)]
+impl Server {
+    /// A ready server with these tools and no link, for the offering's tests.
+    pub fn ready(config: ServerConfig, tools: Vec<RemoteTool>) -> Server {
+        Server {
+            config,
+            link: None,
+            phase: Phase::Ready,
+            next_id: 1,
+            protocol: Some(PROTOCOL_VERSION.to_string()),
+            tools,
+            fresh: Vec::new(),
+            deadline: Instant::now(),
+            answers: Vec::new(),
+            list_changed: false,
+            roots: Value::Null,
+        }
+    }
+}
+
 /// `roots/list`'s answer: each directory as a `file://` URI.
 fn roots_answer(directories: &[std::path::PathBuf]) -> Value {
     let roots: Vec<Value> = directories
