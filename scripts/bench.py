@@ -59,7 +59,8 @@ def until_line(args, needle, env=None):
     first = None
     buffered = b""
     while True:
-        chunk = proc.stdout.read1(65536) if hasattr(proc.stdout, "read1") else proc.stdout.read(1)
+        # What the pipe holds now, up to 64 KiB (an unbuffered pipe has no read1).
+        chunk = os.read(proc.stdout.fileno(), 65536)
         if not chunk:
             break
         buffered += chunk
@@ -78,7 +79,8 @@ def main():
     # `bench.py schema|house` (through the mock provider).
     alone = {"tools": lambda row, base: tools_section(row),
              "sessions": lambda row, base: sessions_section(row),
-             "schema": schema_section, "house": house_section, "cost": cost_section}
+             "schema": schema_section, "house": house_section, "cost": cost_section,
+             "mcp": lambda row, base: mcp_section(row)}
     if len(sys.argv) == 2 and sys.argv[1] in alone:
         rows = []
         base = None
@@ -240,6 +242,9 @@ def main():
     # 10. What prompt caching saves on Anthropic (issue 25).
     cost_section(row, base)
 
+    # 11. What an MCP server costs a run: its start, and each call (issue 27).
+    mcp_section(row)
+
     # 7. Size of the static binary.
     if os.path.exists(STATIC):
         row("static binary size", round(os.path.getsize(STATIC) / 1048576, 2), "MiB", "<= 4 MiB",
@@ -290,6 +295,95 @@ def cost_section(row, base):
     row("billed input, 20 calls, cached", round(cached, 4), "USD", "-",
         "breakpoints: system, previous end, newest message")
     row("cached / uncached", round(100 * cached / uncached, 1), "%", "< 35 %")
+
+
+def mcp_section(row):
+    """One stdio MCP server (the test suite's own, from the e2e binary bench.sh names in
+    ZERO_BENCH_TESTS): the time it adds to a run's first text beyond the server's own start
+    (the server driven directly through initialize and tools/list), and zero's time per call
+    beyond the server's own time per call (500 echo calls, driven directly the same way)."""
+    tests = os.environ.get("ZERO_BENCH_TESTS")
+    if not tests:
+        row("MCP: start added by one server", None, "ms", "< 5 ms", "ZERO_BENCH_TESTS not set")
+        return
+    tests = os.path.join(ROOT, tests)
+    work = tempfile.mkdtemp(prefix="zero-bench-mcp-")
+    command = ["/bin/sh", "-c",
+               'exec "$0" mcp_server::serve_stdio --exact --nocapture --quiet 3>&1 1>/dev/null',
+               tests]
+    server_env = {"PATH": "/usr/bin:/bin", "ZERO_TEST_MCP": "bench"}
+    config = json.dumps({"mcpServers": {"s": {"command": command[0], "args": command[1:],
+                                               "env": {"ZERO_TEST_MCP": "bench"}}}})
+    calls = 500
+
+    def drive(n):
+        """The server alone: spawn, handshake, n calls; seconds to the tool list and per call."""
+        start = time.perf_counter()
+        proc = subprocess.Popen(command, env=server_env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+
+        def ask(message, answer=True):
+            proc.stdin.write((json.dumps(message) + "\n").encode())
+            proc.stdin.flush()
+            while answer:
+                line = json.loads(proc.stdout.readline())
+                if line.get("id") == message.get("id") and "method" not in line:
+                    return line
+        ask({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "b"}}})
+        ask({"jsonrpc": "2.0", "method": "notifications/initialized"}, answer=False)
+        ask({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
+        listed = time.perf_counter() - start
+        began = time.perf_counter()
+        for i in range(n):
+            ask({"jsonrpc": "2.0", "id": 3 + i, "method": "tools/call",
+                 "params": {"name": "echo", "arguments": {"text": "x"}}})
+        per_call = (time.perf_counter() - began) / max(n, 1)
+        proc.stdin.close()
+        proc.wait()
+        return listed, per_call
+
+    def script(n):
+        path = os.path.join(work, f"s{n}.json")
+        turns = [{"toolCalls": [{"id": f"c{i}", "name": "mcp__s__echo",
+                                 "arguments": {"text": "x"}} for i in range(n)]}] if n else []
+        with open(path, "w") as f:
+            json.dump({"turns": turns + [{"text": "done"}]}, f)
+        return path
+
+    def first_text(extra, n=0):
+        cmd = [ZERO, "exec", "-C", work, "--ephemeral", "-o", "stream-json", "--script",
+               script(n)] + extra + ["go"]
+        return until_line(cmd, b'"type":"text"', env=clean_env())[0]
+
+    # A server that fails would make every figure meaningless: check it starts.
+    check = subprocess.run([ZERO, "exec", "-C", work, "--ephemeral", "-o", "stream-json",
+                            "--schema-version", "2", "--script", script(0), "--mcp-config",
+                            config, "go"], env=clean_env(), capture_output=True, text=True)
+    if '"status":"ready"' not in check.stdout:
+        row("MCP: start added by one server", None, "ms", "< 5 ms", "the server did not start")
+        return
+    own_start, own_call, bare, with_server, many = [], [], [], [], []
+    for _ in range(RUNS):
+        listed, per_call = drive(calls)
+        own_start.append(listed * 1000)
+        own_call.append(per_call * 1000)
+        bare.append(first_text([]) * 1000)
+        with_server.append(first_text(["--mcp-config", config]) * 1000)
+        many.append(first_text(["--mcp-config", config], calls) * 1000)
+    # Driven from Python, the server's own figures include Python's process start and its
+    # per-message overhead, which are larger than zero's whole differences: so each row is the
+    # whole difference zero makes, the server's own time included, an upper bound of zero's
+    # share; the Python-driven figures are notes.
+    added = median(with_server) - median(bare)
+    zero_call = (median(many) - median(with_server)) / calls
+    row("MCP: start added by one server", round(added, 2), "ms", "< 5 ms",
+        f"first text {median(with_server):.2f} ms with it, {median(bare):.2f} ms without; "
+        f"the server's own start included (from Python: {median(own_start):.2f} ms)")
+    row("MCP: time per call, server's included", round(zero_call, 3), "ms", "< 1 ms overhead",
+        f"{calls} echo calls in one turn; the server driven from Python: "
+        f"{median(own_call):.3f} ms per call")
+    shutil.rmtree(work, ignore_errors=True)
 
 
 def house_section(row, base):

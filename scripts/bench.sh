@@ -6,7 +6,8 @@
 # older zero binary> adds its schema-1 figures, measured in the same turns); `scripts/bench.sh
 # house` compares start, first text, CPU per delta and a 10 MB bash call with that binary;
 # `scripts/bench.sh cost` prints the billed input of a 20-call Anthropic conversation with and
-# without prompt caching.
+# without prompt caching; `scripts/bench.sh mcp` what one stdio MCP server adds to a run's
+# start and to each call.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,4 +25,4 @@ trap 'kill "$mock_pid" 2>/dev/null; rm -rf "$mock_dir"' EXIT
 for _ in $(seq 1 200); do [ -s "$mock_dir/port" ] && break; sleep 0.05; done
 [ -s "$mock_dir/port" ] || { echo "the mock provider did not start" >&2; exit 1; }
 
-ZERO_BENCH_MOCK="$mock_dir" python3 scripts/bench.py "$@"
+ZERO_BENCH_MOCK="$mock_dir" ZERO_BENCH_TESTS="$tests" python3 scripts/bench.py "$@"

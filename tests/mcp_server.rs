@@ -118,11 +118,13 @@ fn serve_stdio() {
     let version = value("version").unwrap_or("2025-11-25").to_string();
     let mut out = std::fs::OpenOptions::new().write(true).open("/dev/fd/3").unwrap();
     // A string is written as it is (not JSON-RPC), anything else as its JSON.
+    // One write per message, as a server that buffers its output makes it.
     let mut send = |message: Value| {
-        match message.as_str() {
-            Some(text) => writeln!(out, "{text}").unwrap(),
-            None => writeln!(out, "{message}").unwrap(),
-        }
+        let line = match message.as_str() {
+            Some(text) => format!("{text}\n"),
+            None => format!("{message}\n"),
+        };
+        out.write_all(line.as_bytes()).unwrap();
         out.flush().unwrap();
     };
     let stdin = std::io::stdin();

@@ -235,7 +235,8 @@ fn mcp_servers(
     let Some(value) = loaded.and_then(|c| c.mcp_servers.as_ref()) else { return json!([]) };
     let shown_path = path.clone().unwrap_or_default();
     let cwd = std::env::current_dir().unwrap_or_default();
-    match crate::mcp::config::resolve(&[], false, Some((value, &shown_path)), env, &cwd) {
+    let lookup = |name: &str| env.get(name).map(str::to_string);
+    match crate::mcp::config::resolve(&[], false, Some((value, &shown_path)), &lookup, &cwd) {
         Ok(servers) => {
             redactor.add_secrets_min(servers.secrets, 4);
             servers

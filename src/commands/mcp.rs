@@ -24,8 +24,9 @@ pub(super) fn configured(
     let path = config::config_path(env).map(|p| p.display().to_string()).unwrap_or_default();
     let user =
         user_config.as_ref().and_then(|c| c.mcp_servers.as_ref()).map(|v| (v, path.as_str()));
+    let lookup = |name: &str| env.get(name).map(str::to_string);
     let servers =
-        mcp::config::resolve(configs, strict, user, env, &cwd).map_err(Failure::Config)?;
+        mcp::config::resolve(configs, strict, user, &lookup, &cwd).map_err(Failure::Config)?;
     let mut redactor = Redactor::new(env.secret_values());
     redactor.add_secrets_min(servers.secrets.clone(), 4);
     let context = mcp::Context {

@@ -11,8 +11,6 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::config::Env;
-
 /// How zero talks to a server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transport {
@@ -77,9 +75,12 @@ pub fn valid_name(name: &str) -> bool {
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+/// Zero's environment, as the expansions read it.
+pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
 /// Expands `${VAR}` from the environment; an unset variable is an error naming it. `$` not
 /// followed by `{` stays as it is.
-fn expand(text: &str, env: &Env, secrets: &mut Vec<String>) -> Result<String, String> {
+fn expand(text: &str, env: Lookup<'_>, secrets: &mut Vec<String>) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -89,11 +90,11 @@ fn expand(text: &str, env: &Env, secrets: &mut Vec<String>) -> Result<String, St
             .find('}')
             .ok_or_else(|| format!("\"${{\" without a closing \"}}\" in {text:?}"))?;
         let name = &after[..end];
-        let value = env.get(name).ok_or_else(|| format!("the variable {name} is not set"))?;
+        let value = env(name).ok_or_else(|| format!("the variable {name} is not set"))?;
         if !value.is_empty() {
-            secrets.push(value.to_string());
+            secrets.push(value.clone());
         }
-        out.push_str(value);
+        out.push_str(&value);
         rest = &after[end + 1..];
     }
     out.push_str(rest);
@@ -111,7 +112,7 @@ pub fn resolve(
     flags: &[String],
     strict: bool,
     user: Option<(&Value, &str)>,
-    env: &Env,
+    env: Lookup<'_>,
     started_in: &std::path::Path,
 ) -> Result<Servers, String> {
     let mut servers = Servers::default();
@@ -164,7 +165,7 @@ pub fn add_servers(
     into: &mut Servers,
     value: &Value,
     origin: &str,
-    env: &Env,
+    env: Lookup<'_>,
 ) -> Result<(), String> {
     let Some(object) = value.as_object() else {
         return Err(format!("{origin}: expected a JSON object with mcpServers"));
@@ -186,7 +187,7 @@ pub fn add_servers(
 fn server_config(
     name: &str,
     value: &Value,
-    env: &Env,
+    env: Lookup<'_>,
     secrets: &mut Vec<String>,
 ) -> Result<ServerConfig, String> {
     if !valid_name(name) {
@@ -286,7 +287,7 @@ fn strings(map: &Map<String, Value>, key: &str) -> Result<Vec<String>, String> {
 fn pairs(
     map: &Map<String, Value>,
     key: &str,
-    env: &Env,
+    env: Lookup<'_>,
     secrets: &mut Vec<String>,
 ) -> Result<Vec<(String, String)>, String> {
     match map.get(key) {
@@ -307,16 +308,17 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn env() -> Env {
-        Env::from_pairs([
-            ("TOKEN".to_string(), "s3cret-token".to_string()),
-            ("HOME".to_string(), "/home/u".to_string()),
-        ])
+    fn env(name: &str) -> Option<String> {
+        match name {
+            "TOKEN" => Some("s3cret-token".to_string()),
+            "HOME" => Some("/home/u".to_string()),
+            _ => None,
+        }
     }
 
     fn parse(value: Value) -> Result<Servers, String> {
         let mut servers = Servers::default();
-        add_servers(&mut servers, &value, "--mcp-config", &env())?;
+        add_servers(&mut servers, &value, "--mcp-config", &env)?;
         Ok(servers)
     }
 
@@ -396,14 +398,14 @@ mod tests {
             &mut servers,
             &json!({"mcpServers": {"a": {"command": "one"}, "b": {"command": "b"}}}),
             "config",
-            &env(),
+            &env,
         )
         .unwrap();
         add_servers(
             &mut servers,
             &json!({"mcpServers": {"a": {"command": "two"}}}),
             "--mcp-config",
-            &env(),
+            &env,
         )
         .unwrap();
         let names: Vec<(&str, &Transport)> =

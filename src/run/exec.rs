@@ -339,8 +339,15 @@ fn mcp_servers(
 ) -> Result<crate::mcp::config::Servers, Failure> {
     let path = config::config_path(env).map(|p| p.display().to_string()).unwrap_or_default();
     let user = user_config.and_then(|c| c.mcp_servers.as_ref()).map(|v| (v, path.as_str()));
-    crate::mcp::config::resolve(&plan.mcp_configs, plan.strict_mcp_config, user, env, started_in)
-        .map_err(Failure::Config)
+    let lookup = |name: &str| env.get(name).map(str::to_string);
+    crate::mcp::config::resolve(
+        &plan.mcp_configs,
+        plan.strict_mcp_config,
+        user,
+        &lookup,
+        started_in,
+    )
+    .map_err(Failure::Config)
 }
 
 /// Starts the run's MCP servers, all at once, and gives their tools to the toolbox. Schema 2
@@ -528,7 +535,8 @@ fn toolbox(
         Toolbox::new(workspace, plan.mode, plan.enabled_tools.clone(), plan.disabled_tools.clone())
             .hiding_env(hidden)
             .allowing_writes(plan.autonomy != Autonomy::Low)
-            .asking_for_approval(plan.approvals.is_some());
+            .asking_for_approval(plan.approvals.is_some())
+            .interrupted_by(crate::run::ending::turn_interrupted);
     // What bash would have been given means nothing when bash does not run.
     if let Some(why) = tools::find("bash").and_then(|bash| toolbox.withheld(bash)) {
         let given = [

@@ -262,6 +262,8 @@ pub struct Toolbox {
     asking: bool,
     /// The run's MCP servers and the tools they offer.
     mcp: crate::mcp::Mcp,
+    /// Whether an interrupt stopped the current turn (live mode), for calls that wait.
+    interrupted: fn() -> bool,
 }
 
 /// Why an MCP tool that is not read-only runs without asking: the level, or its server's trust.
@@ -289,7 +291,15 @@ impl Toolbox {
             writes: false,
             asking: false,
             mcp: crate::mcp::Mcp::default(),
+            interrupted: || false,
         }
+    }
+
+    /// How an MCP call learns that the turn was interrupted (it is woken through
+    /// `sys::signals::interrupt_fd`).
+    pub fn interrupted_by(mut self, interrupted: fn() -> bool) -> Toolbox {
+        self.interrupted = interrupted;
+        self
     }
 
     /// Takes the run's MCP servers; their tools pass the run's filters first, then the
@@ -596,12 +606,8 @@ impl Toolbox {
                 call.name
             ));
         }
-        let done = self.mcp.call(
-            &call.name,
-            args,
-            &crate::run::ending::turn_interrupted,
-            crate::sys::signals::interrupt_fd(),
-        );
+        let done =
+            self.mcp.call(&call.name, args, &self.interrupted, crate::sys::signals::interrupt_fd());
         Outcome { ok: !done.error, ..Outcome::ok(done.text) }
     }
 }
