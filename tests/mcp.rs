@@ -388,6 +388,36 @@ fn filters_name_a_tool_or_a_whole_server() {
             .collect::<Vec<_>>()
     };
     assert_eq!(list(&["--enabled-tools", "mcp__a__echo,grep"]), ["grep", "mcp__a__echo"]);
+    // Names that match nothing are said to.
+    let mut quiet = stdio_entry("", &a);
+    quiet["enabledTools"] = json!(["echo", "Echo"]);
+    let config_typo = json!({"mcpServers": {"a": quiet}}).to_string();
+    let out = dir
+        .zero()
+        .args(&[
+            "exec",
+            "--list-tools",
+            "-o",
+            "json",
+            "--mcp-config",
+            &config_typo,
+            "--disabled-tools",
+            "mcp__nope",
+        ])
+        .run();
+    let events = out.events();
+    let warnings: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "warning")
+        .map(|e| e["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "mcpServers.a.enabledTools: \"Echo\" is not a tool of server a (zero mcp list shows its tools).",
+            "--disabled-tools mcp__nope matches no MCP tool or server of this run."
+        ]
+    );
     let without_b = list(&["--disabled-tools", "mcp__b"]);
     assert!(
         without_b.iter().any(|n| n == "mcp__a__echo")
@@ -411,7 +441,7 @@ fn bad_configuration_is_a_config_error_before_any_model_call() {
     out.assert_code(3);
     assert_eq!(
         out.events()[0]["message"],
-        "--mcp-config: mcpServers.s: the variable NOT_SET_ANYWHERE is not set"
+        "--mcp-config: mcpServers.s: the variable NOT_SET_ANYWHERE is not set (or is empty)"
     );
     let out = run_with("missing.json");
     out.assert_code(3);
@@ -462,7 +492,8 @@ fn streamable_http_keeps_its_session_and_answers_the_servers_requests() {
     let server = of_type(&events, "mcp_server")[0];
     assert_eq!((server["transport"].as_str(), server["tools"].as_u64()), (Some("http"), Some(8)));
     assert_eq!(results(&events), [("a".into(), "ok".into(), "echo: over http".into())]);
-    let seen = http.seen();
+    // The listening stream's GET (refused here with 405) runs beside the rest.
+    let seen: Vec<_> = http.seen().into_iter().filter(|r| r.method != "GET").collect();
     let summary: Vec<(String, Option<String>, Option<String>)> = seen
         .iter()
         .map(|r| {
@@ -535,7 +566,11 @@ fn streamable_http_resumes_a_cut_stream_with_last_event_id() {
     let out = run(&dir, turns, json!({"web": {"type": "http", "url": http.url()}}), &[]);
     out.assert_code(0);
     let events = out.stream();
-    let get = http.seen().into_iter().find(|r| r.method == "GET").expect("a GET to resume");
+    let get = http
+        .seen()
+        .into_iter()
+        .find(|r| r.method == "GET" && r.headers.contains_key("last-event-id"))
+        .expect("a GET to resume");
     let last = get.headers["last-event-id"].clone();
     assert!(last.starts_with("ev-"), "{last}");
     assert_eq!(results(&events), [("a".into(), "ok".into(), format!("resumed after {last}"))]);
@@ -683,4 +718,98 @@ fn mcp_calls_are_recorded_in_the_session_and_a_resumed_run_starts_its_own_server
     out.assert_code(0);
     assert_eq!(results(&out.stream()), [("b".into(), "ok".into(), "echo: again".into())]);
     assert_gone(&log);
+}
+
+#[test]
+fn streamable_http_listens_for_the_servers_own_requests() {
+    let dir = TestDir::new("mcp-http-listen");
+    let http = Http::start(HttpTricks { listen: true, ..HttpTricks::default() });
+    let turns = json!([{"toolCalls": [call("a", "mcp__web__roots", json!({}))]}, {"text": "done"}]);
+    let out = run(&dir, turns, json!({"web": {"type": "http", "url": http.url()}}), &[]);
+    out.assert_code(0);
+    let work = dir.work().canonicalize().unwrap();
+    assert_eq!(
+        results(&out.stream()),
+        [("a".into(), "ok".into(), format!("file://{}", work.display()))]
+    );
+    let listening = http.seen().into_iter().find(|r| r.method == "GET").unwrap();
+    assert_eq!(listening.headers["accept"], "text/event-stream");
+    assert_eq!(listening.headers["mcp-session-id"], "session-1");
+}
+
+#[test]
+fn what_a_server_sent_out_of_its_group_is_stopped_at_the_end_too() {
+    let dir = TestDir::new("mcp-escape");
+    let log = dir.path("server.log");
+    let out = run(&dir, json!([{"text": "ok"}]), json!({"e": stdio_entry("escape", &log)}), &[]);
+    out.assert_code(0);
+    let escaped: u32 = crate::util::read(&dir.path("server.log.escaped")).trim().parse().unwrap();
+    assert!(
+        gone_within(escaped, Duration::from_secs(5)),
+        "the server's setsid child {escaped} survived"
+    );
+    assert_gone(&log);
+}
+
+#[test]
+fn broken_listings_and_start_problems_are_named() {
+    let dir = TestDir::new("mcp-listing");
+    let (a, b) = (dir.path("a.log"), dir.path("b.log"));
+    let mut nowhere = stdio_entry("", &dir.path("c.log"));
+    nowhere["cwd"] = json!("no/such/dir");
+    let servers =
+        json!({"a": stdio_entry("loopcursor", &a), "b": stdio_entry("tasks", &b), "c": nowhere});
+    let out = run(&dir, json!([{"text": "ok"}]), servers, &[]);
+    out.assert_code(0);
+    let events = out.stream();
+    let errors: Vec<&Value> = of_type(&events, "mcp_server").iter().map(|s| &s["error"]).collect();
+    let missing = dir.work().join("no/such/dir");
+    assert_eq!(
+        errors,
+        [
+            &json!("tools/list gave the cursor \"same\" twice"),
+            &Value::Null,
+            &json!(format!("cwd {} is not a directory", missing.display())),
+        ]
+    );
+    let left_out: Vec<&str> = of_type(&events, "warning")
+        .iter()
+        .filter(|w| w["code"] == "mcp_tool_left_out")
+        .map(|w| w["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        left_out,
+        ["MCP tool \"task_only\" of server b is left out: it runs only as a task (taskSupport: required), which zero does not offer."]
+    );
+    assert_eq!(of_type(&events, "mcp_server")[1]["tools"], 8);
+    assert_gone(&a);
+    assert_gone(&b);
+}
+
+#[test]
+fn a_signal_during_an_http_call_still_ends_the_session() {
+    let dir = TestDir::new("mcp-http-signal");
+    let http = Http::start(HttpTricks::default());
+    let turns = json!([{"toolCalls": [call("h", "mcp__web__hang", json!({}))]}, {"text": "never"}]);
+    let script = dir.script(&json!({"turns": turns})).display().to_string();
+    let config = json!({"mcpServers": {"web": {"type": "http", "url": http.url()}}}).to_string();
+    let mut child = dir
+        .zero()
+        .args(&["exec", "-o", "stream-json", "--script", &script, "--mcp-config", &config, "go"])
+        .spawn();
+    // The call has reached the server.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !http.seen().iter().any(|r| r.method == "POST" && r.json()["method"] == "tools/call") {
+        assert!(std::time::Instant::now() < deadline, "the call never reached the server");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let delete =
+        http.seen().into_iter().find(|r| r.method == "DELETE").expect("the session was ended");
+    assert_eq!(delete.headers["mcp-session-id"], "session-1");
 }

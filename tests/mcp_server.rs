@@ -6,7 +6,10 @@
 //! `version=<v>` (the protocol version it answers), `pages` (its tools in two `tools/list`
 //! pages), `start_ms=<n>` (a slow start), `garbage` (a non-JSON-RPC line instead of the
 //! answer to `initialize`), `silent` (never answers), `changing` (after the first call it
-//! says its list changed and offers `added` too). `ZERO_TEST_MCP_LOG` names a file where it
+//! says its list changed and offers `added` too), `loopcursor` (every `tools/list` page names
+//! the same next cursor), `tasks` (it also lists `task_only`, which needs task support),
+//! `escape` (at `initialize` it starts `setsid sleep 60`, out of its process group, and writes
+//! that pid to the log's path with `.escaped` added). `ZERO_TEST_MCP_LOG` names a file where it
 //! appends every line it reads and, first, its pid; `ZERO_TEST_MCP_READY` a fifo it writes to
 //! when a `hang` call arrives.
 //!
@@ -162,7 +165,25 @@ fn serve_stdio() {
                 eprintln!("about to say nonsense");
                 send(json!("Server listening on port 3000"));
             }
-            "initialize" => send(reply(initialized(&version))),
+            "initialize" => {
+                if has("escape") {
+                    // Never waited for: it is meant to outlive this server, and zero must end it.
+                    #[allow(clippy::zombie_processes)]
+                    let child =
+                        std::process::Command::new("setsid").args(["sleep", "60"]).spawn().unwrap();
+                    let log = std::env::var("ZERO_TEST_MCP_LOG").unwrap();
+                    std::fs::write(format!("{log}.escaped"), child.id().to_string()).unwrap();
+                }
+                send(reply(initialized(&version)))
+            }
+            "tools/list" if has("loopcursor") => {
+                send(reply(json!({"tools": tools(false)[..1], "nextCursor": "same"})))
+            }
+            "tools/list" if has("tasks") => {
+                let mut list = tools(false);
+                list.push(json!({"name": "task_only", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"}}));
+                send(reply(json!({"tools": list})))
+            }
             "tools/list" => send(reply(listed(&message["params"], has("pages"), changed))),
             "tools/call" => {
                 let tool = message["params"]["name"].as_str().unwrap_or_default();
@@ -229,6 +250,9 @@ pub struct HttpTricks {
     pub forget_session: bool,
     /// The first `tools/call` stream is cut after a priming event, to be resumed.
     pub cut_stream: bool,
+    /// A GET without `Last-Event-ID` opens the listening stream, which carries a `roots/list`
+    /// request; a `roots` call waits for zero's answer to it (otherwise such a GET is 405).
+    pub listen: bool,
 }
 
 /// A streamable HTTP MCP server in the test process.
@@ -242,6 +266,11 @@ impl Http {
     pub fn start(tricks: HttpTricks) -> Http {
         let seen: Arc<Mutex<Vec<Request>>> = Arc::default();
         let state = Mutex::new((0u32, false, false)); // sessions made, forgot, cut
+                                                      // zero's answer to the roots/list request of the listening stream, for a `roots` call;
+                                                      // and the senders that hold listening streams open until the mock goes.
+        let (roots_tx, roots_rx) = std::sync::mpsc::channel::<String>();
+        let roots_rx = Mutex::new(roots_rx);
+        let holds = Mutex::new(Vec::new());
         let log = seen.clone();
         let mock = Mock::responding(Box::new(move |request: &Request| {
             log.lock().unwrap().push(request.clone());
@@ -250,6 +279,18 @@ impl Http {
             let current = format!("session-{}", state.0);
             if request.method == "DELETE" {
                 return Reply::status(200, "application/json", "");
+            }
+            if request.method == "GET" && !request.headers.contains_key("last-event-id") {
+                if !tricks.listen {
+                    return Reply::status(405, "text/plain", "");
+                }
+                let (hold, wait) = std::sync::mpsc::channel();
+                holds.lock().unwrap().push(hold);
+                let ask = json!({"jsonrpc": "2.0", "id": "g1", "method": "roots/list"});
+                return Reply::stream(vec![
+                    Step::Send(format!("id: l1\ndata: {ask}\n\n").into_bytes()),
+                    Step::Wait(wait),
+                ]);
             }
             if request.method == "GET" {
                 // The resumed stream: the response the cut one did not deliver.
@@ -299,6 +340,23 @@ impl Http {
                         ]);
                     }
                     let tool = message["params"]["name"].as_str().unwrap_or_default();
+                    if tool == "hang" {
+                        return Reply::Hang;
+                    }
+                    if tool == "roots" {
+                        drop(state);
+                        let uris = roots_rx
+                            .lock()
+                            .unwrap()
+                            .recv_timeout(std::time::Duration::from_secs(20));
+                        let text = uris.unwrap_or_else(|_| "no answer to roots/list".into());
+                        let result = json!({"content": [{"type": "text", "text": text}]});
+                        return answer(
+                            &tricks,
+                            &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                            None,
+                        );
+                    }
                     let result = call_result(tool, &message["params"]["arguments"]).unwrap();
                     let ping = json!({"jsonrpc": "2.0", "id": "h1", "method": "ping"});
                     answer(
@@ -309,6 +367,13 @@ impl Http {
                 }
                 // Zero's answers to the server's requests.
                 _ if message.get("result").is_some() || message.get("error").is_some() => {
+                    if message["id"] == "g1" {
+                        let roots =
+                            message["result"]["roots"].as_array().cloned().unwrap_or_default();
+                        let uris: Vec<&str> =
+                            roots.iter().filter_map(|r| r["uri"].as_str()).collect();
+                        let _ = roots_tx.send(uris.join(" "));
+                    }
                     Reply::status(202, "application/json", "")
                 }
                 _ => answer(

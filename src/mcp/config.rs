@@ -78,8 +78,9 @@ pub fn valid_name(name: &str) -> bool {
 /// Zero's environment, as the expansions read it.
 pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
-/// Expands `${VAR}` from the environment; an unset variable is an error naming it. `$` not
-/// followed by `{` stays as it is.
+/// Expands `${VAR}` and `${VAR:-default}` from the environment; an unset or empty variable
+/// without a default is an error naming it. `$` not followed by `{` stays as it is. A default
+/// is written in the configuration, so it is not a secret; an expanded variable's value is.
 fn expand(text: &str, env: Lookup<'_>, secrets: &mut Vec<String>) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = text;
@@ -89,8 +90,16 @@ fn expand(text: &str, env: Lookup<'_>, secrets: &mut Vec<String>) -> Result<Stri
         let end = after
             .find('}')
             .ok_or_else(|| format!("\"${{\" without a closing \"}}\" in {text:?}"))?;
-        let name = &after[..end];
-        let value = env(name).ok_or_else(|| format!("the variable {name} is not set"))?;
+        // `${VAR:-default}`: the default when VAR is unset or empty, as Claude Code reads it.
+        let (name, default) = match after[..end].split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (&after[..end], None),
+        };
+        let value = match (env(name).filter(|v| !v.is_empty()), default) {
+            (Some(value), _) => value,
+            (None, Some(default)) => default.to_string(),
+            (None, None) => return Err(format!("the variable {name} is not set (or is empty)")),
+        };
         if !value.is_empty() {
             secrets.push(value.clone());
         }
@@ -129,9 +138,8 @@ pub fn resolve(
             let origin = format!("--mcp-config {}", path.display());
             (origin.clone(), read_file(&path).map_err(|why| format!("{origin}: {why}"))?)
         };
-        let value: Value = serde_json::from_str(&text).map_err(|err| {
-            format!("{origin}: not JSON: line {}, column {}: {err}", err.line(), err.column())
-        })?;
+        let value: Value =
+            serde_json::from_str(&text).map_err(|err| format!("{origin}: not JSON: {err}"))?;
         add_servers(&mut servers, &value, &origin, env)?;
     }
     Ok(servers)
@@ -389,6 +397,24 @@ mod tests {
             err(json!({"mcpServers": {"s": {"command": "x", "env": {"A": 1}}}})),
             "--mcp-config: mcpServers.s: env.A must be a string"
         );
+    }
+
+    #[test]
+    fn a_default_stands_in_for_an_unset_variable() {
+        let servers = parse(
+            json!({"mcpServers": {"s": {"command": "${NOPE:-/bin/srv}", "args": ["${HOME:-/x}"]}}}),
+        )
+        .unwrap();
+        assert_eq!(
+            servers.servers[0].transport,
+            Transport::Stdio {
+                command: "/bin/srv".into(),
+                args: vec!["/home/u".into()],
+                env: vec![],
+                cwd: None
+            }
+        );
+        assert_eq!(servers.secrets, ["/home/u"]);
     }
 
     #[test]

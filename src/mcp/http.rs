@@ -30,6 +30,40 @@ const MAX_REDIRECTS: u32 = 3;
 /// The wait before resuming when the stream named none.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 
+/// Every link's endpoint, so a run ended by a signal can still end their sessions.
+static ENDPOINTS: Mutex<Vec<std::sync::Weak<Endpoint>>> = Mutex::new(Vec::new());
+
+/// Ends every open session (DELETE), all within `within`: for a run a signal ends, whose
+/// links are never dropped.
+pub fn end_sessions(within: Duration) {
+    let deadline = Instant::now() + within;
+    let endpoints: Vec<Arc<Endpoint>> = ENDPOINTS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .filter_map(std::sync::Weak::upgrade)
+        .collect();
+    for endpoint in endpoints {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        delete_session(&endpoint, left);
+    }
+}
+
+/// DELETEs the endpoint's session, if it has one, within `within`.
+fn delete_session(endpoint: &Endpoint, within: Duration) {
+    endpoint.ended.store(true, std::sync::atomic::Ordering::SeqCst);
+    if endpoint.session().is_none() {
+        return;
+    }
+    let headers = endpoint.headers("application/json, text/event-stream");
+    let url = endpoint.url();
+    let _ = endpoint.http.exchange("DELETE", &url, &headers, None, within);
+    endpoint.set_session(None);
+}
+
 /// What the request threads share with the link.
 struct Endpoint {
     http: Http,
@@ -39,6 +73,8 @@ struct Endpoint {
     protocol: Mutex<Option<String>>,
     /// The `initialize` request, sent again when the server forgets the session.
     initialize: Mutex<Option<Value>>,
+    /// The link was closed: the listening stream stops.
+    ended: std::sync::atomic::AtomicBool,
 }
 
 impl Endpoint {
@@ -98,7 +134,7 @@ impl HttpLink {
         wake.set_nonblocking(true).map_err(|e| format!("cannot set up: {e}"))?;
         wake_writer.set_nonblocking(true).map_err(|e| format!("cannot set up: {e}"))?;
         let (sender, inbox) = channel();
-        Ok(HttpLink {
+        let link = HttpLink {
             endpoint: Arc::new(Endpoint {
                 http: http.without_redirects(),
                 url: Mutex::new(url.to_string()),
@@ -106,12 +142,18 @@ impl HttpLink {
                 session: Mutex::new(None),
                 protocol: Mutex::new(None),
                 initialize: Mutex::new(None),
+                ended: std::sync::atomic::AtomicBool::new(false),
             }),
             mailbox: Mailbox { messages: sender, wake: Arc::new(wake_writer) },
             inbox,
             wake,
             closed: None,
-        })
+        };
+        let mut endpoints = ENDPOINTS.lock().unwrap_or_else(|p| p.into_inner());
+        endpoints.retain(|e| e.strong_count() > 0);
+        endpoints.push(Arc::downgrade(&link.endpoint));
+        drop(endpoints);
+        Ok(link)
     }
 
     /// The protocol version agreed, sent on every later request.
@@ -160,17 +202,65 @@ impl HttpLink {
 
     pub fn close(&mut self, why: &str) {
         self.closed.get_or_insert_with(|| why.to_string());
+        self.endpoint.ended.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Opens the stream on which the server sends what is not an answer to a request of
+    /// zero's (its own requests, such as `roots/list`, and notifications), on a thread that
+    /// keeps it open, resumed after its `retry` time, until the link closes. A server that
+    /// offers no such stream (405) is left alone.
+    pub fn listen(&self) {
+        let (endpoint, mailbox) = (self.endpoint.clone(), self.mailbox.clone());
+        // Without a thread there is no stream: answers to zero's own requests still come.
+        let _ = threads::spawn(Named::McpHttp, move || listen(&endpoint, &mailbox));
     }
 
     /// Ends the session on the server (DELETE), within a short deadline.
     pub fn hang_up(&mut self) {
-        if self.endpoint.session().is_none() {
+        delete_session(&self.endpoint, Duration::from_secs(2));
+    }
+}
+
+/// How many times the listening stream is opened again after it ends.
+const MAX_LISTENS: u32 = 100;
+/// How long one listening request may stay open before it is made again.
+const LISTEN_FOR: Duration = Duration::from_secs(3600);
+
+/// The listening stream's loop (see [`HttpLink::listen`]).
+fn listen(endpoint: &Endpoint, mailbox: &Mailbox) {
+    use std::sync::atomic::Ordering;
+    let mut last = String::new();
+    let mut retry = DEFAULT_RETRY;
+    for _ in 0..MAX_LISTENS {
+        if endpoint.ended.load(Ordering::SeqCst) {
             return;
         }
-        let headers = self.endpoint.headers("application/json, text/event-stream");
-        let url = self.endpoint.url();
-        let _ = self.endpoint.http.exchange("DELETE", &url, &headers, None, Duration::from_secs(2));
-        self.endpoint.set_session(None);
+        let mut headers = endpoint.headers("text/event-stream");
+        if !last.is_empty() {
+            headers.push(("last-event-id", last.clone()));
+        }
+        let url = endpoint.url();
+        let Ok(response) = endpoint.http.exchange("GET", &url, &headers, None, LISTEN_FOR) else {
+            return;
+        };
+        let kind = response.headers().get("content-type").and_then(|v| v.to_str().ok());
+        if response.status().as_u16() >= 300
+            || !kind.is_some_and(|k| k.starts_with("text/event-stream"))
+        {
+            return;
+        }
+        let mut stream = SseReader::new(BufReader::new(response.into_body().into_reader()));
+        stream.resume_from(&last, Some(retry));
+        // No id of zero's is answered here: read until the stream ends (u64::MAX never comes).
+        if read_stream(&mut stream, u64::MAX, mailbox).is_err() {
+            return;
+        }
+        last = stream.last_event_id().to_string();
+        retry = stream.retry().unwrap_or(DEFAULT_RETRY).min(Duration::from_secs(30));
+        if endpoint.ended.load(Ordering::SeqCst) {
+            return;
+        }
+        std::thread::sleep(retry);
     }
 }
 

@@ -23,6 +23,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
+pub use http::end_sessions as end_http_sessions;
 pub use server::{Context, Server};
 pub use shape::exposed_name;
 
@@ -167,6 +168,13 @@ impl Mcp {
                 if !allowed || !wanted(&name, &config.name) {
                     continue;
                 }
+                if tool.needs_tasks {
+                    warnings.push(format!(
+                        "MCP tool \"{}\" of server {} is left out: it runs only as a task (taskSupport: required), which zero does not offer.",
+                        tool.name, config.name
+                    ));
+                    continue;
+                }
                 if !names.insert(name.clone()) {
                     warnings.push(format!(
                         "MCP tool \"{}\" of server {} is left out: its name {name} is already taken by another MCP tool.",
@@ -209,6 +217,48 @@ impl Mcp {
             ));
         }
         self.offered = offered;
+        warnings
+    }
+
+    /// Filters that name nothing: each server's `enabledTools` / `disabledTools` entries that
+    /// are not among its tools, and `mcp__` names of the run's flags (`(flag, names)`) that
+    /// match no tool or server. A server that failed is left out (its failure is reported).
+    pub fn unmatched_filters(&self, flags: &[(&str, &[String])]) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let ready = || self.servers.iter().filter(|s| s.failure().is_none());
+        for server in ready() {
+            let config = &server.config;
+            let lists = [
+                ("enabledTools", config.enabled_tools.as_deref().unwrap_or_default()),
+                ("disabledTools", &config.disabled_tools),
+            ];
+            for (field, names) in lists {
+                for name in names.iter().filter(|n| !server.tools.iter().any(|t| &t.name == *n)) {
+                    warnings.push(format!(
+                        "mcpServers.{}.{field}: \"{name}\" is not a tool of server {} (zero mcp list shows its tools).",
+                        config.name, config.name
+                    ));
+                }
+            }
+        }
+        for (flag, names) in flags {
+            for name in names.iter().filter(|n| n.starts_with(PREFIX)) {
+                let of_failed = self.servers.iter().any(|s| {
+                    s.failure().is_some()
+                        && name.strip_prefix(PREFIX).is_some_and(|rest| {
+                            rest == s.name() || rest.starts_with(&format!("{}__", s.name()))
+                        })
+                });
+                let matches = ready().any(|s| {
+                    name.strip_prefix(PREFIX) == Some(s.name())
+                        || s.tools.iter().any(|t| exposed_name(s.name(), &t.name) == *name)
+                });
+                if !matches && !of_failed {
+                    warnings
+                        .push(format!("{flag} {name} matches no MCP tool or server of this run."));
+                }
+            }
+        }
         warnings
     }
 
@@ -386,6 +436,7 @@ mod tests {
                 description: "d".repeat(*size),
                 input_schema: json!({"type": "object"}),
                 read_only: false,
+                needs_tasks: false,
             })
             .collect();
         Server::ready(config, tools)

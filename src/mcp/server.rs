@@ -82,6 +82,8 @@ pub struct RemoteTool {
     pub input_schema: Value,
     /// `annotations.readOnlyHint: true`.
     pub read_only: bool,
+    /// `execution.taskSupport: "required"`: callable only as a task, which zero does not offer.
+    pub needs_tasks: bool,
 }
 
 /// Where a server is in its life.
@@ -107,8 +109,9 @@ pub struct Server {
     next_id: u64,
     pub protocol: Option<String>,
     pub tools: Vec<RemoteTool>,
-    /// The list being read (replaces `tools` when complete).
+    /// The list being read (replaces `tools` when complete), and the cursors it gave.
     fresh: Vec<RemoteTool>,
+    cursors: Vec<String>,
     /// When the current start or listing must be over.
     pub deadline: Instant,
     answers: Vec<(u64, Result<Value, String>)>,
@@ -140,6 +143,7 @@ impl Server {
             protocol: None,
             tools: Vec::new(),
             fresh: Vec::new(),
+            cursors: Vec::new(),
             deadline: now + config.startup_timeout,
             answers: Vec::new(),
             list_changed: false,
@@ -312,6 +316,9 @@ impl Server {
             link.set_protocol(version);
         }
         self.send(&wire::notification("notifications/initialized", Value::Null));
+        if let Some(Link::Http(link)) = &self.link {
+            link.listen();
+        }
         self.list_tools();
     }
 
@@ -322,6 +329,7 @@ impl Server {
         }
         self.list_changed = false;
         self.fresh.clear();
+        self.cursors.clear();
         let id = self.take_id();
         self.phase = Phase::Listing { id, pages: 1 };
         self.send(&wire::request(id, "tools/list", json!({})));
@@ -354,11 +362,17 @@ impl Server {
                     },
                     read_only: tool.pointer("/annotations/readOnlyHint")
                         == Some(&Value::Bool(true)),
+                    needs_tasks: tool.pointer("/execution/taskSupport").and_then(Value::as_str)
+                        == Some("required"),
                 });
             }
         }
         match result.get("nextCursor").and_then(Value::as_str) {
+            Some(cursor) if self.cursors.iter().any(|c| c == cursor) => {
+                self.fail(&format!("tools/list gave the cursor \"{cursor}\" twice"));
+            }
             Some(cursor) if !cursor.is_empty() && pages < MAX_PAGES => {
+                self.cursors.push(cursor.to_string());
                 let id = self.take_id();
                 self.phase = Phase::Listing { id, pages: pages + 1 };
                 self.send(&wire::request(id, "tools/list", json!({"cursor": cursor})));
@@ -422,6 +436,7 @@ impl Server {
             protocol: Some(PROTOCOL_VERSION.to_string()),
             tools,
             fresh: Vec::new(),
+            cursors: Vec::new(),
             deadline: Instant::now(),
             answers: Vec::new(),
             list_changed: false,

@@ -27,9 +27,16 @@ pub fn exposed_name(server: &str, tool: &str) -> String {
 pub fn call_result(result: &Value) -> (String, bool) {
     let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
     let blocks = result.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
-    let has_text = blocks.iter().any(|b| b.get("type").and_then(Value::as_str) == Some("text"));
+    // Without text, structuredContent says what the result is; but a result of media or
+    // resources is told by those blocks, and its structuredContent may mirror their base64.
+    let told = blocks.iter().any(|b| {
+        matches!(
+            b.get("type").and_then(Value::as_str),
+            Some("text" | "image" | "audio" | "resource")
+        )
+    });
     let mut parts: Vec<String> = blocks.iter().map(block).collect();
-    if !has_text {
+    if !told {
         if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
             parts.insert(0, structured.to_string());
         }
@@ -120,6 +127,15 @@ mod tests {
             text,
             "first\n[image: image/png, 5 bytes]\n[audio: audio/wav, 3 bytes]\ninside\n[resource file:///b.bin, application/octet-stream, 4 bytes]\nfile:///c.txt\nlast"
         );
+    }
+
+    #[test]
+    fn media_is_not_repeated_as_structured_content() {
+        let result = json!({"content": [{"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"}],
+            "structuredContent": {"content": [{"type": "image", "data": "aGVsbG8="}]}});
+        assert_eq!(call_result(&result).0, "[image: image/png, 5 bytes]");
+        let links = json!({"content": [{"type": "resource_link", "uri": "file:///a"}], "structuredContent": {"n": 1}});
+        assert_eq!(call_result(&links).0, "{\"n\":1}\nfile:///a");
     }
 
     #[test]

@@ -46,6 +46,9 @@ pub struct Launch<'a> {
 
 impl StdioLink {
     pub fn start(launch: &Launch<'_>) -> Result<StdioLink, String> {
+        if !launch.cwd.is_dir() {
+            return Err(format!("cwd {} is not a directory", launch.cwd.display()));
+        }
         let mut command = Command::new(launch.command);
         command.args(launch.args).current_dir(launch.cwd);
         for name in launch.env_remove {
@@ -53,7 +56,16 @@ impl StdioLink {
         }
         command.envs(launch.env.iter().map(|(k, v)| (k, v)));
         let mut child = process::spawn_kept(command).map_err(|err| {
-            format!("cannot start {}: {}", launch.command, crate::provider::http::io_text(&err))
+            let hint = if err.kind() == ErrorKind::NotFound && launch.command.contains(' ') {
+                " (command names one program; its arguments go in args)"
+            } else {
+                ""
+            };
+            format!(
+                "cannot start {}: {}{hint}",
+                launch.command,
+                crate::provider::http::io_text(&err)
+            )
         })?;
         let (stdin, stdout, stderr) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take());

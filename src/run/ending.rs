@@ -184,8 +184,9 @@ fn end_from_outside(shared: &Shared, failure: Failure) -> ! {
 }
 
 fn finish(failure: &Failure) -> ! {
-    // MCP servers are asked to stop first (SIGTERM, then SIGKILL after their grace); then
-    // nothing the run started is left.
+    // MCP servers are asked to stop first: HTTP sessions are ended (1 s in all), stdio
+    // servers get SIGTERM, then SIGKILL after their grace; then nothing the run started is left.
+    crate::mcp::end_http_sessions(std::time::Duration::from_secs(1));
     crate::sys::process::stop_kept_groups();
     crate::sys::process::kill_everything();
     record_failure(failure);

@@ -416,6 +416,8 @@ fn start_mcp(
         }
     }
     warnings.extend(left_out.into_iter().map(|w| Warning::new(WarningCode::McpToolLeftOut, w)));
+    let unmatched = toolbox.mcp_unmatched_filters();
+    warnings.extend(unmatched.into_iter().map(|w| Warning::new(WarningCode::IgnoredOption, w)));
     Ok(warnings)
 }
 
@@ -601,15 +603,15 @@ fn tool_rows<'a>(
             ListedTool {
                 name: &t.name,
                 side_effect: toolbox.side_effect_of(&t.name),
-                permission: if t.read_only {
+                permission: if t.read_only || t.trusted {
                     crate::protocol::events::Permission::Allow
                 } else {
                     crate::protocol::events::Permission::Prompt
                 },
-                reason: if t.read_only {
-                    "MCP tool marked read-only (readOnlyHint)"
-                } else {
-                    "MCP tool not marked read-only: runs at --auto high, or with \"trust\": true for its server"
+                reason: match (t.read_only, t.trusted) {
+                    (true, _) => "MCP tool marked read-only (readOnlyHint)",
+                    (false, true) => "MCP tool of a server with \"trust\": true",
+                    (false, false) => "MCP tool not marked read-only: runs at --auto high, or with \"trust\": true for its server",
                 },
                 description: &t.description,
                 enabled: withheld.is_none(),

@@ -64,7 +64,8 @@ pub fn spawn_kept(mut command: Command) -> std::io::Result<std::process::Child> 
 }
 
 /// Stops every kept group: SIGTERM, up to [`STOP_GRACE`] for the leaders to exit, then
-/// SIGKILL for whatever of the groups is left. Idempotent.
+/// SIGKILL for whatever of the groups is left, and for every other descendant (a process a
+/// server moved out of its group). Idempotent. Called only where no tool call runs.
 pub fn stop_kept_groups() {
     let groups = std::mem::take(&mut *kept_groups());
     if groups.is_empty() {
@@ -98,6 +99,9 @@ pub fn stop_kept_groups() {
         signals::kill_group(pgid);
         signals::reap(pgid);
     }
+    // What a server started and sent out of its group (`setsid`) is below zero still.
+    kill_descendants(None);
+    reap_orphans(0);
 }
 
 /// Stops one kept group at once (a server that failed, or whose transport closed).

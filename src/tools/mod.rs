@@ -318,6 +318,15 @@ impl Toolbox {
         &self.mcp
     }
 
+    /// The MCP filters (the servers' and the flags') that name nothing.
+    pub fn mcp_unmatched_filters(&self) -> Vec<String> {
+        let flags = [
+            ("--enabled-tools", self.enabled.as_slice()),
+            ("--disabled-tools", self.disabled.as_slice()),
+        ];
+        self.mcp.unmatched_filters(&flags)
+    }
+
     /// Before a model call: the servers' news. When a server's tool list changed, the tools
     /// are offered again; returns the warnings of that offer (`None`: nothing changed).
     pub fn refresh_mcp(&mut self) -> Option<Vec<String>> {
