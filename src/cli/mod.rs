@@ -30,7 +30,7 @@ Usage: zero exec [OPTIONS] [PROMPT...]   run one task (see zero exec --help)
        zero search <QUERY...>            search the stored sessions
        zero config                       the settings in use, and their source
        zero doctor                       check the setup, say how to fix it
-       zero mcp list                     start the MCP servers, list their tools
+       zero mcp list                     the MCP servers and their tools
        zero redact                       redact stdin to stdout
        zero schema [VERSION]             the JSON Schema of stream-json (1, 2)
        zero --version | --help

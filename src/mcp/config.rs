@@ -96,13 +96,13 @@ fn expand(text: &str, env: Lookup<'_>, secrets: &mut Vec<String>) -> Result<Stri
             None => (&after[..end], None),
         };
         let value = match (env(name).filter(|v| !v.is_empty()), default) {
-            (Some(value), _) => value,
+            (Some(value), _) => {
+                secrets.push(value.clone());
+                value
+            }
             (None, Some(default)) => default.to_string(),
             (None, None) => return Err(format!("the variable {name} is not set (or is empty)")),
         };
-        if !value.is_empty() {
-            secrets.push(value.clone());
-        }
         out.push_str(&value);
         rest = &after[end + 1..];
     }
@@ -378,7 +378,7 @@ mod tests {
         );
         assert_eq!(
             err(json!({"mcpServers": {"s": {"command": "${NOPE}"}}})),
-            "--mcp-config: mcpServers.s: the variable NOPE is not set"
+            "--mcp-config: mcpServers.s: the variable NOPE is not set (or is empty)"
         );
         assert_eq!(
             err(json!({"mcpServers": {"s": {"type": "http", "url": "ftp://x"}}})),
