@@ -405,14 +405,8 @@ fn filters_name_a_tool_or_a_whole_server() {
             "mcp__nope",
         ])
         .run();
-    let events = out.events();
-    let warnings: Vec<&str> = events
-        .iter()
-        .filter(|e| e["type"] == "warning")
-        .map(|e| e["message"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        warnings,
+        out.warnings(),
         [
             "mcpServers.a.enabledTools: \"Echo\" is not a tool of server a (zero mcp list shows its tools).",
             "--disabled-tools mcp__nope matches no MCP tool or server of this run."

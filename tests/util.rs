@@ -498,6 +498,15 @@ impl Output {
         events
     }
 
+    /// The messages of the `warning` lines, in order.
+    pub fn warnings(&self) -> Vec<String> {
+        self.events()
+            .iter()
+            .filter(|e| e["type"] == "warning")
+            .map(|e| e["message"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+
     pub fn types(&self) -> Vec<String> {
         self.events().iter().map(|e| e["type"].as_str().unwrap_or("?").to_string()).collect()
     }
