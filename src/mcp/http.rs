@@ -12,7 +12,7 @@
 use std::io::{BufReader, Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,8 @@ use crate::provider::http::Http;
 use crate::provider::sse::{Frame, SseReader};
 use crate::sys::threads::{self, Named};
 
+/// Messages read from the server and not yet taken by the main loop.
+const INBOX: usize = 256;
 /// How many times one request's stream is resumed.
 const MAX_RESUMES: u32 = 5;
 /// Same-origin redirects followed for one request.
@@ -108,7 +110,8 @@ impl Endpoint {
 /// Where a request thread puts what it reads.
 #[derive(Clone)]
 struct Mailbox {
-    messages: Sender<String>,
+    /// Bounded: a server that sends faster than zero reads waits (in its request's thread).
+    messages: SyncSender<String>,
     wake: Arc<UnixStream>,
 }
 
@@ -133,7 +136,7 @@ impl HttpLink {
         let (wake, wake_writer) = UnixStream::pair().map_err(|e| format!("cannot set up: {e}"))?;
         wake.set_nonblocking(true).map_err(|e| format!("cannot set up: {e}"))?;
         wake_writer.set_nonblocking(true).map_err(|e| format!("cannot set up: {e}"))?;
-        let (sender, inbox) = channel();
+        let (sender, inbox) = sync_channel(INBOX);
         let link = HttpLink {
             endpoint: Arc::new(Endpoint {
                 http: http.without_redirects(),
@@ -382,7 +385,7 @@ fn initialize_again(endpoint: &Endpoint, deadline: Instant) -> Result<(), String
         response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_string);
     endpoint.set_session(session);
     // The answer is the one the first initialize had; only the session is new.
-    let (quiet, _) = channel();
+    let (quiet, _) = sync_channel(0);
     let (_, writer) = UnixStream::pair().map_err(|e| e.to_string())?;
     let discard = Mailbox { messages: quiet, wake: Arc::new(writer) };
     if let Some(id) = our_request_id(&request) {

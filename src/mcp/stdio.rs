@@ -20,6 +20,9 @@ use crate::sys::process;
 
 /// How much of the server's stderr is kept.
 const STDERR_TAIL: usize = 8 * 1024;
+/// Bytes of stdout read at one go: a server that writes without pause cannot keep zero reading
+/// (and its lines piling up) instead of looking at its deadline.
+const READ_AT_ONCE: usize = 1024 * 1024;
 
 pub struct StdioLink {
     child: Child,
@@ -153,7 +156,8 @@ impl StdioLink {
         }
     }
 
-    /// Reads whatever both pipes hold now.
+    /// Reads what both pipes hold now (stdout up to [`READ_AT_ONCE`]; the rest waits for the
+    /// next look, which `poll` makes at once).
     fn read_available(&mut self) {
         let mut chunk = [0u8; 64 * 1024];
         while let Some(stderr) = self.stderr.as_mut() {
@@ -169,7 +173,8 @@ impl StdioLink {
                 Err(_) => self.stderr = None,
             }
         }
-        while let Some(stdout) = self.stdout.as_mut() {
+        let mut read = 0;
+        while let Some(stdout) = self.stdout.as_mut().filter(|_| read < READ_AT_ONCE) {
             match stdout.read(&mut chunk) {
                 Ok(0) => {
                     self.stdout = None;
@@ -177,7 +182,10 @@ impl StdioLink {
                         self.close_with_status();
                     }
                 }
-                Ok(n) => self.take_lines(&chunk[..n]),
+                Ok(n) => {
+                    read += n;
+                    self.take_lines(&chunk[..n]);
+                }
                 Err(err) if err.kind() == ErrorKind::Interrupted => {}
                 Err(err) if err.kind() == ErrorKind::WouldBlock => break,
                 Err(_) => {
