@@ -251,9 +251,12 @@ fn a_call_past_its_timeout_is_cancelled_on_the_server() {
     entry["toolTimeoutMs"] = json!(200);
     let turns =
         json!([{"toolCalls": [call("h", "mcp__slow__hang", json!({}))]}, {"text": "gave up"}]);
-    let out = run(&dir, turns, json!({"slow": entry}), &[]);
+    let out = run(&dir, turns, json!({"slow": entry}), &["--heartbeat-ms", "50"]);
     out.assert_code(0);
     let events = out.stream();
+    // While the call waits, heartbeats say so.
+    let beat = of_type(&events, "heartbeat")[0];
+    assert_eq!((&beat["phase"], &beat["toolCallId"]), (&json!("tool"), &json!("h")));
     assert_eq!(
         results(&events),
         [(
