@@ -51,15 +51,19 @@ fn become_subreaper_once() {
     });
 }
 
-/// A long-lived child in its own process group (an MCP stdio server): stdin, stdout and
-/// stderr piped, kept out of the tool calls' cleanup until [`stop_kept_groups`].
+/// A long-lived child in a session (and so a process group) of its own (an MCP stdio server):
+/// stdin, stdout and stderr piped, kept out of the tool calls' cleanup until
+/// [`stop_kept_groups`]. A command cannot join its group (another session), so it cannot hide
+/// from its own cleanup there.
 pub fn spawn_kept(mut command: Command) -> std::io::Result<std::process::Child> {
     become_subreaper_once();
-    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    signals::own_session_with_death_signal(&mut command);
     // The lock: no tool call's cleanup runs between the start and the registration.
     let _one = lock_running();
     let child = command.spawn()?;
     kept_groups().push(child.id());
+    signals::note_kept_group(child.id());
     Ok(child)
 }
 
@@ -67,6 +71,10 @@ pub fn spawn_kept(mut command: Command) -> std::io::Result<std::process::Child> 
 /// SIGKILL for whatever of the groups is left, and for every other descendant (a process a
 /// server moved out of its group). Idempotent. Called only where no tool call runs.
 pub fn stop_kept_groups() {
+    // One stop at a time: a second caller (the signal watcher and the main thread, at the
+    // same end) waits until the first is done, so neither exits half-way through the grace.
+    static STOPPING: Mutex<()> = Mutex::new(());
+    let _stopping = STOPPING.lock().unwrap_or_else(|p| p.into_inner());
     let groups = std::mem::take(&mut *kept_groups());
     if groups.is_empty() {
         return;
@@ -98,6 +106,7 @@ pub fn stop_kept_groups() {
     for &pgid in &groups {
         signals::kill_group(pgid);
         signals::reap(pgid);
+        signals::forget_kept_group(pgid);
     }
     // What a server started and sent out of its group (`setsid`) is below zero still.
     kill_descendants(None);
@@ -109,6 +118,7 @@ pub fn stop_kept_group(pgid: u32) {
     kept_groups().retain(|&p| p != pgid);
     signals::kill_group(pgid);
     signals::reap(pgid);
+    signals::forget_kept_group(pgid);
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ const SIGTERM: i32 = 15;
 /// `sa_flags`: restart interrupted system calls instead of failing them with EINTR.
 const SA_RESTART: i32 = 0x1000_0000;
 const PR_SET_CHILD_SUBREAPER: i32 = 36;
+const PR_SET_PDEATHSIG: i32 = 1;
 const WNOHANG: i32 = 1;
 
 /// `struct sigaction` as glibc and musl lay it out on 64-bit Linux: the handler, a 1024-bit
@@ -47,6 +48,8 @@ extern "C" {
     fn write(fd: i32, buf: *const u8, count: usize) -> isize;
     fn waitpid(pid: i32, status: *mut i32, options: i32) -> i32;
     fn prctl(option: i32, ...) -> i32;
+    fn setsid() -> i32;
+    fn getppid() -> i32;
     fn __errno_location() -> *mut i32;
     fn _exit(status: i32) -> !;
 }
@@ -57,6 +60,11 @@ static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
 static RECEIVED: AtomicU32 = AtomicU32::new(0);
 /// Process group of the running tool command (0 when none).
 static RUNNING_GROUP: AtomicI32 = AtomicI32::new(0);
+/// Process groups of MCP servers (their leaders' pids; 0 is a free slot), readable from the
+/// handler: a second signal, which exits at once, still kills them.
+static KEPT_GROUPS: [AtomicI32; MAX_KEPT] = [const { AtomicI32::new(0) }; MAX_KEPT];
+/// Servers whose groups the handler can reach; more still stop with the run's ending.
+const MAX_KEPT: usize = 64;
 /// Live mode: a signal does not end the process from the handler.
 static LIVE: AtomicBool = AtomicBool::new(false);
 /// The process is ending (its last lines are being written): any further signal exits at
@@ -78,6 +86,12 @@ extern "C" fn on_signal(signum: i32) {
         unsafe {
             if group > 0 {
                 kill(-group, SIGKILL);
+            }
+            for slot in &KEPT_GROUPS {
+                let kept = slot.load(Ordering::SeqCst);
+                if kept > 0 {
+                    kill(-kept, SIGKILL);
+                }
             }
             _exit(crate::error::Exit::Interrupted.code().into());
         }
@@ -157,6 +171,46 @@ pub fn kill_group(pgid: u32) {
     // SAFETY: kill has no memory effects; a negative pid addresses a process group.
     unsafe {
         kill(-(pgid as i32), SIGKILL);
+    }
+}
+
+/// Makes a group reachable from the handler (see [`KEPT_GROUPS`]); false when every slot is
+/// taken.
+pub fn note_kept_group(pgid: u32) -> bool {
+    let pgid = pgid as i32;
+    KEPT_GROUPS
+        .iter()
+        .any(|slot| slot.compare_exchange(0, pgid, Ordering::SeqCst, Ordering::SeqCst).is_ok())
+}
+
+/// The group is gone (or being stopped): its slot is free again.
+pub fn forget_kept_group(pgid: u32) {
+    let pgid = pgid as i32;
+    for slot in &KEPT_GROUPS {
+        let _ = slot.compare_exchange(pgid, 0, Ordering::SeqCst, Ordering::SeqCst);
+    }
+}
+
+/// Starts `command` as a session of its own (so no other process can join its group, and it
+/// has no terminal), which gets SIGTERM if zero dies without stopping it (SIGKILL, the OOM
+/// killer).
+pub fn own_session_with_death_signal(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let zero = std::process::id() as i32;
+    // SAFETY: between fork and exec only async-signal-safe calls are made (setsid, prctl,
+    // getppid, kill), with plain integer arguments and no allocation.
+    unsafe {
+        command.pre_exec(move || {
+            if setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            prctl(PR_SET_PDEATHSIG, SIGTERM as u64, 0u64, 0u64, 0u64);
+            // zero may have died before the prctl: then nothing would send it.
+            if getppid() != zero {
+                kill(0, SIGTERM);
+            }
+            Ok(())
+        });
     }
 }
 
