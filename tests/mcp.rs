@@ -290,6 +290,13 @@ fn a_server_that_crashes_mid_call_fails_that_call_and_every_later_one() {
         results(&events),
         [("a".into(), "error".into(), failed.into()), ("b".into(), "error".into(), failed.into())]
     );
+    // Before the next model call, the run says the server is gone and stops offering it.
+    let warning = of_type(&events, "warning")[0];
+    assert_eq!(warning["code"], "mcp_server_failed");
+    assert_eq!(
+        warning["message"],
+        "MCP server c failed: exited (exit status: 3) (stderr: boom: crashed on purpose); its tools are no longer offered."
+    );
     assert_gone(&log);
 }
 
@@ -550,7 +557,9 @@ fn streamable_http_initializes_again_when_its_session_is_forgotten() {
             "tools/call",
             "initialize",
             "notifications/initialized",
-            "tools/call"
+            "tools/call",
+            // The new session may offer other tools: they are listed again.
+            "tools/list"
         ]
     );
 }

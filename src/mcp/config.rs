@@ -69,10 +69,13 @@ const SERVER_KEYS: &[&str] = &[
 /// The longest timeout a server may ask for: a day.
 const MAX_TIMEOUT_MS: u64 = 86_400_000;
 
-/// A server name: `[A-Za-z0-9_-]{1,32}`.
+/// A server name: `[A-Za-z0-9_-]{1,32}`, without `__`, which separates the server from the
+/// tool in `mcp__<server>__<tool>` (so `mcp__a__b` names one server's tools, not also the
+/// tools of a server `a__b`).
 pub fn valid_name(name: &str) -> bool {
     (1..=32).contains(&name.len())
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && !name.contains("__")
 }
 
 /// Zero's environment, as the expansions read it.
@@ -199,7 +202,9 @@ fn server_config(
     secrets: &mut Vec<String>,
 ) -> Result<ServerConfig, String> {
     if !valid_name(name) {
-        return Err("a server name is 1 to 32 letters, digits, '_' or '-'".to_string());
+        return Err(
+            "a server name is 1 to 32 letters, digits, '_' or '-', without \"__\"".to_string()
+        );
     }
     let map = value.as_object().ok_or("must be an object")?;
     if let Some(key) = map.keys().find(|k| !SERVER_KEYS.contains(&k.as_str())) {
@@ -262,6 +267,7 @@ fn server_config(
             .map(Duration::from_millis)
             .ok_or(format!("{key} must be milliseconds from 1 to {MAX_TIMEOUT_MS}")),
     };
+    literal_secrets(&transport, secrets);
     Ok(ServerConfig {
         name: name.to_string(),
         transport,
@@ -275,6 +281,37 @@ fn server_config(
             .transpose()?,
         disabled_tools: strings(map, "disabledTools")?,
     })
+}
+
+/// Secrets written into the configuration itself, not through `${VAR}` (a copied config often
+/// holds them): values of variables and headers whose names say they are secret, the
+/// credential of an `Authorization` header, and a URL's password.
+fn literal_secrets(transport: &Transport, secrets: &mut Vec<String>) {
+    let named = match transport {
+        Transport::Stdio { env, .. } => env,
+        Transport::Http { headers, .. } => headers,
+    };
+    for (name, value) in named {
+        let header = matches!(transport, Transport::Http { .. });
+        let secret_name = crate::redact::is_secret_env_name(name)
+            || (header && crate::redact::is_sensitive_key(name));
+        if secret_name {
+            secrets.push(value.clone());
+            // `Bearer <token>`: the token alone is a secret too.
+            if let Some((_, credential)) = value.trim().rsplit_once(' ') {
+                secrets.push(credential.to_string());
+            }
+        }
+    }
+    if let Transport::Http { url, .. } = transport {
+        let authority =
+            url.split_once("://").map_or("", |(_, rest)| rest.split('/').next().unwrap_or(""));
+        if let Some((userinfo, _)) = authority.rsplit_once('@') {
+            if let Some((_, password)) = userinfo.split_once(':') {
+                secrets.push(password.to_string());
+            }
+        }
+    }
 }
 
 /// A list of strings (none when absent).
@@ -357,7 +394,10 @@ mod tests {
         let web = &servers.servers[1];
         assert_eq!(web.transport.name(), "http");
         assert!(web.trust);
-        assert!(servers.secrets.iter().all(|s| s == "/home/u" || s == "s3cret-token"));
+        assert!(servers
+            .secrets
+            .iter()
+            .all(|s| ["/home/u", "s3cret-token", "Bearer s3cret-token"].contains(&s.as_str())));
         assert!(servers.secrets.contains(&"s3cret-token".to_string()));
     }
 
@@ -366,7 +406,7 @@ mod tests {
         let err = |v: Value| parse(v).unwrap_err();
         assert_eq!(
             err(json!({"mcpServers": {"a b": {"command": "x"}}})),
-            "--mcp-config: mcpServers.a b: a server name is 1 to 32 letters, digits, '_' or '-'"
+            "--mcp-config: mcpServers.a b: a server name is 1 to 32 letters, digits, '_' or '-', without \"__\""
         );
         assert_eq!(
             err(json!({"mcpServers": {"s": {"comand": "x"}}})),
@@ -397,6 +437,22 @@ mod tests {
             err(json!({"mcpServers": {"s": {"command": "x", "env": {"A": 1}}}})),
             "--mcp-config: mcpServers.s: env.A must be a string"
         );
+    }
+
+    #[test]
+    fn secrets_written_into_the_configuration_are_secrets() {
+        let servers = parse(json!({"mcpServers": {
+            "s": {"command": "x", "env": {"GITHUB_TOKEN": "ghp_literal0123", "LOG_LEVEL": "info"}},
+            "w": {"url": "https://me:pa55word@mcp.example/x", "headers": {"Authorization": "Bearer tok-literal-99", "X-Team": "zero"}}
+        }}))
+        .unwrap();
+        let mut secrets = servers.secrets.clone();
+        secrets.sort();
+        assert_eq!(
+            secrets,
+            ["Bearer tok-literal-99", "ghp_literal0123", "pa55word", "tok-literal-99"]
+        );
+        assert!(parse(json!({"mcpServers": {"a__b": {"command": "x"}}})).is_err());
     }
 
     #[test]

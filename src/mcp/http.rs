@@ -2,18 +2,25 @@
 //! application/json, text/event-stream`; the answer is a JSON body or an event stream read up
 //! to the response. The `Mcp-Session-Id` the server gives is sent on every later request, with
 //! `MCP-Protocol-Version` once it is agreed. A 404 for a session means the server forgot it:
-//! zero initializes again, once, and resends. A stream that ends before its response is
-//! resumed with a GET and `Last-Event-ID` after the stream's `retry` time. Redirects are
-//! followed only within the same origin. The session is DELETEd at the end.
+//! zero initializes again (one thread at a time), resends, and lists the tools again. A stream
+//! that ends before its response is resumed with a GET and `Last-Event-ID` after the stream's
+//! `retry` time. After the handshake a GET opens the server's listening stream, for its own
+//! requests and notifications. Redirects are followed only within the same origin. The session
+//! is DELETEd at the end.
 //!
-//! Each request runs on its own `zero-mcp-http` thread (the HTTP client blocks), which hands
-//! every message it reads to the main loop and wakes it through a socket the loop polls.
+//! The HTTP client blocks, so the blocking happens on `zero-mcp-http` threads, which hand every
+//! message they read to the main loop and wake it through a socket it polls: one per request
+//! waiting for its answer, one per link sending what needs no answer (notifications and zero's
+//! answers to the server's requests) in order, and one per link for the listening stream. A
+//! request is POSTed only after everything queued before it, so `notifications/initialized`
+//! reaches the server before `tools/list`.
 
 use std::io::{BufReader, Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -25,12 +32,22 @@ use crate::sys::threads::{self, Named};
 
 /// Messages read from the server and not yet taken by the main loop.
 const INBOX: usize = 256;
-/// How many times one request's stream is resumed.
-const MAX_RESUMES: u32 = 5;
+/// Messages that need no answer, queued to be sent; past it, more are dropped.
+const OUTBOX: usize = 64;
+/// Resumptions of one request's stream that brought nothing new.
+const MAX_IDLE_RESUMES: u32 = 5;
 /// Same-origin redirects followed for one request.
 const MAX_REDIRECTS: u32 = 3;
 /// The wait before resuming when the stream named none.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+/// The listening stream is given up after this many opens in a row that fail.
+const MAX_LISTEN_FAILURES: u32 = 5;
+/// How long one listening request may stay open (and silent) before it is made again.
+const LISTEN_FOR: Duration = Duration::from_secs(3600);
+
+fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Every link's endpoint, so a run ended by a signal can still end their sessions.
 static ENDPOINTS: Mutex<Vec<std::sync::Weak<Endpoint>>> = Mutex::new(Vec::new());
@@ -39,12 +56,8 @@ static ENDPOINTS: Mutex<Vec<std::sync::Weak<Endpoint>>> = Mutex::new(Vec::new())
 /// links are never dropped.
 pub fn end_sessions(within: Duration) {
     let deadline = Instant::now() + within;
-    let endpoints: Vec<Arc<Endpoint>> = ENDPOINTS
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .iter()
-        .filter_map(std::sync::Weak::upgrade)
-        .collect();
+    let endpoints: Vec<Arc<Endpoint>> =
+        locked(&ENDPOINTS).iter().filter_map(std::sync::Weak::upgrade).collect();
     for endpoint in endpoints {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -56,17 +69,15 @@ pub fn end_sessions(within: Duration) {
 
 /// DELETEs the endpoint's session, if it has one, within `within`.
 fn delete_session(endpoint: &Endpoint, within: Duration) {
-    endpoint.ended.store(true, std::sync::atomic::Ordering::SeqCst);
-    if endpoint.session().is_none() {
-        return;
-    }
-    let headers = endpoint.headers("application/json, text/event-stream");
+    endpoint.ended.store(true, Ordering::SeqCst);
+    let Some(session) = endpoint.session() else { return };
+    let headers = endpoint.headers("application/json, text/event-stream", Some(session));
     let url = endpoint.url();
     let _ = endpoint.http.exchange("DELETE", &url, &headers, None, within);
     endpoint.set_session(None);
 }
 
-/// What the request threads share with the link.
+/// What the threads share with the link.
 struct Endpoint {
     http: Http,
     url: Mutex<String>,
@@ -75,42 +86,69 @@ struct Endpoint {
     protocol: Mutex<Option<String>>,
     /// The `initialize` request, sent again when the server forgets the session.
     initialize: Mutex<Option<Value>>,
-    /// The link was closed: the listening stream stops.
-    ended: std::sync::atomic::AtomicBool,
+    /// Held while the session is made again, so two threads that met a 404 make one.
+    reinitializing: Mutex<()>,
+    /// How many queued messages have been sent (or given up on), for the ordering of requests.
+    posted: Mutex<u64>,
+    posted_changed: Condvar,
+    /// A listening stream is open (or being opened).
+    listening: AtomicBool,
+    /// The link was closed: the threads stop.
+    ended: AtomicBool,
 }
 
 impl Endpoint {
     fn url(&self) -> String {
-        self.url.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        locked(&self.url).clone()
     }
 
     fn session(&self) -> Option<String> {
-        self.session.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        locked(&self.session).clone()
     }
 
     fn set_session(&self, id: Option<String>) {
-        *self.session.lock().unwrap_or_else(|p| p.into_inner()) = id;
+        *locked(&self.session) = id;
     }
 
-    /// The headers of every request: the user's, then the session's.
-    fn headers(&self, accept: &str) -> Vec<(&str, String)> {
+    /// The headers of a request: the user's, then the session's (`session`, when it has one).
+    fn headers(&self, accept: &str, session: Option<String>) -> Vec<(&str, String)> {
         let mut headers: Vec<(&str, String)> =
             self.headers.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         headers.push(("accept", accept.to_string()));
-        if let Some(session) = self.session() {
+        if let Some(session) = session {
             headers.push(("mcp-session-id", session));
         }
-        if let Some(version) = self.protocol.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+        if let Some(version) = locked(&self.protocol).clone() {
             headers.push(("mcp-protocol-version", version));
         }
         headers
     }
+
+    /// Waits until `count` queued messages have been sent, or `deadline`.
+    fn wait_posted(&self, count: u64, deadline: Instant) {
+        let mut posted = locked(&self.posted);
+        while *posted < count && !self.ended.load(Ordering::SeqCst) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            posted = match self.posted_changed.wait_timeout(posted, left) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+    }
+
+    fn one_more_posted(&self) {
+        *locked(&self.posted) += 1;
+        self.posted_changed.notify_all();
+    }
 }
 
-/// Where a request thread puts what it reads.
+/// Where the threads put what they read.
 #[derive(Clone)]
 struct Mailbox {
-    /// Bounded: a server that sends faster than zero reads waits (in its request's thread).
+    /// Bounded: a server that sends faster than zero reads waits (in its thread).
     messages: SyncSender<String>,
     wake: Arc<UnixStream>,
 }
@@ -128,6 +166,9 @@ pub struct HttpLink {
     mailbox: Mailbox,
     inbox: Receiver<String>,
     wake: UnixStream,
+    /// The sending thread's queue, once it runs, and how many messages were queued.
+    outbox: Option<SyncSender<(Value, Instant)>>,
+    queued: u64,
     closed: Option<String>,
 }
 
@@ -145,14 +186,20 @@ impl HttpLink {
                 session: Mutex::new(None),
                 protocol: Mutex::new(None),
                 initialize: Mutex::new(None),
-                ended: std::sync::atomic::AtomicBool::new(false),
+                reinitializing: Mutex::new(()),
+                posted: Mutex::new(0),
+                posted_changed: Condvar::new(),
+                listening: AtomicBool::new(false),
+                ended: AtomicBool::new(false),
             }),
             mailbox: Mailbox { messages: sender, wake: Arc::new(wake_writer) },
             inbox,
             wake,
+            outbox: None,
+            queued: 0,
             closed: None,
         };
-        let mut endpoints = ENDPOINTS.lock().unwrap_or_else(|p| p.into_inner());
+        let mut endpoints = locked(&ENDPOINTS);
         endpoints.retain(|e| e.strong_count() > 0);
         endpoints.push(Arc::downgrade(&link.endpoint));
         drop(endpoints);
@@ -161,35 +208,58 @@ impl HttpLink {
 
     /// The protocol version agreed, sent on every later request.
     pub fn set_protocol(&self, version: &str) {
-        *self.endpoint.protocol.lock().unwrap_or_else(|p| p.into_inner()) = Some(version.into());
+        *locked(&self.endpoint.protocol) = Some(version.into());
     }
 
-    /// Sends one message on a thread of its own; what comes back arrives through `receive`.
+    /// Sends one message: a request on a thread of its own (its answer arrives through
+    /// `receive`), anything else through the link's sending thread, in order.
     pub fn send(&mut self, message: &Value, deadline: Instant) -> Result<(), String> {
         if let Some(why) = &self.closed {
             return Err(why.clone());
         }
+        let Some(id) = our_request_id(message) else {
+            return self.queue(message, deadline);
+        };
         if message.get("method").and_then(Value::as_str) == Some("initialize") {
-            *self.endpoint.initialize.lock().unwrap_or_else(|p| p.into_inner()) =
-                Some(message.clone());
+            *locked(&self.endpoint.initialize) = Some(message.clone());
         }
-        // A notification goes out before whatever is sent next (`notifications/initialized`
-        // must reach the server before `tools/list`), so it is sent here, within `deadline`.
-        if message.get("method").is_some() && message.get("id").is_none() {
-            return exchange(&self.endpoint, message, None, deadline, &self.mailbox);
-        }
+        let after = self.queued;
         let (endpoint, mailbox, message) =
             (self.endpoint.clone(), self.mailbox.clone(), message.clone());
         threads::spawn(Named::McpHttp, move || {
-            let id = our_request_id(&message);
-            if let Err(why) = exchange(&endpoint, &message, id, deadline, &mailbox) {
-                if let Some(id) = id {
-                    mailbox.deliver(wire::transport_failure(id, &why).to_string());
-                }
+            endpoint.wait_posted(after, deadline);
+            if let Err(why) = exchange(&endpoint, &message, Some(id), deadline, &mailbox) {
+                mailbox.deliver(wire::transport_failure(id, &why).to_string());
             }
         })
         .map(|_| ())
         .map_err(|err| format!("cannot start a thread for the request: {err}"))
+    }
+
+    /// Queues a message that needs no answer for the sending thread (started at the first);
+    /// a full queue drops it, as the server would have to wait for it anyway.
+    fn queue(&mut self, message: &Value, deadline: Instant) -> Result<(), String> {
+        if self.outbox.is_none() {
+            let (sender, queue) = sync_channel::<(Value, Instant)>(OUTBOX);
+            let (endpoint, mailbox) = (self.endpoint.clone(), self.mailbox.clone());
+            threads::spawn(Named::McpHttp, move || {
+                for (message, deadline) in queue {
+                    if !endpoint.ended.load(Ordering::SeqCst) {
+                        let _ = exchange(&endpoint, &message, None, deadline, &mailbox);
+                    }
+                    endpoint.one_more_posted();
+                }
+            })
+            .map_err(|err| format!("cannot start a thread for sending: {err}"))?;
+            self.outbox = Some(sender);
+        }
+        let Some(outbox) = &self.outbox else { return Ok(()) };
+        match outbox.try_send((message.clone(), deadline)) {
+            Ok(()) => self.queued += 1,
+            Err(TrySendError::Full(_)) => {}
+            Err(TrySendError::Disconnected(_)) => return Err("its sending thread ended".into()),
+        }
+        Ok(())
     }
 
     pub fn fd(&self) -> i32 {
@@ -205,17 +275,12 @@ impl HttpLink {
 
     pub fn close(&mut self, why: &str) {
         self.closed.get_or_insert_with(|| why.to_string());
-        self.endpoint.ended.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.endpoint.ended.store(true, Ordering::SeqCst);
     }
 
-    /// Opens the stream on which the server sends what is not an answer to a request of
-    /// zero's (its own requests, such as `roots/list`, and notifications), on a thread that
-    /// keeps it open, resumed after its `retry` time, until the link closes. A server that
-    /// offers no such stream (405) is left alone.
+    /// Opens the server's listening stream (see [`listen`]).
     pub fn listen(&self) {
-        let (endpoint, mailbox) = (self.endpoint.clone(), self.mailbox.clone());
-        // Without a thread there is no stream: answers to zero's own requests still come.
-        let _ = threads::spawn(Named::McpHttp, move || listen(&endpoint, &mailbox));
+        listen(&self.endpoint, &self.mailbox);
     }
 
     /// Ends the session on the server (DELETE), within a short deadline.
@@ -224,47 +289,58 @@ impl HttpLink {
     }
 }
 
-/// How many times the listening stream is opened again after it ends.
-const MAX_LISTENS: u32 = 100;
-/// How long one listening request may stay open before it is made again.
-const LISTEN_FOR: Duration = Duration::from_secs(3600);
+/// Opens the stream on which the server sends what is not an answer to a request of zero's
+/// (its own requests, such as `roots/list`, and notifications), on a thread that keeps it
+/// open, again after its `retry` time when it ends, until the link closes. A server that
+/// offers none (405, or no event stream) is left alone; opens that fail are given up after
+/// [`MAX_LISTEN_FAILURES`] in a row. One stream per link.
+fn listen(endpoint: &Arc<Endpoint>, mailbox: &Mailbox) {
+    if endpoint.listening.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let (endpoint, mailbox) = (endpoint.clone(), mailbox.clone());
+    let started = threads::spawn(Named::McpHttp, move || {
+        keep_listening(&endpoint, &mailbox);
+        endpoint.listening.store(false, Ordering::SeqCst);
+    });
+    // Without a thread there is no stream: answers to zero's own requests still come.
+    drop(started);
+}
 
-/// The listening stream's loop (see [`HttpLink::listen`]).
-fn listen(endpoint: &Endpoint, mailbox: &Mailbox) {
-    use std::sync::atomic::Ordering;
+fn keep_listening(endpoint: &Endpoint, mailbox: &Mailbox) {
     let mut last = String::new();
     let mut retry = DEFAULT_RETRY;
-    for _ in 0..MAX_LISTENS {
-        if endpoint.ended.load(Ordering::SeqCst) {
-            return;
-        }
-        let mut headers = endpoint.headers("text/event-stream");
+    let mut failures = 0;
+    while failures < MAX_LISTEN_FAILURES && !endpoint.ended.load(Ordering::SeqCst) {
+        let mut headers = endpoint.headers("text/event-stream", endpoint.session());
         if !last.is_empty() {
             headers.push(("last-event-id", last.clone()));
         }
         let url = endpoint.url();
-        let Ok(response) = endpoint.http.exchange("GET", &url, &headers, None, LISTEN_FOR) else {
-            return;
-        };
-        let kind = response.headers().get("content-type").and_then(|v| v.to_str().ok());
-        if response.status().as_u16() >= 300
-            || !kind.is_some_and(|k| k.starts_with("text/event-stream"))
-        {
-            return;
+        match endpoint.http.exchange("GET", &url, &headers, None, LISTEN_FOR) {
+            Ok(response) if is_event_stream(&response) => {
+                failures = 0;
+                let mut stream = SseReader::new(BufReader::new(response.into_body().into_reader()));
+                stream.resume_from(&last, Some(retry));
+                // No id of zero's is answered here: read until the stream ends.
+                let _ = read_stream(&mut stream, u64::MAX, mailbox);
+                last = stream.last_event_id().to_string();
+                retry = stream.retry().unwrap_or(DEFAULT_RETRY);
+            }
+            // No listening stream on this server, or no session any more.
+            Ok(response) if matches!(response.status().as_u16(), 404 | 405) => return,
+            _ => failures += 1,
         }
-        let mut stream = SseReader::new(BufReader::new(response.into_body().into_reader()));
-        stream.resume_from(&last, Some(retry));
-        // No id of zero's is answered here: read until the stream ends (u64::MAX never comes).
-        if read_stream(&mut stream, u64::MAX, mailbox).is_err() {
-            return;
-        }
-        last = stream.last_event_id().to_string();
-        retry = stream.retry().unwrap_or(DEFAULT_RETRY).min(Duration::from_secs(30));
         if endpoint.ended.load(Ordering::SeqCst) {
             return;
         }
-        std::thread::sleep(retry);
+        std::thread::sleep(retry.min(LISTEN_FOR));
     }
+}
+
+fn is_event_stream(response: &Response) -> bool {
+    let kind = response.headers().get("content-type").and_then(|v| v.to_str().ok());
+    response.status().is_success() && kind.is_some_and(|k| k.starts_with("text/event-stream"))
 }
 
 /// The id of a request zero sends (responses and notifications have none to wait for).
@@ -280,11 +356,15 @@ fn left(deadline: Instant) -> Duration {
 
 type Response = ureq::http::Response<ureq::Body>;
 
-/// POSTs a message (following same-origin redirects).
-fn post(endpoint: &Endpoint, message: &Value, deadline: Instant) -> Result<Response, String> {
+/// POSTs a message (following same-origin redirects), with `session`'s id when given.
+fn post(
+    endpoint: &Endpoint,
+    message: &Value,
+    session: Option<String>,
+    deadline: Instant,
+) -> Result<Response, String> {
     let body = message.to_string();
-    let headers = endpoint.headers("application/json, text/event-stream");
-    let mut headers = headers;
+    let mut headers = endpoint.headers("application/json, text/event-stream", session);
     headers.push(("content-type", "application/json".to_string()));
     let mut url = endpoint.url();
     for _ in 0..=MAX_REDIRECTS {
@@ -311,7 +391,7 @@ fn post(endpoint: &Endpoint, message: &Value, deadline: Instant) -> Result<Respo
             ));
         }
         url = next;
-        *endpoint.url.lock().unwrap_or_else(|p| p.into_inner()) = url.clone();
+        *locked(&endpoint.url) = url.clone();
     }
     Err(format!("more than {MAX_REDIRECTS} redirects"))
 }
@@ -338,32 +418,28 @@ fn resolve(base: &str, location: &str) -> String {
     }
 }
 
-/// One message's whole exchange: POST, re-initialization on a forgotten session, then the
-/// answer, resumed when its stream breaks.
+/// One message's whole exchange: POST, a new session when the server forgot this one, then
+/// the answer to request `id` (none is read for other messages).
 fn exchange(
-    endpoint: &Endpoint,
+    endpoint: &Arc<Endpoint>,
     message: &Value,
     id: Option<u64>,
     deadline: Instant,
     mailbox: &Mailbox,
 ) -> Result<(), String> {
     let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
-    let mut response = post(endpoint, message, deadline)?;
-    if response.status().as_u16() == 404 && endpoint.session().is_some() && !is_initialize {
-        initialize_again(endpoint, deadline)?;
-        response = post(endpoint, message, deadline)?;
+    let session = endpoint.session().filter(|_| !is_initialize);
+    let mut response = post(endpoint, message, session.clone(), deadline)?;
+    if response.status().as_u16() == 404 && session.is_some() {
+        initialize_again(endpoint, session, deadline, mailbox)?;
+        response = post(endpoint, message, endpoint.session(), deadline)?;
     }
     let status = response.status().as_u16();
     if status >= 400 {
         return Err(status_error(response));
     }
     if is_initialize {
-        let session = response
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        endpoint.set_session(session);
+        endpoint.set_session(session_of(&response));
     }
     let Some(id) = id else { return Ok(()) };
     if status == 202 || status == 204 {
@@ -372,18 +448,30 @@ fn exchange(
     read_answer(endpoint, response, id, deadline, mailbox)
 }
 
-/// The server forgot the session: `initialize` and `notifications/initialized` again.
-fn initialize_again(endpoint: &Endpoint, deadline: Instant) -> Result<(), String> {
-    let request = endpoint.initialize.lock().unwrap_or_else(|p| p.into_inner()).clone();
+fn session_of(response: &Response) -> Option<String> {
+    response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_string)
+}
+
+/// The server forgot session `stale`: `initialize` and `notifications/initialized` again,
+/// unless another thread has already done so; then the tools are listed again (the main loop
+/// is told their list may have changed) and the listening stream reopened.
+fn initialize_again(
+    endpoint: &Arc<Endpoint>,
+    stale: Option<String>,
+    deadline: Instant,
+    mailbox: &Mailbox,
+) -> Result<(), String> {
+    let _one = locked(&endpoint.reinitializing);
+    if endpoint.session() != stale {
+        return Ok(());
+    }
+    let request = locked(&endpoint.initialize).clone();
     let request = request.ok_or("the session expired before it was initialized")?;
-    endpoint.set_session(None);
-    let response = post(endpoint, &request, deadline)?;
+    let response = post(endpoint, &request, None, deadline)?;
     if response.status().as_u16() >= 400 {
         return Err(format!("initializing again: {}", status_error(response)));
     }
-    let session =
-        response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_string);
-    endpoint.set_session(session);
+    let session = session_of(&response);
     // The answer is the one the first initialize had; only the session is new.
     let (quiet, _) = sync_channel(0);
     let (_, writer) = UnixStream::pair().map_err(|e| e.to_string())?;
@@ -392,10 +480,14 @@ fn initialize_again(endpoint: &Endpoint, deadline: Instant) -> Result<(), String
         read_answer(endpoint, response, id, deadline, &discard)?;
     }
     let initialized = wire::notification("notifications/initialized", Value::Null);
-    let response = post(endpoint, &initialized, deadline)?;
+    let response = post(endpoint, &initialized, session.clone(), deadline)?;
     if response.status().as_u16() >= 400 {
         return Err(format!("initializing again: {}", status_error(response)));
     }
+    endpoint.set_session(session);
+    let changed = wire::notification("notifications/tools/list_changed", Value::Null);
+    mailbox.deliver(changed.to_string());
+    listen(endpoint, mailbox);
     Ok(())
 }
 
@@ -414,7 +506,9 @@ fn status_error(response: Response) -> String {
 }
 
 /// Reads the answer to request `id`: a JSON body, or an event stream up to the response,
-/// resumed with GET and `Last-Event-ID` when it ends early.
+/// resumed with GET and `Last-Event-ID` when it ends early (after the stream's `retry` time,
+/// as the standard says; given up when that passes the deadline, or after
+/// [`MAX_IDLE_RESUMES`] resumptions in a row that brought nothing).
 fn read_answer(
     endpoint: &Endpoint,
     response: Response,
@@ -441,8 +535,9 @@ fn read_answer(
         return Ok(());
     }
     let mut stream = SseReader::new(BufReader::new(body));
-    let mut resumes = 0;
+    let mut idle = 0;
     loop {
+        let before = stream.last_event_id().to_string();
         if read_stream(&mut stream, id, mailbox)? {
             return Ok(());
         }
@@ -453,16 +548,18 @@ fn read_answer(
                     .into(),
             );
         }
-        if resumes == MAX_RESUMES {
-            return Err(format!("the event stream ended before the response {MAX_RESUMES} times"));
+        idle = if last == before { idle + 1 } else { 0 };
+        if idle == MAX_IDLE_RESUMES {
+            return Err(format!(
+                "the event stream ended before the response {MAX_IDLE_RESUMES} times without a new event"
+            ));
         }
-        resumes += 1;
-        let wait = stream.retry().unwrap_or(DEFAULT_RETRY).min(Duration::from_secs(30));
+        let wait = stream.retry().unwrap_or(DEFAULT_RETRY);
         if Instant::now() + wait >= deadline {
             return Err("the event stream ended before the response".into());
         }
         std::thread::sleep(wait);
-        let mut headers = endpoint.headers("text/event-stream");
+        let mut headers = endpoint.headers("text/event-stream", endpoint.session());
         headers.push(("last-event-id", last.clone()));
         let url = endpoint.url();
         let response = endpoint.http.exchange("GET", &url, &headers, None, left(deadline))?;

@@ -100,6 +100,10 @@ impl Mcp {
                     continue;
                 }
                 if server.busy() && now >= server.deadline {
+                    // What already arrived counts, however long another server held the loop.
+                    server.pump();
+                }
+                if server.busy() && now >= server.deadline {
                     let ms = server.config.startup_timeout.as_millis();
                     server.fail(&format!(
                         "did not finish starting within {ms} ms (startupTimeoutMs)"
@@ -279,31 +283,53 @@ impl Mcp {
     }
 
     /// Before a model call: reads what the servers said meanwhile and lists again the tools
-    /// of those that said their list changed. True when a list was read again.
-    pub fn refresh(&mut self) -> bool {
-        let mut relisted = false;
+    /// of those that said their list changed (an interrupt stops the wait; the old list stays).
+    /// Returns whether the offer must be made again (a list was read, or a server failed),
+    /// and a message for each server that failed since the last look.
+    pub fn refresh(
+        &mut self,
+        interrupted: &dyn Fn() -> bool,
+        interrupt_fd: i32,
+    ) -> (bool, Vec<String>) {
+        let mut changed = false;
         for server in &mut self.servers {
             server.pump();
-            if !server.list_changed || server.failure().is_some() {
-                continue;
-            }
-            relisted = true;
-            server.deadline = Instant::now() + server.config.startup_timeout;
-            server.list_tools();
-            while server.busy() {
-                if Instant::now() >= server.deadline {
-                    let ms = server.config.startup_timeout.as_millis();
-                    server.fail(&format!("did not list its tools again within {ms} ms"));
-                    break;
-                }
-                let mut fds: Vec<PollFd> =
-                    server.fds().into_iter().map(|fd| PollFd::new(fd, POLLIN)).collect();
-                if poll::wait(&mut fds, Some(server.deadline)).is_ok() {
-                    server.pump();
+            if server.list_changed && server.failure().is_none() {
+                changed = true;
+                server.deadline = Instant::now() + server.config.startup_timeout;
+                server.list_tools();
+                while server.busy() && !interrupted() {
+                    if Instant::now() >= server.deadline {
+                        let ms = server.config.startup_timeout.as_millis();
+                        server.fail(&format!("did not list its tools again within {ms} ms"));
+                        break;
+                    }
+                    let mut fds: Vec<PollFd> =
+                        server.fds().into_iter().map(|fd| PollFd::new(fd, POLLIN)).collect();
+                    fds.push(PollFd::new(interrupt_fd, POLLIN));
+                    if poll::wait(&mut fds, Some(server.deadline)).is_ok() {
+                        server.pump();
+                    }
                 }
             }
         }
-        relisted
+        let failed = self.newly_failed();
+        (changed || !failed.is_empty(), failed)
+    }
+
+    /// A message for each server that failed and was not reported yet (reporting it now).
+    pub fn newly_failed(&mut self) -> Vec<String> {
+        let mut messages = Vec::new();
+        for server in &mut self.servers {
+            if let (Some(why), false) = (server.failure(), server.failure_reported) {
+                messages.push(format!(
+                    "MCP server {} failed: {why}; its tools are no longer offered.",
+                    server.name()
+                ));
+                server.failure_reported = true;
+            }
+        }
+        messages
     }
 
     /// Calls an offered tool and waits for its answer, its deadline (`toolTimeoutMs`) or an
@@ -324,7 +350,7 @@ impl Mcp {
         let deadline = Instant::now() + timeout;
         let failed =
             |why: &str| error(format!("Error: MCP server {} failed: {why}", offered.server_name));
-        let id = match server.call(&offered.tool, arguments, deadline) {
+        let id = match server.call(&offered.tool, arguments, deadline, interrupt_fd) {
             Ok(id) => id,
             Err(why) => return failed(&why),
         };
@@ -450,18 +476,21 @@ mod tests {
     fn a_name_taken_twice_leaves_the_second_out_in_server_then_list_order() {
         let mut mcp = Mcp {
             servers: vec![
-                server("a", &[("b__c", 1), ("hidden", 1)], false),
-                server("a__b", &[("c", 1), ("d", 1)], true),
+                server("a", &[("_x", 1), ("b.c", 1), ("b_c", 1), ("hidden", 1)], false),
+                server("a_", &[("x", 1), ("d", 1)], true),
             ],
             offered: Vec::new(),
         };
         let warnings = mcp.offer(&|_, _| true);
-        assert_eq!(names(&mcp), ["mcp__a__b__c", "mcp__a__b__d"]);
+        assert_eq!(names(&mcp), ["mcp__a___x", "mcp__a__b_c", "mcp__a___d"]);
         assert_eq!(
             warnings,
-            ["MCP tool \"c\" of server a__b is left out: its name mcp__a__b__c is already taken by another MCP tool."]
+            [
+                "MCP tool \"b_c\" of server a is left out: its name mcp__a__b_c is already taken by another MCP tool.",
+                "MCP tool \"x\" of server a_ is left out: its name mcp__a___x is already taken by another MCP tool."
+            ]
         );
-        assert!(mcp.offered()[1].trusted && !mcp.offered()[0].trusted);
+        assert!(mcp.offered()[2].trusted && !mcp.offered()[0].trusted);
         assert_eq!(mcp.report(1, &mcp.servers[1]).tools, 1);
     }
 

@@ -17,8 +17,13 @@ const ACCEPTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", 
 /// `tools/list` pages read from one server, and tools kept of its list.
 const MAX_PAGES: usize = 100;
 const MAX_LISTED: usize = 10_000;
-/// Answers kept for requests nobody waits for any more (a call that timed out).
-const MAX_STRAY_ANSWERS: usize = 64;
+/// Answers kept that are not (yet) waited for: calls run one at a time, so a few is plenty,
+/// and a late answer to a call that timed out is let go.
+const MAX_STRAY_ANSWERS: usize = 4;
+/// Rounds of reading one pump makes.
+const PUMP_ROUNDS: usize = 16;
+/// The most one server's tool list may weigh (names, descriptions, schemas).
+const MAX_LISTED_BYTES: usize = 16 * 1024 * 1024;
 /// How long zero's answer to a server's request may take to write.
 const REPLY_WAIT: Duration = Duration::from_secs(2);
 
@@ -29,9 +34,15 @@ pub enum Link {
 }
 
 impl Link {
-    fn send(&mut self, message: &Value, deadline: Instant) -> Result<(), String> {
+    /// Sends a message by `deadline`; a stdio write also gives up when `interrupt_fd` wakes.
+    fn send(
+        &mut self,
+        message: &Value,
+        deadline: Instant,
+        interrupt_fd: i32,
+    ) -> Result<(), String> {
         match self {
-            Link::Stdio(link) => link.send(message, deadline),
+            Link::Stdio(link) => link.send(message, deadline, interrupt_fd),
             Link::Http(link) => link.send(message, deadline),
         }
     }
@@ -112,6 +123,7 @@ pub struct Server {
     /// The list being read (replaces `tools` when complete), and the cursors it gave.
     fresh: Vec<RemoteTool>,
     cursors: Vec<String>,
+    listed_bytes: usize,
     /// When the current start or listing must be over.
     pub deadline: Instant,
     answers: Vec<(u64, Result<Value, String>)>,
@@ -119,6 +131,8 @@ pub struct Server {
     pub list_changed: bool,
     /// The `roots/list` answer: the workspace and added directories.
     roots: Value,
+    /// Its failure has been reported (at its start, or when a later look found it).
+    pub failure_reported: bool,
 }
 
 /// What a server link needs from the run.
@@ -144,10 +158,12 @@ impl Server {
             tools: Vec::new(),
             fresh: Vec::new(),
             cursors: Vec::new(),
+            listed_bytes: 0,
             deadline: now + config.startup_timeout,
             answers: Vec::new(),
             list_changed: false,
             roots: roots_answer(&context.directories),
+            failure_reported: false,
         };
         let link = match &config.transport {
             Transport::Stdio { command, args, env, cwd } => {
@@ -212,7 +228,7 @@ impl Server {
         let deadline = Instant::now()
             + REPLY_WAIT.max(self.deadline.saturating_duration_since(Instant::now()));
         let Some(link) = self.link.as_mut() else { return };
-        if let Err(why) = link.send(message, deadline) {
+        if let Err(why) = link.send(message, deadline, -1) {
             self.fail(&why);
         }
     }
@@ -242,15 +258,32 @@ impl Server {
     }
 
     /// Reads and handles whatever the server has said.
+    /// Lines a write found while it waited are handled here too (no wakeup would come for
+    /// them), within a bound of rounds so a server that writes without pause cannot hold it.
     pub fn pump(&mut self) {
-        if matches!(self.phase, Phase::Failed(_)) {
-            return;
+        for _ in 0..PUMP_ROUNDS {
+            if !self.pump_once() {
+                return;
+            }
         }
-        let Some(link) = self.link.as_mut() else { return };
+    }
+
+    /// One round of [`Server::pump`]: false when nothing was there.
+    fn pump_once(&mut self) -> bool {
+        if matches!(self.phase, Phase::Failed(_)) {
+            return false;
+        }
+        let Some(link) = self.link.as_mut() else { return false };
         let texts = match link.receive() {
             Ok(texts) => texts,
-            Err(why) => return self.fail(&why),
+            Err(why) => {
+                self.fail(&why);
+                return false;
+            }
         };
+        if texts.is_empty() {
+            return false;
+        }
         for text in texts {
             match wire::parse(&text) {
                 Ok(messages) => {
@@ -258,12 +291,16 @@ impl Server {
                         self.handle(message);
                     }
                 }
-                Err(why) => return self.fail(&why),
+                Err(why) => {
+                    self.fail(&why);
+                    return false;
+                }
             }
             if matches!(self.phase, Phase::Failed(_)) {
-                return;
+                return false;
             }
         }
+        true
     }
 
     fn handle(&mut self, message: Incoming) {
@@ -319,6 +356,11 @@ impl Server {
         if let Some(Link::Http(link)) = &self.link {
             link.listen();
         }
+        // A server that offers no tools (only prompts or resources) is ready with none.
+        if result.pointer("/capabilities/tools").is_none() {
+            self.phase = Phase::Ready;
+            return;
+        }
         self.list_tools();
     }
 
@@ -330,6 +372,7 @@ impl Server {
         self.list_changed = false;
         self.fresh.clear();
         self.cursors.clear();
+        self.listed_bytes = 0;
         let id = self.take_id();
         self.phase = Phase::Listing { id, pages: 1 };
         self.send(&wire::request(id, "tools/list", json!({})));
@@ -343,6 +386,10 @@ impl Server {
         let Some(tools) = result.get("tools").and_then(Value::as_array) else {
             return self.fail("tools/list answered without a tools array");
         };
+        self.listed_bytes += tools.iter().map(|t| t.to_string().len()).sum::<usize>();
+        if self.listed_bytes > MAX_LISTED_BYTES {
+            return self.fail(&format!("listed more than {} MiB of tools", MAX_LISTED_BYTES >> 20));
+        }
         for tool in tools {
             let Some(name) = tool.get("name").and_then(Value::as_str).filter(|n| !n.is_empty())
             else {
@@ -385,7 +432,13 @@ impl Server {
     }
 
     /// Sends `tools/call`; its id, to wait for with [`Server::answer`].
-    pub fn call(&mut self, tool: &str, arguments: Value, deadline: Instant) -> Result<u64, String> {
+    pub fn call(
+        &mut self,
+        tool: &str,
+        arguments: Value,
+        deadline: Instant,
+        interrupt_fd: i32,
+    ) -> Result<u64, String> {
         if let Some(why) = self.failure() {
             return Err(why.to_string());
         }
@@ -393,7 +446,7 @@ impl Server {
         let request =
             wire::request(id, "tools/call", json!({"name": tool, "arguments": arguments}));
         let Some(link) = self.link.as_mut() else { return Err("not connected".into()) };
-        if let Err(why) = link.send(&request, deadline) {
+        if let Err(why) = link.send(&request, deadline, interrupt_fd) {
             self.fail(&why);
             return Err(self.failure().unwrap_or_default().to_string());
         }
@@ -437,10 +490,12 @@ impl Server {
             tools,
             fresh: Vec::new(),
             cursors: Vec::new(),
+            listed_bytes: 0,
             deadline: Instant::now(),
             answers: Vec::new(),
             list_changed: false,
             roots: Value::Null,
+            failure_reported: false,
         }
     }
 }

@@ -95,7 +95,12 @@ impl StdioLink {
 
     /// Writes one message as a line, by `deadline`; the server's output is read meanwhile, so
     /// a server blocked writing cannot deadlock with zero writing.
-    pub fn send(&mut self, message: &Value, deadline: Instant) -> Result<(), String> {
+    pub fn send(
+        &mut self,
+        message: &Value,
+        deadline: Instant,
+        interrupt_fd: i32,
+    ) -> Result<(), String> {
         if let Some(why) = &self.closed {
             return Err(why.clone());
         }
@@ -113,6 +118,7 @@ impl StdioLink {
                         PollFd::new(stdin.as_raw_fd(), POLLOUT),
                         PollFd::new(self.fd_out(), POLLIN),
                         PollFd::new(self.fd_err(), POLLIN),
+                        PollFd::new(interrupt_fd, POLLIN),
                     ];
                     if Instant::now() >= deadline {
                         return Err(
@@ -121,6 +127,12 @@ impl StdioLink {
                         );
                     }
                     let _ = poll::wait(&mut fds, Some(deadline));
+                    // Half a message cannot be taken back: the link is given up.
+                    if fds[3].ready() {
+                        return Err(
+                            "an interrupt came while a message was being written to it".to_string()
+                        );
+                    }
                     if fds[1].ready() || fds[2].ready() {
                         self.read_available();
                     }

@@ -6,6 +6,9 @@ use serde_json::{json, Value};
 /// The longest message zero reads from a server (a line on stdio, a body or event over HTTP).
 pub const MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 
+/// Messages in one batch (MCP no longer has batches; an older server may send a few).
+const MAX_BATCH: usize = 32;
+
 /// The error code of a method zero does not offer (sampling, elicitation, ...).
 pub const METHOD_NOT_FOUND: i64 = -32601;
 /// The code zero gives a request whose transport failed (an HTTP error, a broken stream).
@@ -62,6 +65,9 @@ pub fn transport_failure(id: u64, message: &str) -> Value {
 pub fn parse(text: &str) -> Result<Vec<Incoming>, String> {
     let value: Value = serde_json::from_str(text).map_err(|_| not_json_rpc(text))?;
     match value {
+        Value::Array(items) if items.len() > MAX_BATCH => {
+            Err(format!("sent a batch of {} messages (at most {MAX_BATCH} are read)", items.len()))
+        }
         Value::Array(items) if !items.is_empty() => {
             items.into_iter().map(|item| sort(item, text)).collect()
         }

@@ -348,7 +348,14 @@ impl Http {
             for (name, value) in headers {
                 request = request.header(*name, value.as_str());
             }
-            request.config().timeout_global(Some(timeout)).build()
+            // The request's own deadline, not the providers' waits for headers and silence.
+            request
+                .config()
+                .timeout_global(Some(timeout))
+                .timeout_recv_response(Some(timeout))
+                .timeout_recv_body(Some(timeout))
+                .timeout_per_read(Some(timeout))
+                .build()
         }
         let result = self.call(|agent| match (method, body) {
             ("POST", Some(body)) => with(agent.post(url), headers, timeout).send(body),

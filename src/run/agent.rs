@@ -208,9 +208,12 @@ impl Agent<'_> {
             interrupted()?;
             self.limits.check_budget()?;
             // An MCP server said its tools changed: the next call offers the new list.
-            if let Some(warnings) = self.tools.refresh_mcp() {
+            if let Some((failed, left_out)) = self.tools.refresh_mcp() {
                 let mut out = lock(self.out);
-                for warning in warnings {
+                for warning in failed {
+                    out.warning(&Warning::new(WarningCode::McpServerFailed, warning))?;
+                }
+                for warning in left_out {
                     out.warning(&Warning::new(WarningCode::McpToolLeftOut, warning))?;
                 }
                 drop(out);

@@ -401,6 +401,8 @@ fn start_mcp(
         .into());
     }
     let left_out = toolbox.set_mcp(mcp);
+    // Their start's failures are the warnings below, not news for the first model call.
+    let _ = toolbox.mcp_mut().newly_failed();
     for report in toolbox.mcp().reports() {
         if announce {
             lock(shared).mcp_server(&report)?;

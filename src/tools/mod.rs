@@ -318,6 +318,10 @@ impl Toolbox {
         &self.mcp
     }
 
+    pub fn mcp_mut(&mut self) -> &mut crate::mcp::Mcp {
+        &mut self.mcp
+    }
+
     /// The MCP filters (the servers' and the flags') that name nothing.
     pub fn mcp_unmatched_filters(&self) -> Vec<String> {
         let flags = [
@@ -327,10 +331,13 @@ impl Toolbox {
         self.mcp.unmatched_filters(&flags)
     }
 
-    /// Before a model call: the servers' news. When a server's tool list changed, the tools
-    /// are offered again; returns the warnings of that offer (`None`: nothing changed).
-    pub fn refresh_mcp(&mut self) -> Option<Vec<String>> {
-        self.mcp.refresh().then(|| self.offer_mcp())
+    /// Before a model call: the servers' news. When a server's tool list changed or a server
+    /// failed, the tools are offered again. Returns the failures, then the offer's warnings
+    /// (`None`: nothing changed).
+    pub fn refresh_mcp(&mut self) -> Option<(Vec<String>, Vec<String>)> {
+        let (changed, failed) =
+            self.mcp.refresh(&self.interrupted, crate::sys::signals::interrupt_fd());
+        changed.then(|| (failed, self.offer_mcp()))
     }
 
     /// The MCP tool a call names, when it is one offered in this run.
