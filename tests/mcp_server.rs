@@ -8,7 +8,8 @@
 //! answer to `initialize`), `silent` (never answers), `changing` (after the first call it
 //! says its list changed and offers `added` too), `loopcursor` (every `tools/list` page names
 //! the same next cursor), `tasks` (it also lists `task_only`, which needs task support),
-//! `escape` (at `initialize` it starts `setsid sleep 60`, out of its process group, and writes
+//! `barrier=<dir>:<n>` (it answers `initialize` only once n servers have come that far, each
+//! leaving a file in dir), `escape` (at `initialize` it starts `setsid sleep 60`, out of its process group, and writes
 //! that pid to the log's path with `.escaped` added). `ZERO_TEST_MCP_LOG` names a file where it
 //! appends every line it reads and, first, its pid; `ZERO_TEST_MCP_READY` a fifo it writes to
 //! when a `hang` call arrives.
@@ -118,6 +119,11 @@ fn serve_stdio() {
     if let Some(ms) = value("start_ms") {
         std::thread::sleep(std::time::Duration::from_millis(ms.parse().unwrap()));
     }
+    // `barrier=<dir>:<n>`: at `initialize`, wait (up to 20 s) until n servers have arrived.
+    let barrier = value("barrier").map(|b| {
+        let (dir, n) = b.rsplit_once(':').unwrap();
+        (std::path::PathBuf::from(dir), n.parse::<usize>().unwrap())
+    });
     let version = value("version").unwrap_or("2025-11-25").to_string();
     let mut out = std::fs::OpenOptions::new().write(true).open("/dev/fd/3").unwrap();
     // A string is written as it is (not JSON-RPC), anything else as its JSON.
@@ -166,6 +172,15 @@ fn serve_stdio() {
                 send(json!("Server listening on port 3000"));
             }
             "initialize" => {
+                if let Some((dir, n)) = &barrier {
+                    std::fs::write(dir.join(std::process::id().to_string()), "").unwrap();
+                    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+                    while std::fs::read_dir(dir).unwrap().count() < *n
+                        && std::time::Instant::now() < deadline
+                    {
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    }
+                }
                 if has("escape") {
                     // Never waited for: it is meant to outlive this server, and zero must end it.
                     #[allow(clippy::zombie_processes)]
