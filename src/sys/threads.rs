@@ -8,10 +8,12 @@
 //! - `zero-live-input`: reads live mode's stdin one line ahead, so an approval's deadline
 //!   holds while a client is half-way through writing a line (live mode only).
 //! - `zero-mcp-http`: one request to a streamable HTTP MCP server, from its POST to the end
-//!   of its answer, or the server's listening stream (the HTTP client blocks; the thread hands
-//!   each message to the main loop, which waits on it with `poll` beside its stdio servers, its
-//!   deadline and interrupts). One per request in flight, each ended by its request's
-//!   deadline, and one per HTTP server for its listening stream, ended with the link.
+//!   of its answer; or a server's messages that need no answer, sent in order; or its
+//!   listening stream (the HTTP client blocks; the thread hands each message to the main loop,
+//!   which waits on it with `poll` beside its stdio servers, its deadline and interrupts). One
+//!   per request in flight, each ended by its request's deadline, and per HTTP server one
+//!   sending (ended when the link goes) and one listening (ended when its stream next ends
+//!   after the link goes, or with the process).
 //!
 //! Names are at most 15 bytes, as Linux keeps them. A thread that cannot start (a container's
 //! thread limit) is an error its caller reports, never a panic.
