@@ -89,7 +89,8 @@ fn a_stdio_server_is_started_listed_called_and_stopped() {
             server[0]["tools"].as_u64(),
             server[0]["protocolVersion"].as_str()
         ),
-        (Some("t"), Some("ready"), Some("stdio"), Some(8), Some("2025-11-25"))
+        // Eight tools, one (touch) withheld at --auto low.
+        (Some("t"), Some("ready"), Some("stdio"), Some(7), Some("2025-11-25"))
     );
     let work = dir.work().canonicalize().unwrap();
     let home = dir.path("home").canonicalize().unwrap();
@@ -500,7 +501,7 @@ fn streamable_http_keeps_its_session_and_answers_the_servers_requests() {
     out.assert_code(0);
     let events = out.stream();
     let server = of_type(&events, "mcp_server")[0];
-    assert_eq!((server["transport"].as_str(), server["tools"].as_u64()), (Some("http"), Some(8)));
+    assert_eq!((server["transport"].as_str(), server["tools"].as_u64()), (Some("http"), Some(7)));
     assert_eq!(results(&events), [("a".into(), "ok".into(), "echo: over http".into())]);
     // The listening stream's GET (refused here with 405) runs beside the rest.
     let seen: Vec<_> = http.seen().into_iter().filter(|r| r.method != "GET").collect();
@@ -761,6 +762,15 @@ fn what_a_server_sent_out_of_its_group_is_stopped_at_the_end_too() {
         "the server's setsid child {escaped} survived"
     );
     assert_gone(&log);
+    // Also when the server failed (and was stopped) long before the end.
+    let failing = dir.path("failing.log");
+    let servers = json!({"e": stdio_entry("escape,garbage", &failing)});
+    run(&dir, json!([{"text": "ok"}]), servers, &[]).assert_code(0);
+    let escaped: u32 = crate::util::read(&dir.path("failing.log.escaped")).trim().parse().unwrap();
+    assert!(
+        gone_within(escaped, Duration::from_secs(5)),
+        "a failed server's child {escaped} survived"
+    );
 }
 
 #[test]
@@ -793,7 +803,7 @@ fn broken_listings_and_start_problems_are_named() {
         left_out,
         ["MCP tool \"task_only\" of server b is left out: it runs only as a task (taskSupport: required), which zero does not offer."]
     );
-    assert_eq!(of_type(&events, "mcp_server")[1]["tools"], 8);
+    assert_eq!(of_type(&events, "mcp_server")[1]["tools"], 7, "touch is withheld at --auto low");
     assert_gone(&a);
     assert_gone(&b);
 }
@@ -824,4 +834,60 @@ fn a_signal_during_an_http_call_still_ends_the_session() {
     let delete =
         http.seen().into_iter().find(|r| r.method == "DELETE").expect("the session was ended");
     assert_eq!(delete.headers["mcp-session-id"], "session-1");
+}
+
+#[test]
+fn a_servers_words_are_redacted_in_every_listing() {
+    let dir = TestDir::new("mcp-list-redact");
+    let log = dir.path("server.log");
+    let secret = "listing-secret-value-0123456789";
+    let mut entry = stdio_entry("describe", &log);
+    entry["env"]["SECRET_FOR_DESCRIPTION"] = json!("${LISTED}");
+    let config = json!({"mcpServers": {"s": entry}}).to_string();
+    for format in ["json", "text", "stream-json"] {
+        let out = dir
+            .zero()
+            .env("LISTED", secret)
+            .args(&["exec", "--list-tools", "-o", format, "--mcp-config", &config])
+            .run();
+        out.assert_code(0);
+        crate::util::assert_no_piece_of(&out.stdout, secret, format);
+        crate::util::assert_no_piece_of(&out.stderr, secret, format);
+    }
+    assert_gone(&log);
+}
+
+#[test]
+fn a_server_that_exits_while_its_child_holds_its_pipes_is_seen_to_exit() {
+    let dir = TestDir::new("mcp-held");
+    let log = dir.path("server.log");
+    let turns = json!([{"toolCalls": [call("a", "mcp__h__exit_held", json!({})), call("b", "mcp__h__echo", json!({"text": "x"}))]}, {"text": "done"}]);
+    let mut entry = stdio_entry("held", &log);
+    entry["toolTimeoutMs"] = json!(20_000);
+    let out = run(&dir, turns, json!({"h": entry}), &[]);
+    out.assert_code(0);
+    let events = out.stream();
+    let failed = "Error: MCP server h failed: exited (exit status: 4)";
+    assert_eq!(
+        results(&events),
+        [("a".into(), "error".into(), failed.into()), ("b".into(), "error".into(), failed.into())]
+    );
+    // Not the 20 s deadline: the exit itself was seen.
+    assert!(out.elapsed < Duration::from_secs(15), "{:?}", out.elapsed);
+    let held: u32 = crate::util::read(&dir.path("server.log.held")).trim().parse().unwrap();
+    assert!(gone_within(held, Duration::from_secs(5)), "the server's child {held} outlived zero");
+}
+
+#[test]
+fn a_fifo_given_as_mcp_config_is_refused_at_once() {
+    let dir = TestDir::new("mcp-fifo");
+    let fifo = dir.path("work/servers.json");
+    crate::util::mkfifo(&fifo);
+    let script = dir.script(&json!({"turns": [{"text": "never"}]})).display().to_string();
+    let args =
+        ["exec", "-o", "stream-json", "--script", &script, "--mcp-config", "servers.json", "go"];
+    let out = dir.zero().args(&args).run();
+    out.assert_code(3);
+    let message = out.events()[0]["message"].as_str().unwrap().to_string();
+    assert!(message.ends_with("servers.json: not a regular file"), "{message}");
 }

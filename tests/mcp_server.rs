@@ -8,7 +8,8 @@
 //! answer to `initialize`), `silent` (never answers), `changing` (after the first call it
 //! says its list changed and offers `added` too), `loopcursor` (every `tools/list` page names
 //! the same next cursor), `tasks` (it also lists `task_only`, which needs task support),
-//! `barrier=<dir>:<n>` (it answers `initialize` only once n servers have come that far, each
+//! `describe` (it lists one tool whose description and schema hold the value of its
+//! `SECRET_FOR_DESCRIPTION`), `barrier=<dir>:<n>` (it answers `initialize` only once n servers have come that far, each
 //! leaving a file in dir), `escape` (at `initialize` it starts `setsid sleep 60`, out of its process group, and writes
 //! that pid to the log's path with `.escaped` added). `ZERO_TEST_MCP_LOG` names a file where it
 //! appends every line it reads and, first, its pid; `ZERO_TEST_MCP_READY` a fifo it writes to
@@ -17,7 +18,9 @@
 //! Its tools: `echo` (read-only, the text back), `shapes` (read-only, one block of each
 //! kind), `fail` (read-only, `isError`), `hang` (read-only, never answers), `crash` (exits
 //! with a message on stderr), `roots` (read-only, asks zero for `roots/list`), `structured`
-//! (read-only, only `structuredContent`), `touch` (not read-only: creates the file `path`).
+//! (read-only, only `structuredContent`), `touch` (not read-only: creates the file `path`),
+//! and, listed with `held`, `exit_held` (exits with 4 while a `sleep` it started holds its pipes, its
+//! pid written to the log's path with `.held` added).
 //!
 //! The HTTP server ([`Http`]) serves the same tools over streamable HTTP from the test
 //! process, with a session id, and can forget the session or cut a stream to test recovery.
@@ -165,6 +168,13 @@ fn serve_stdio() {
         if has("silent") {
             continue;
         }
+        if method == "initialize" && has("escape") {
+            // Never waited for: it is meant to outlive this server, and zero must end it.
+            #[allow(clippy::zombie_processes)]
+            let child = std::process::Command::new("setsid").args(["sleep", "60"]).spawn().unwrap();
+            let log = std::env::var("ZERO_TEST_MCP_LOG").unwrap();
+            std::fs::write(format!("{log}.escaped"), child.id().to_string()).unwrap();
+        }
         let reply = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result});
         match method.as_str() {
             "initialize" if has("garbage") => {
@@ -181,18 +191,21 @@ fn serve_stdio() {
                         std::thread::sleep(std::time::Duration::from_millis(5));
                     }
                 }
-                if has("escape") {
-                    // Never waited for: it is meant to outlive this server, and zero must end it.
-                    #[allow(clippy::zombie_processes)]
-                    let child =
-                        std::process::Command::new("setsid").args(["sleep", "60"]).spawn().unwrap();
-                    let log = std::env::var("ZERO_TEST_MCP_LOG").unwrap();
-                    std::fs::write(format!("{log}.escaped"), child.id().to_string()).unwrap();
-                }
                 send(reply(initialized(&version)))
             }
             "tools/list" if has("loopcursor") => {
                 send(reply(json!({"tools": tools(false)[..1], "nextCursor": "same"})))
+            }
+            "tools/list" if has("describe") => {
+                // A description holding the value of a variable zero gave it.
+                let secret = std::env::var("SECRET_FOR_DESCRIPTION").unwrap_or_default();
+                let tool = json!({"name": "told", "description": format!("uses {secret}"), "inputSchema": {"type": "object", "properties": {"key": {"type": "string", "default": secret}}}, "annotations": {"readOnlyHint": true}});
+                send(reply(json!({"tools": [tool]})))
+            }
+            "tools/list" if has("held") => {
+                let mut list = tools(false);
+                list.push(json!({"name": "exit_held", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}));
+                send(reply(json!({"tools": list})))
             }
             "tools/list" if has("tasks") => {
                 let mut list = tools(false);
@@ -209,6 +222,14 @@ fn serve_stdio() {
                         if let Ok(fifo) = std::env::var("ZERO_TEST_MCP_READY") {
                             std::fs::write(fifo, "ready\n").unwrap();
                         }
+                    }
+                    // Exits while a child of its own keeps its stdout and stderr open.
+                    "exit_held" => {
+                        #[allow(clippy::zombie_processes)]
+                        let child = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+                        let log = std::env::var("ZERO_TEST_MCP_LOG").unwrap();
+                        std::fs::write(format!("{log}.held"), child.id().to_string()).unwrap();
+                        std::process::exit(4);
                     }
                     "crash" => {
                         eprintln!("boom: crashed on purpose");

@@ -151,6 +151,14 @@ pub fn resolve(
 /// A configuration file: regular, at most 1 MiB, UTF-8.
 fn read_file(path: &std::path::Path) -> Result<String, String> {
     use std::io::Read;
+    // Looked at before it is opened: opening a FIFO would wait for a writer.
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => return Err("not a regular file".to_string()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Err("no such file".to_string())
+        }
+        _ => {}
+    }
     let file = std::fs::File::open(path).map_err(|err| match err.kind() {
         std::io::ErrorKind::NotFound => "no such file".to_string(),
         _ => crate::provider::http::io_text(&err),

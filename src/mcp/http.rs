@@ -283,9 +283,17 @@ impl HttpLink {
         listen(&self.endpoint, &self.mailbox);
     }
 
-    /// Ends the session on the server (DELETE), within a short deadline.
-    pub fn hang_up(&mut self) {
-        delete_session(&self.endpoint, Duration::from_secs(2));
+    /// Ends the session on the server (DELETE), what was queued to send first, all within
+    /// `within`.
+    pub fn hang_up(&mut self, within: Duration) {
+        let deadline = Instant::now() + within;
+        self.endpoint.wait_posted(self.queued, deadline);
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            self.endpoint.ended.store(true, Ordering::SeqCst);
+            return;
+        }
+        delete_session(&self.endpoint, left);
     }
 }
 
@@ -495,8 +503,8 @@ fn status_error(response: Response) -> String {
     let status = response.status();
     let mut text = String::new();
     let _ = response.into_body().into_reader().take(4096).read_to_string(&mut text);
+    // Not cut further: a cut could leave part of a secret the redactor cannot recognise.
     let detail = crate::text::one_line(text.trim());
-    let (detail, _) = crate::text::cap_utf8(&detail, 200);
     let reason = status.canonical_reason().unwrap_or("error");
     if detail.is_empty() {
         format!("HTTP {} {reason}", status.as_u16())

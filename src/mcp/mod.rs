@@ -80,7 +80,12 @@ pub struct CallOutcome {
 pub struct Mcp {
     servers: Vec<Server>,
     offered: Vec<Offered>,
+    /// The warnings given so far, so an offer made again does not repeat them.
+    said: HashSet<String>,
 }
+
+/// Tools named one by one in a warning; past that, a count.
+const MAX_NAMED: usize = 20;
 
 impl Mcp {
     /// Starts every server at once and waits for each to be ready, failed, or past its
@@ -112,7 +117,7 @@ impl Mcp {
                 if !server.busy() {
                     *done = true;
                     if stop_early(server) {
-                        return Mcp { servers, offered: Vec::new() };
+                        return Mcp { servers, offered: Vec::new(), said: HashSet::new() };
                     }
                 }
             }
@@ -139,7 +144,7 @@ impl Mcp {
                 servers[i].pump();
             }
         }
-        Mcp { servers, offered: Vec::new() }
+        Mcp { servers, offered: Vec::new(), said: HashSet::new() }
     }
 
     pub fn offered(&self) -> &[Offered] {
@@ -153,18 +158,23 @@ impl Mcp {
     /// Decides which tools are offered: servers in order, each's list in order, through its
     /// `enabledTools` / `disabledTools` and the run's filter (`wanted`, given the exposed name
     /// and the server's); a name already taken
-    /// and tools past the per-run limits are left out. Returns a warning for each of those.
+    /// and tools past the per-run limits are left out. Returns the warnings about what was
+    /// left out that were not given before (an offer is made again after each change).
     pub fn offer(&mut self, wanted: &dyn Fn(&str, &str) -> bool) -> Vec<String> {
         let mut offered = Vec::new();
         let mut names: HashSet<String> = HashSet::new();
         let mut size = 0;
         let mut warnings = Vec::new();
         let mut over: Vec<String> = Vec::new();
+        let mut clashes = 0;
         for (index, server) in self.servers.iter().enumerate() {
             if server.failure().is_some() {
                 continue;
             }
             let config = &server.config;
+            if let Some(cut) = &server.listing_cut {
+                warnings.push(format!("MCP server {}: {cut}.", config.name));
+            }
             for tool in &server.tools {
                 let allowed = config.enabled_tools.as_ref().is_none_or(|e| e.contains(&tool.name))
                     && !config.disabled_tools.contains(&tool.name);
@@ -179,11 +189,21 @@ impl Mcp {
                     ));
                     continue;
                 }
-                if !names.insert(name.clone()) {
+                if tool.input_schema.get("type").is_some_and(|t| t != "object") {
                     warnings.push(format!(
-                        "MCP tool \"{}\" of server {} is left out: its name {name} is already taken by another MCP tool.",
+                        "MCP tool \"{}\" of server {} is left out: its inputSchema is not an object schema, which providers refuse.",
                         tool.name, config.name
                     ));
+                    continue;
+                }
+                if !names.insert(name.clone()) {
+                    clashes += 1;
+                    if clashes <= MAX_NAMED {
+                        warnings.push(format!(
+                            "MCP tool \"{}\" of server {} is left out: its name {name} is already taken by another MCP tool.",
+                            tool.name, config.name
+                        ));
+                    }
                     continue;
                 }
                 let definition = json!({"name": name, "description": tool.description, "inputSchema": tool.input_schema});
@@ -205,10 +225,16 @@ impl Mcp {
                 });
             }
         }
+        if clashes > MAX_NAMED {
+            warnings.push(format!(
+                "{} more MCP tools are left out: their names are taken by other MCP tools.",
+                clashes - MAX_NAMED
+            ));
+        }
         if !over.is_empty() {
-            let shown: Vec<&str> = over.iter().take(20).map(String::as_str).collect();
-            let more = if over.len() > 20 {
-                format!(" and {} more", over.len() - 20)
+            let shown: Vec<&str> = over.iter().take(MAX_NAMED).map(String::as_str).collect();
+            let more = if over.len() > MAX_NAMED {
+                format!(" and {} more", over.len() - MAX_NAMED)
             } else {
                 String::new()
             };
@@ -221,6 +247,7 @@ impl Mcp {
             ));
         }
         self.offered = offered;
+        warnings.retain(|w| self.said.insert(w.clone()));
         warnings
     }
 
@@ -392,10 +419,12 @@ impl Mcp {
         }
     }
 
-    /// Ends every server's session politely; the run's end then stops their processes.
+    /// Ends every server's session politely, all within 2 s; the run's end then stops their
+    /// processes.
     pub fn hang_up(&mut self) {
+        let deadline = Instant::now() + std::time::Duration::from_secs(2);
         for server in &mut self.servers {
-            server.hang_up();
+            server.hang_up(deadline);
         }
     }
 }
@@ -480,6 +509,7 @@ mod tests {
                 server("a_", &[("x", 1), ("d", 1)], true),
             ],
             offered: Vec::new(),
+            said: HashSet::new(),
         };
         let warnings = mcp.offer(&|_, _| true);
         assert_eq!(names(&mcp), ["mcp__a___x", "mcp__a__b_c", "mcp__a___d"]);
@@ -498,7 +528,11 @@ mod tests {
     fn tools_past_the_count_or_size_limit_are_left_out_with_one_warning() {
         let many: Vec<(String, usize)> = (0..130).map(|i| (format!("t{i:03}"), 1)).collect();
         let many: Vec<(&str, usize)> = many.iter().map(|(n, s)| (n.as_str(), *s)).collect();
-        let mut mcp = Mcp { servers: vec![server("s", &many, false)], offered: Vec::new() };
+        let mut mcp = Mcp {
+            servers: vec![server("s", &many, false)],
+            offered: Vec::new(),
+            said: HashSet::new(),
+        };
         let warnings = mcp.offer(&|_, _| true);
         assert_eq!(mcp.offered().len(), MAX_TOOLS);
         assert_eq!(
@@ -510,6 +544,7 @@ mod tests {
         let mut mcp = Mcp {
             servers: vec![server("s", &[("a", big), ("b", big), ("c", big), ("d", 1)], false)],
             offered: Vec::new(),
+            said: HashSet::new(),
         };
         let warnings = mcp.offer(&|_, _| true);
         assert_eq!(names(&mcp), ["mcp__s__a", "mcp__s__b", "mcp__s__d"]);
@@ -521,6 +556,7 @@ mod tests {
         let mut mcp = Mcp {
             servers: vec![server("s", &[("a", big), ("b", big), ("c", big)], false)],
             offered: Vec::new(),
+            said: HashSet::new(),
         };
         assert!(mcp.offer(&|name, _| name != "mcp__s__a").is_empty());
         assert_eq!(names(&mcp), ["mcp__s__b", "mcp__s__c"]);

@@ -77,10 +77,10 @@ impl Link {
         }
     }
 
-    fn hang_up(&mut self) {
+    fn hang_up(&mut self, deadline: Instant) {
         match self {
             Link::Stdio(link) => link.hang_up(),
-            Link::Http(link) => link.hang_up(),
+            Link::Http(link) => link.hang_up(deadline.saturating_duration_since(Instant::now())),
         }
     }
 }
@@ -133,6 +133,8 @@ pub struct Server {
     roots: Value,
     /// Its failure has been reported (at its start, or when a later look found it).
     pub failure_reported: bool,
+    /// Why its tool list was cut short (too many tools or pages), when it was.
+    pub listing_cut: Option<String>,
 }
 
 /// What a server link needs from the run.
@@ -164,6 +166,7 @@ impl Server {
             list_changed: false,
             roots: roots_answer(&context.directories),
             failure_reported: false,
+            listing_cut: None,
         };
         let link = match &config.transport {
             Transport::Stdio { command, args, env, cwd } => {
@@ -305,6 +308,8 @@ impl Server {
 
     fn handle(&mut self, message: Incoming) {
         match message {
+            // An answer to a request zero has not made yet is not trusted to be one later.
+            Incoming::Response { id, .. } if id > self.next_id => {}
             Incoming::Response { id, result } => match self.phase.clone() {
                 Phase::Initializing { id: want } if id == want => self.initialized(result),
                 Phase::Listing { id: want, pages } if id == want => self.listed(result, pages),
@@ -373,6 +378,7 @@ impl Server {
         self.fresh.clear();
         self.cursors.clear();
         self.listed_bytes = 0;
+        self.listing_cut = None;
         let id = self.take_id();
         self.phase = Phase::Listing { id, pages: 1 };
         self.send(&wire::request(id, "tools/list", json!({})));
@@ -395,7 +401,10 @@ impl Server {
             else {
                 continue;
             };
-            if self.fresh.len() < MAX_LISTED {
+            if self.fresh.len() == MAX_LISTED {
+                self.listing_cut =
+                    Some(format!("it lists more than {MAX_LISTED} tools; the rest are left out"));
+            } else {
                 self.fresh.push(RemoteTool {
                     name: name.to_string(),
                     description: tool
@@ -417,6 +426,13 @@ impl Server {
         match result.get("nextCursor").and_then(Value::as_str) {
             Some(cursor) if self.cursors.iter().any(|c| c == cursor) => {
                 self.fail(&format!("tools/list gave the cursor \"{cursor}\" twice"));
+            }
+            Some(cursor) if !cursor.is_empty() && pages == MAX_PAGES => {
+                self.listing_cut = Some(format!(
+                    "its tool list has more than {MAX_PAGES} pages; the rest are left out"
+                ));
+                self.tools = std::mem::take(&mut self.fresh);
+                self.phase = Phase::Ready;
             }
             Some(cursor) if !cursor.is_empty() && pages < MAX_PAGES => {
                 self.cursors.push(cursor.to_string());
@@ -469,10 +485,11 @@ impl Server {
         }
     }
 
-    /// Ends the server's session politely (stdin closed, or the HTTP session deleted).
-    pub fn hang_up(&mut self) {
+    /// Ends the server's session politely (stdin closed, or the HTTP session deleted by
+    /// `deadline`).
+    pub fn hang_up(&mut self, deadline: Instant) {
         if let Some(link) = self.link.as_mut() {
-            link.hang_up();
+            link.hang_up(deadline);
         }
     }
 }
@@ -496,6 +513,7 @@ impl Server {
             list_changed: false,
             roots: Value::Null,
             failure_reported: false,
+            listing_cut: None,
         }
     }
 }

@@ -35,6 +35,9 @@ pub struct StdioLink {
     tail: VecDeque<u8>,
     /// Why the link is closed, once it is.
     closed: Option<String>,
+    /// Readable when the server exits (a pidfd): a child of its that holds its pipes open
+    /// must not hide its death.
+    exit: Option<std::os::fd::OwnedFd>,
 }
 
 /// What starting a server needs besides its configuration.
@@ -81,7 +84,9 @@ impl StdioLink {
             process::stop_kept_group(child.id());
             return Err("cannot set up its pipes".to_string());
         }
+        let exit = poll::pidfd(child.id());
         Ok(StdioLink {
+            exit,
             child,
             stdin,
             stdout,
@@ -152,15 +157,24 @@ impl StdioLink {
         self.stderr.as_ref().map_or(-1, AsRawFd::as_raw_fd)
     }
 
-    /// The descriptors to wait on for what the server says.
-    pub fn fds(&self) -> [i32; 2] {
-        [self.fd_out(), self.fd_err()]
+    /// The descriptors to wait on for what the server says (and for its exit).
+    pub fn fds(&self) -> [i32; 3] {
+        let exit =
+            self.exit.as_ref().filter(|_| self.closed.is_none()).map_or(-1, AsRawFd::as_raw_fd);
+        [self.fd_out(), self.fd_err(), exit]
     }
 
     /// The complete lines read so far (reading what is there first); an error once the
     /// server has closed its output or sent a line over the limit.
     pub fn receive(&mut self) -> Result<Vec<String>, String> {
         self.read_available();
+        // The server exited while something else holds its output open: what it said before
+        // is delivered first, then its exit.
+        if self.lines.is_empty() && self.closed.is_none() {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                self.close(&format!("exited ({status})"));
+            }
+        }
         let lines: Vec<String> = self.lines.drain(..).collect();
         match (&self.closed, lines.is_empty()) {
             (Some(why), true) => Err(why.clone()),
@@ -261,10 +275,9 @@ impl StdioLink {
         self.read_available();
         let bytes: Vec<u8> = self.tail.iter().copied().collect();
         let text = String::from_utf8_lossy(&bytes);
-        text.lines().rev().map(str::trim).find(|l| !l.is_empty()).map(|l| {
-            let (line, cut) = crate::text::cap_utf8(l, 300);
-            format!("{line}{}", if cut { "..." } else { "" })
-        })
+        // Not cut: a cut could leave part of a secret the redactor then cannot recognise; the
+        // tail itself is bounded.
+        text.lines().rev().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)
     }
 
     /// Ends the server politely: its stdin is closed, which tells an MCP server to exit; the

@@ -88,6 +88,12 @@ fn sort(value: Value, text: &str) -> Result<Incoming, String> {
     match (method, map.remove("id")) {
         (Some(method), Some(id)) if !id.is_null() => Ok(Incoming::Request { id, method, params }),
         (Some(method), _) => Ok(Incoming::Notification { method, params }),
+        // An error the server could not tie to a request (it could not read one): nothing
+        // waits for it.
+        (None, Some(Value::Null)) if map.contains_key("error") => Ok(Incoming::Notification {
+            method: String::new(),
+            params: map.remove("error").unwrap_or_default(),
+        }),
         (None, Some(id)) => {
             // Zero's ids are numbers; a server that echoes them as strings is forgiven.
             let id = id

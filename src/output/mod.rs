@@ -848,6 +848,25 @@ impl Emitter {
         info: &RunInfo,
         warnings: &[Warning],
     ) -> Result<(), OutputClosed> {
+        // An MCP server's names, descriptions and schemas are its own text: redacted like
+        // every other byte written.
+        let texts: Vec<[String; 3]> = tools
+            .iter()
+            .map(|t| [t.name, t.description, t.reason].map(|s| self.redactor.redact_str(s)))
+            .collect();
+        let redacted: Vec<ListedTool<'_>> = tools
+            .iter()
+            .zip(&texts)
+            .map(|(t, [name, description, reason])| ListedTool {
+                name,
+                description,
+                reason,
+                withheld: t.withheld.as_deref().map(|w| self.redactor.redact_str(w)),
+                parameters: self.redactor.redact_value(t.parameters.clone()),
+                ..*t
+            })
+            .collect();
+        let tools = redacted.as_slice();
         let mut listing = format!("Tools visible to model ({mode}):\n");
         // As wide as the longest name (MCP tools' names run long), at least the built-ins'.
         let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0).max(14);

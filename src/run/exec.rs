@@ -373,6 +373,8 @@ fn start_mcp(
         directories,
     };
     let mut required_failed: Option<crate::mcp::Report> = None;
+    // Heartbeats say zero is waiting on tools (a slow `npx` start is not a hang).
+    lock(shared).set_phase(Some(crate::output::Phase::Tool), None);
     let mcp = crate::mcp::Mcp::start(&servers.servers, &context, &mut |server| {
         let failed = server.failure().is_some() && server.config.required;
         if failed {
@@ -387,6 +389,7 @@ fn start_mcp(
         }
         failed
     });
+    lock(shared).set_phase(None, None);
     if let Some(report) = required_failed {
         if announce {
             lock(shared).mcp_server(&report)?;
@@ -403,7 +406,14 @@ fn start_mcp(
     let left_out = toolbox.set_mcp(mcp);
     // Their start's failures are the warnings below, not news for the first model call.
     let _ = toolbox.mcp_mut().newly_failed();
-    for report in toolbox.mcp().reports() {
+    for (index, mut report) in toolbox.mcp().reports().into_iter().enumerate() {
+        // The tools offered to the model: those the level withholds are not.
+        let mcp = toolbox.mcp();
+        report.tools = mcp
+            .offered()
+            .iter()
+            .filter(|o| o.server == index && toolbox.mcp_withheld(o).is_none())
+            .count();
         if announce {
             lock(shared).mcp_server(&report)?;
         }

@@ -35,6 +35,8 @@ const KILL_ROUNDS: usize = 50;
 static RUNNING: Mutex<()> = Mutex::new(());
 /// Process groups that outlive tool calls (MCP servers): their leaders' pids.
 static KEPT_GROUPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+/// A kept group was ever started: the end sweeps for what its servers left behind.
+static EVER_KEPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 /// How long a kept group has between SIGTERM and SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(2);
 
@@ -63,6 +65,7 @@ pub fn spawn_kept(mut command: Command) -> std::io::Result<std::process::Child> 
     let _one = lock_running();
     let child = command.spawn()?;
     kept_groups().push(child.id());
+    EVER_KEPT.store(true, std::sync::atomic::Ordering::SeqCst);
     signals::note_kept_group(child.id());
     Ok(child)
 }
@@ -76,7 +79,7 @@ pub fn stop_kept_groups() {
     static STOPPING: Mutex<()> = Mutex::new(());
     let _stopping = STOPPING.lock().unwrap_or_else(|p| p.into_inner());
     let groups = std::mem::take(&mut *kept_groups());
-    if groups.is_empty() {
+    if !EVER_KEPT.load(std::sync::atomic::Ordering::SeqCst) {
         return;
     }
     for &pgid in &groups {
@@ -257,6 +260,8 @@ pub fn run_shell(spec: &Spec<'_>) -> std::io::Result<Finished> {
     for name in spec.env_remove {
         command.env_remove(name);
     }
+    // What already ran below zero (a daemon an MCP server started) is not this call's.
+    let before = descendants(std::process::id()).0;
     let mut child = command.spawn()?;
     let pid = child.id();
     signals::set_running_group(pid);
@@ -273,7 +278,7 @@ pub fn run_shell(spec: &Spec<'_>) -> std::io::Result<Finished> {
     let timed_out = !exited;
     // Whether the shell finished or not, nothing it started may survive the call.
     signals::kill_group(pid);
-    kill_descendants(Some(pid));
+    kill_descendants_but(Some(pid), &before);
     signals::clear_running_group();
     let grace = Instant::now() + OUTPUT_GRACE;
     if timed_out {
@@ -395,9 +400,15 @@ fn descendants_in(table: &[(u32, u32, bool)], ancestor: u32) -> (Vec<u32>, Vec<u
 /// Kills every descendant of zero, however far it went from its group, in rounds until none
 /// is left. With `shell` (waited for by its owner), every other child that ended is reaped.
 fn kill_descendants(shell: Option<u32>) {
+    kill_descendants_but(shell, &[]);
+}
+
+/// [`kill_descendants`], sparing the processes in `spared` (those that ran before a call).
+fn kill_descendants_but(shell: Option<u32>, spared: &[u32]) {
     let me = std::process::id();
     for _ in 0..KILL_ROUNDS {
-        let (live, _) = descendants(me);
+        let (mut live, _) = descendants(me);
+        live.retain(|pid| !spared.contains(pid));
         if live.is_empty() {
             return;
         }
