@@ -867,13 +867,13 @@ fn a_server_that_exits_while_its_child_holds_its_pipes_is_seen_to_exit() {
     let out = run(&dir, turns, json!({"h": entry}), &[]);
     out.assert_code(0);
     let events = out.stream();
+    // The result says the server exited: had its exit not been seen, it would say the call
+    // timed out (after 20 s).
     let failed = "Error: MCP server h failed: exited (exit status: 4)";
     assert_eq!(
         results(&events),
         [("a".into(), "error".into(), failed.into()), ("b".into(), "error".into(), failed.into())]
     );
-    // Not the 20 s deadline: the exit itself was seen.
-    assert!(out.elapsed < Duration::from_secs(15), "{:?}", out.elapsed);
     let held: u32 = crate::util::read(&dir.path("server.log.held")).trim().parse().unwrap();
     assert!(gone_within(held, Duration::from_secs(5)), "the server's child {held} outlived zero");
 }
