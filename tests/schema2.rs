@@ -35,6 +35,7 @@ enum Event {
         /// Present only with at least one file.
         instructions: Option<NonEmpty>,
         add_dirs: Option<NonEmpty>,
+        sandbox: Sandbox,
     },
     Text {
         delta: String,
@@ -152,6 +153,7 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
             "heartbeatMs",
             "instructions",
             "addDirs",
+            "sandbox",
         ],
         "text" | "reasoning" => &["delta"],
         "tool_call" => &["id", "name", "args", "sideEffect"],
@@ -215,6 +217,49 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
         "run_end" => &["status", "exitCode", "eventCount"],
         _ => return None,
     })
+}
+
+/// `run_start.sandbox`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Sandbox {
+    mode: SandboxMode,
+    network: OnOff,
+    enforcement: Enforcement,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum SandboxMode {
+    Off,
+    ReadOnly,
+    WorkspaceWrite,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum OnOff {
+    On,
+    Off,
+}
+
+/// `none` or `landlock-v<N>`.
+#[derive(Debug)]
+struct Enforcement;
+
+impl<'de> Deserialize<'de> for Enforcement {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Enforcement, D::Error> {
+        let text = String::deserialize(d)?;
+        let abi = text.strip_prefix("landlock-v").map(|n| n.parse::<u32>().is_ok_and(|n| n > 0));
+        if text == "none" || abi == Some(true) {
+            Ok(Enforcement)
+        } else {
+            Err(serde::de::Error::custom(format!(
+                "enforcement {text:?} is neither none nor landlock-v<N>"
+            )))
+        }
+    }
 }
 
 /// `tool_result.meta`: why a call did not run, and which MCP server's tool it was.
@@ -362,6 +407,7 @@ enum WarningCode {
     ContextTrimmed,
     McpServerFailed,
     McpToolLeftOut,
+    SandboxUnavailable,
 }
 
 #[derive(Debug, Deserialize)]

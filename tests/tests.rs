@@ -23,6 +23,7 @@ mod protocol2;
 mod providers;
 mod recorded;
 mod redaction;
+mod sandbox;
 mod scripts;
 mod sessions;
 mod signals;

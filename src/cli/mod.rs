@@ -125,6 +125,11 @@ pub struct ExecArgs {
     pub add_dirs: Vec<PathBuf>,
     pub output_schema: Option<String>,
     pub output_schema_attempts: Option<String>,
+    pub sandbox: Option<String>,
+    pub sandbox_network: Option<String>,
+    pub sandbox_writable: Vec<PathBuf>,
+    pub sandbox_caches: Option<String>,
+    pub sandbox_required: bool,
     /// `--mcp-config`: files or JSON texts, in order.
     pub mcp_configs: Vec<String>,
     pub strict_mcp_config: bool,

@@ -227,6 +227,11 @@ fn exec_example(long: &str) -> Option<(&'static [&'static str], &'static [&'stat
         "redact-env" => (&["--redact-env", "HOME"], &["x"]),
         "add-dir" => (&["--add-dir", "/tmp"], &["x"]),
         "mcp-config" => (&["--mcp-config", "m.json"], &["x"]),
+        "sandbox" => (&["--sandbox", "read-only"], &["x"]),
+        "sandbox-network" => (&["--sandbox-network", "off"], &["x"]),
+        "sandbox-writable" => (&["--sandbox-writable", "/tmp/x"], &["x"]),
+        "sandbox-caches" => (&["--sandbox-caches", "off"], &["x"]),
+        "sandbox-required" => (&["--sandbox-required"], &["x"]),
         "strict-mcp-config" => (&["--strict-mcp-config"], &["x"]),
         "output-schema" => (&["--output-schema", "s.json"], &["x"]),
         "output-schema-attempts" => {

@@ -23,6 +23,8 @@ pub(super) fn provider_command(command: &str) -> Result<Source, Failure> {
         env_remove: &[],
         stdout_cap: 1024 * 1024,
         stderr_cap: 64 * 1024,
+        // The user's own command, like an MCP server: not the model's, so not confined.
+        sandbox: None,
     };
     let done = crate::sys::process::run_shell(&spec)
         .map_err(|err| fail(format!("ZERO_PROVIDER_COMMAND failed: cannot run /bin/sh: {err}")))?;

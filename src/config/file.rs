@@ -68,6 +68,10 @@ pub struct UserConfig {
     /// `mcpServers`, as written (checked when a run resolves its servers, with the
     /// environment its `${VAR}`s expand from).
     pub mcp_servers: Option<Value>,
+    /// `sandbox`: `off`, `read-only` or `workspace-write`.
+    pub sandbox: Option<crate::tools::sandbox::Mode>,
+    /// `sandboxNetwork`: `on` (true) or `off`.
+    pub sandbox_network: Option<bool>,
     /// Keys this zero does not know (the file may be shared with other Zero versions): one
     /// line each, naming the closest known key.
     pub warnings: Vec<String>,
@@ -87,6 +91,8 @@ pub const CONFIG_KEYS: &[&str] = &[
     "addDirs",
     "contextWindow",
     "mcpServers",
+    "sandbox",
+    "sandboxNetwork",
     "planMode",
     "debug",
 ];
@@ -196,6 +202,18 @@ pub(super) fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
         config.add_dirs = add_dirs(dirs)?;
     }
     config.mcp_servers = map.get("mcpServers").cloned();
+    if let Some(mode) = map.get("sandbox") {
+        let mode = mode.as_str().and_then(crate::tools::sandbox::Mode::parse);
+        config.sandbox =
+            Some(mode.ok_or("sandbox must be \"off\", \"read-only\" or \"workspace-write\"")?);
+    }
+    if let Some(network) = map.get("sandboxNetwork") {
+        config.sandbox_network = Some(match network.as_str() {
+            Some("on") => true,
+            Some("off") => false,
+            _ => return Err("sandboxNetwork must be \"on\" or \"off\"".to_string()),
+        });
+    }
     if let Some(window) = map.get("contextWindow") {
         let n = window.as_u64().filter(|n| (1_000..=100_000_000).contains(n));
         config.context_window =

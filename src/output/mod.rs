@@ -147,6 +147,8 @@ pub struct RunInfo {
     pub instructions: Vec<String>,
     /// The extra roots (`--add-dir`), absolute.
     pub add_dirs: Vec<String>,
+    /// Bash's sandbox: `{mode, network, enforcement}`.
+    pub sandbox: Option<Value>,
 }
 
 /// The emitter, shared with the interrupt and panic handlers so they can end the stream.
@@ -482,6 +484,7 @@ impl Emitter {
             heartbeat_ms: two.then_some(heartbeat_ms),
             instructions: (two && !instructions.is_empty()).then_some(&instructions),
             add_dirs: (two && !add_dirs.is_empty()).then_some(&add_dirs),
+            sandbox: info.sandbox.as_ref().filter(|_| two),
             details: &details,
         })
     }
@@ -863,6 +866,7 @@ impl Emitter {
                 reason,
                 withheld: t.withheld.as_deref().map(|w| self.redactor.redact_str(w)),
                 parameters: self.redactor.redact_value(t.parameters.clone()),
+                sandbox: t.sandbox.clone(),
                 ..*t
             })
             .collect();
@@ -886,6 +890,20 @@ impl Emitter {
         for t in tools.iter().filter(held_back) {
             let why = t.withheld.as_deref().unwrap_or_default();
             listing.push_str(&format!("  {:<width$} {:<16} {why}\n", t.name, t.side_effect));
+        }
+        // Of a tool listed above: one the filters leave out does not run anywhere.
+        let listed = tools.iter().filter(|t| t.enabled || held_back(t));
+        for (name, sandbox) in listed.filter_map(|t| Some((t.name, t.sandbox.as_ref()?))) {
+            let field = |k: &str| sandbox[k].as_str().unwrap_or("?").to_string();
+            let enforced = match field("enforcement").as_str() {
+                "none" => "not enforced on this kernel".to_string(),
+                how => format!("enforced by {how}"),
+            };
+            listing.push_str(&format!(
+                "{name} runs in the sandbox: {}, network {}, {enforced}\n",
+                field("mode"),
+                field("network")
+            ));
         }
         if self.format != Format::StreamJson {
             for warning in warnings {

@@ -46,6 +46,9 @@ fn info() -> RunInfo {
         },
         instructions: Vec::new(),
         add_dirs: Vec::new(),
+        sandbox: Some(
+            serde_json::json!({"mode": "workspace-write", "network": "on", "enforcement": "none"}),
+        ),
     }
 }
 
@@ -104,7 +107,7 @@ fn schema_2_lines_are_exact() {
     e.failure(&Failure::MaxTurns("Reached the limit.".into())).unwrap();
     // The stream redactor holds the tail of a word until the next delta shows it is no secret.
     let expected = [
-        r#"{"schemaVersion":2,"type":"run_start","runId":"run_1","seq":1,"sessionId":"zero_20261201000000_abcd1234","cwd":"/repo","provider":"openai","model":"gpt-4.1","apiModel":"gpt-4.1","permissionMode":"auto","autonomy":"low","heartbeatMs":500}"#,
+        r#"{"schemaVersion":2,"type":"run_start","runId":"run_1","seq":1,"sessionId":"zero_20261201000000_abcd1234","cwd":"/repo","provider":"openai","model":"gpt-4.1","apiModel":"gpt-4.1","permissionMode":"auto","autonomy":"low","heartbeatMs":500,"sandbox":{"enforcement":"none","mode":"workspace-write","network":"on"}}"#,
         r#"{"schemaVersion":2,"type":"reasoning","runId":"run_1","seq":2,"delta":"Wei"}"#,
         r#"{"schemaVersion":2,"type":"reasoning","runId":"run_1","seq":3,"delta":"gh it"}"#,
         r#"{"schemaVersion":2,"type":"text","runId":"run_1","seq":4,"delta":"Hi"}"#,
@@ -389,6 +392,7 @@ fn list_tools_in_every_format() {
         enabled: withheld.is_none(),
         withheld: withheld.map(str::to_string),
         parameters: serde_json::json!({"type": "object"}),
+        sandbox: None,
     };
     let rows = vec![
         tool("read_file", SideEffect::Read, None),

@@ -70,6 +70,9 @@ pub enum Event<'a> {
         /// Schema 2: the extra roots of `--add-dir`, when any were given.
         #[serde(skip_serializing_if = "Option::is_none")]
         add_dirs: Option<&'a [String]>,
+        /// Schema 2: bash's sandbox (`mode`, `network`, `enforcement`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        sandbox: Option<&'a Value>,
         /// What only the legacy `run_start` line says.
         #[serde(skip)]
         details: &'a RunDetails,
@@ -487,6 +490,8 @@ pub enum WarningCode {
     McpServerFailed,
     /// MCP tools were left out: a name taken twice, or past the per-run limits.
     McpToolLeftOut,
+    /// Bash's sandbox is not (fully) enforced on this kernel.
+    SandboxUnavailable,
 }
 
 impl WarningCode {
@@ -503,6 +508,7 @@ impl WarningCode {
         WarningCode::ContextTrimmed,
         WarningCode::McpServerFailed,
         WarningCode::McpToolLeftOut,
+        WarningCode::SandboxUnavailable,
     ];
 }
 
@@ -598,4 +604,7 @@ pub struct ListedTool<'a> {
     pub withheld: Option<String>,
     /// The parameter schema, exactly as sent to the model.
     pub parameters: serde_json::Value,
+    /// bash: the sandbox its commands run in (`mode`, `network`, `enforcement`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<serde_json::Value>,
 }

@@ -276,6 +276,14 @@ fn outputs_2() -> Events {
                             "addDirs",
                             json!({"description": "the extra roots of --add-dir, absolute; present when any were given", "type": "array", "items": {"type": "string"}, "minItems": 1}),
                         ),
+                        (
+                            "sandbox",
+                            json!({"description": "where bash's commands run: the mode, the network, and what this kernel enforces of it (none: nothing)", "type": "object", "additionalProperties": false, "required": ["mode", "network", "enforcement"], "properties": {
+                                "mode": {"enum": ["off", "read-only", "workspace-write"]},
+                                "network": {"enum": ["on", "off"]},
+                                "enforcement": {"description": "none, or landlock-v<N>: the Landlock ABI enforcing it", "type": "string"}
+                            }}),
+                        ),
                     ],
                 ]
                 .concat(),

@@ -121,7 +121,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     // 6. The prompt (stdin is consumed here, before provider setup).
     let mut prompt = the_prompt(plan, &prompt_words, &started_in, shared)?;
     // 7. The configuration and the provider runtime (which --list-tools can do without).
-    let Setup { runtime, max_turns, mut warnings, settings, mcp_servers } =
+    let Setup { runtime, max_turns, mut warnings, settings, mcp_servers, sandbox } =
         setup(plan, env, &started_in, shared)?;
     if let Some(p) = prompt.as_mut() {
         attach_images(plan, &started_in, p, shared, &mut warnings)?;
@@ -130,7 +130,9 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     for secret in &mcp_servers.secrets {
         lock(shared).add_secret_min(secret, 4);
     }
-    let mut toolbox = toolbox(plan, env, &cwd, &settings.add_dirs.value, &mut warnings)?;
+    let toolbox = toolbox(plan, env, &cwd, &settings.add_dirs.value, &mut warnings)?;
+    let sandbox = bash_sandbox(plan, env, &toolbox, &sandbox, &mut warnings)?;
+    let mut toolbox = toolbox.sandboxed(sandbox);
     let output_schema = plan
         .output_schema
         .as_ref()
@@ -148,6 +150,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     };
     warnings.extend(told.warnings.iter().cloned());
     let mut info = run_info(runtime.as_ref(), &cwd, plan, None);
+    info.sandbox = Some(toolbox.sandbox().describe());
     info.instructions = told.files.clone();
     info.add_dirs = added_roots.iter().map(|d| d.display().to_string()).collect();
     // 8. --list-tools: every tool, whether it is offered, and the schema the model gets.
@@ -277,6 +280,8 @@ struct Setup {
     settings: config::RunSettings,
     /// The MCP servers configured for the run (none started yet).
     mcp_servers: crate::mcp::config::Servers,
+    /// What bash's sandbox is asked to be.
+    sandbox: tools::sandbox::Request,
 }
 
 /// Step 7: the configuration file, the provider runtime and the turn limit, and the warnings
@@ -300,6 +305,7 @@ fn setup(plan: &RunPlan, env: &Env, started_in: &Path, shared: &Shared) -> Resul
     };
     let max_turns = config::max_turns(plan.max_turns, env, user_config.as_ref())?;
     let mcp_servers = mcp_servers(plan, env, user_config.as_ref(), started_in)?;
+    let sandbox = sandbox_request(plan, user_config.as_ref(), started_in)?;
     let mut warnings: Vec<Warning> = user_config
         .iter()
         .flat_map(|c| c.warnings.iter())
@@ -326,7 +332,60 @@ fn setup(plan: &RunPlan, env: &Env, started_in: &Path, shared: &Shared) -> Resul
             ms.unwrap_or(crate::output::DEFAULT_HEARTBEAT_MS),
         )),
     }
-    Ok(Setup { runtime, max_turns, warnings, settings, mcp_servers })
+    Ok(Setup { runtime, max_turns, warnings, settings, mcp_servers, sandbox })
+}
+
+/// Bash's sandbox as the flags, then the config file, then the defaults say
+/// (`workspace-write`, network on, caches writable).
+fn sandbox_request(
+    plan: &RunPlan,
+    user_config: Option<&config::UserConfig>,
+    started_in: &Path,
+) -> Result<tools::sandbox::Request, Failure> {
+    let flags = &plan.sandbox;
+    let mut writable = Vec::new();
+    for dir in &flags.writable {
+        let path = started_in.join(dir);
+        match std::fs::canonicalize(&path) {
+            Ok(path) if path.is_dir() => writable.push(path),
+            _ => {
+                return Err(Failure::Usage(format!(
+                    "--sandbox-writable {}: not a directory",
+                    path.display()
+                )))
+            }
+        }
+    }
+    Ok(tools::sandbox::Request {
+        mode: flags
+            .mode
+            .or(user_config.and_then(|c| c.sandbox))
+            .unwrap_or(tools::sandbox::Mode::WorkspaceWrite),
+        network: flags.network.or(user_config.and_then(|c| c.sandbox_network)).unwrap_or(true),
+        writable,
+        caches: flags.caches,
+    })
+}
+
+/// What this kernel enforces; in debug builds `ZERO_DEBUG_SANDBOX` (`none`, `no-landlock`,
+/// `no-seccomp`) pretends it lacks some of it, for the tests.
+fn sandbox_support(env: &Env) -> crate::sys::sandbox::Support {
+    let mut support = crate::sys::sandbox::support();
+    if cfg!(debug_assertions) {
+        match env.get("ZERO_DEBUG_SANDBOX") {
+            Some("none") => {
+                support = crate::sys::sandbox::Support { landlock: None, seccomp: false }
+            }
+            Some("no-landlock") => support.landlock = None,
+            Some("no-seccomp") => support.seccomp = false,
+            Some(abi) if abi.starts_with("abi-") => {
+                let wanted = abi[4..].parse::<u32>().ok();
+                support.landlock = support.landlock.zip(wanted).map(|(have, want)| have.min(want));
+            }
+            _ => {}
+        }
+    }
+    support
 }
 
 /// The MCP servers of the run: the user file's `mcpServers` (unless `--strict-mcp-config`),
@@ -579,6 +638,37 @@ fn toolbox(
     Ok(toolbox)
 }
 
+/// Bash's sandbox on this kernel; what it cannot enforce is a `sandbox_unavailable` warning,
+/// or with `--sandbox-required` a usage error before any model call.
+fn bash_sandbox(
+    plan: &RunPlan,
+    env: &Env,
+    toolbox: &Toolbox,
+    request: &tools::sandbox::Request,
+    warnings: &mut Vec<Warning>,
+) -> Result<tools::sandbox::Sandbox, Failure> {
+    let mut roots = vec![toolbox.workspace().root().to_path_buf()];
+    roots.extend(toolbox.workspace().added_roots());
+    let places = tools::sandbox::Places {
+        tmpdir: env.get("TMPDIR"),
+        home: env.get("HOME"),
+        xdg_cache: env.get("XDG_CACHE_HOME"),
+    };
+    let (sandbox, unenforced) =
+        tools::sandbox::Sandbox::build(request, sandbox_support(env), &roots, &places)
+            .map_err(|err| Failure::Usage(format!("The bash sandbox cannot be set up: {err}")))?;
+    if let Some(message) = unenforced {
+        if plan.sandbox.required {
+            return Err(Failure::Usage(format!(
+                "{} (--sandbox-required).",
+                message.trim_end_matches('.')
+            )));
+        }
+        warnings.push(Warning::new(WarningCode::SandboxUnavailable, message));
+    }
+    Ok(sandbox)
+}
+
 /// Step 8's rows: every tool, whether it is offered, and the schema the model gets; with
 /// `--output-schema`, `structured_output` too.
 fn tool_rows<'a>(
@@ -594,6 +684,7 @@ fn tool_rows<'a>(
         enabled: true,
         withheld: None,
         parameters: schema.parameters().clone(),
+        sandbox: None,
     });
     tools::TOOLS
         .iter()
@@ -608,6 +699,7 @@ fn tool_rows<'a>(
                 enabled: withheld.is_none(),
                 withheld,
                 parameters: Toolbox::schema(t),
+                sandbox: (t.name == "bash").then(|| toolbox.sandbox().describe()),
             }
         })
         .chain(toolbox.mcp().offered().iter().map(|t| {
@@ -629,6 +721,7 @@ fn tool_rows<'a>(
                 enabled: withheld.is_none(),
                 withheld,
                 parameters: t.schema.clone(),
+                sandbox: None,
             }
         }))
         .chain(structured)
@@ -998,6 +1091,7 @@ fn run_info(
         },
         instructions: Vec::new(),
         add_dirs: Vec::new(),
+        sandbox: None,
     }
 }
 

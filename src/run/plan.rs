@@ -118,6 +118,61 @@ pub struct RunPlan {
     pub mcp_configs: Vec<String>,
     /// `--strict-mcp-config`: no servers from the user config file.
     pub strict_mcp_config: bool,
+    /// The `--sandbox*` flags.
+    pub sandbox: SandboxFlags,
+}
+
+/// What the command line says about bash's sandbox (the config file may say the rest).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxFlags {
+    pub mode: Option<crate::tools::sandbox::Mode>,
+    pub network: Option<bool>,
+    /// As given (relative to the directory zero was started in).
+    pub writable: Vec<PathBuf>,
+    pub caches: bool,
+    pub required: bool,
+}
+
+/// `on` or `off`, for the flag named.
+fn on_off(value: &str, flag: &str) -> Result<bool, Failure> {
+    match value.trim() {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        other => {
+            Err(Failure::Usage(format!("Invalid {flag} value \"{other}\". Expected on or off.")))
+        }
+    }
+}
+
+fn sandbox_flags(args: &ExecArgs) -> Result<SandboxFlags, Failure> {
+    let mode = args
+        .sandbox
+        .as_deref()
+        .map(|m| {
+            crate::tools::sandbox::Mode::parse(m).ok_or_else(|| {
+                Failure::Usage(format!(
+                    "Invalid --sandbox value \"{}\". Expected off, read-only or workspace-write.",
+                    m.trim()
+                ))
+            })
+        })
+        .transpose()?;
+    let network =
+        args.sandbox_network.as_deref().map(|v| on_off(v, "--sandbox-network")).transpose()?;
+    let caches =
+        args.sandbox_caches.as_deref().map(|v| on_off(v, "--sandbox-caches")).transpose()?;
+    if args.sandbox_writable.iter().any(|d| d.as_os_str().is_empty()) {
+        return Err(Failure::Usage(
+            "--sandbox-writable needs a directory; it was given an empty one.".to_string(),
+        ));
+    }
+    Ok(SandboxFlags {
+        mode,
+        network,
+        writable: args.sandbox_writable.clone(),
+        caches: caches.unwrap_or(true),
+        required: args.sandbox_required,
+    })
 }
 
 /// `--approval-timeout-ms` when not given.
@@ -319,6 +374,7 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
         output_schema_attempts,
         mcp_configs: args.mcp_configs.clone(),
         strict_mcp_config: args.strict_mcp_config,
+        sandbox: sandbox_flags(args)?,
     })
 }
 

@@ -8,6 +8,7 @@
 pub mod dirfd;
 pub mod poll;
 pub mod process;
+pub mod sandbox;
 pub mod signals;
 pub mod sse2;
 pub mod stdio;

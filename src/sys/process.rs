@@ -145,6 +145,8 @@ pub struct Spec<'a> {
     pub env_remove: &'a [OsString],
     pub stdout_cap: usize,
     pub stderr_cap: usize,
+    /// The sandbox the command confines itself to (`None`: none).
+    pub sandbox: Option<&'a super::sandbox::Prepared>,
 }
 
 /// One captured stream: the first bytes and the total count.
@@ -259,6 +261,9 @@ pub fn run_shell(spec: &Spec<'_>) -> std::io::Result<Finished> {
         .process_group(0);
     for name in spec.env_remove {
         command.env_remove(name);
+    }
+    if let Some(sandbox) = spec.sandbox {
+        sandbox.apply_to(&mut command);
     }
     // What already ran below zero (a daemon an MCP server started) is not this call's.
     let before = descendants(std::process::id()).0;
@@ -453,6 +458,7 @@ mod tests {
             env_remove: &[],
             stdout_cap: 1024,
             stderr_cap: 1024,
+            sandbox: None,
         }
     }
 

@@ -7,6 +7,7 @@
 mod files;
 pub(crate) mod patch;
 mod plan;
+pub mod sandbox;
 mod search;
 mod shell;
 pub mod workspace;
@@ -264,6 +265,8 @@ pub struct Toolbox {
     mcp: crate::mcp::Mcp,
     /// Whether an interrupt stopped the current turn (live mode), for calls that wait.
     interrupted: fn() -> bool,
+    /// Where `bash` runs.
+    sandbox: sandbox::Sandbox,
 }
 
 /// Why an MCP tool that is not read-only runs without asking: the level, or its server's trust.
@@ -292,7 +295,18 @@ impl Toolbox {
             asking: false,
             mcp: crate::mcp::Mcp::default(),
             interrupted: || false,
+            sandbox: sandbox::Sandbox::off(),
         }
+    }
+
+    /// Runs `bash` in this sandbox.
+    pub fn sandboxed(mut self, sandbox: sandbox::Sandbox) -> Toolbox {
+        self.sandbox = sandbox;
+        self
+    }
+
+    pub fn sandbox(&self) -> &sandbox::Sandbox {
+        &self.sandbox
     }
 
     /// How an MCP call learns that the turn was interrupted (it is woken through
@@ -592,7 +606,7 @@ impl Toolbox {
             "read_file" => files::read_file(&self.workspace, &args),
             "write_file" => files::write_file(&self.workspace, &args),
             "edit_file" => files::edit_file(&self.workspace, &args),
-            "bash" => shell::bash(&self.workspace, &args, &self.hidden_env),
+            "bash" => shell::bash(&self.workspace, &args, &self.hidden_env, &self.sandbox),
             "update_plan" => plan::update_plan(&mut self.plan, &args),
             "list_directory" => search::list_directory(&self.workspace, &args),
             "grep" => search::grep(&self.workspace, &args),

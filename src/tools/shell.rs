@@ -34,6 +34,7 @@ pub(super) fn bash(
     ws: &Workspace,
     args: &Args<'_>,
     env_remove: &[OsString],
+    sandbox: &super::sandbox::Sandbox,
 ) -> Result<Outcome, ArgError> {
     let command = args.required("command", true)?;
     let timeout_ms = args.integer("timeout_ms", 1, MAX_TIMEOUT_MS)?.unwrap_or(DEFAULT_TIMEOUT_MS);
@@ -56,6 +57,7 @@ pub(super) fn bash(
         env_remove,
         stdout_cap: OUTPUT_CAP,
         stderr_cap: OUTPUT_CAP,
+        sandbox: sandbox.prepared(),
     };
     let Finished { status, timed_out, stdout, stderr } = match process::run_shell(&spec) {
         Ok(done) => done,
@@ -97,5 +99,9 @@ pub(super) fn bash(
         (None, None) => out.push_str("Exit status unknown"),
     }
     let ok = !timed_out && code == Some(0);
+    if let Some(note) = sandbox.refusal_note(ok, &String::from_utf8_lossy(&stderr.kept), &dir) {
+        out.push('\n');
+        out.push_str(&note);
+    }
     Ok(Outcome { ok, exit_code: code, ..Outcome::ok(out) })
 }

@@ -1,0 +1,329 @@
+//! `bash`'s sandbox as a run decides it: the mode (`off`, `read-only`, `workspace-write`), the
+//! network, the directories a command may write, what this kernel enforces of that, and the
+//! line a command's output gets when the sandbox is why it failed. The confinement itself is
+//! `sys::sandbox`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::sys::sandbox::{self, Policy, Prepared, Support};
+
+/// `--sandbox`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Off,
+    ReadOnly,
+    WorkspaceWrite,
+}
+
+impl Mode {
+    pub fn parse(value: &str) -> Option<Mode> {
+        match value.trim() {
+            "off" => Some(Mode::Off),
+            "read-only" => Some(Mode::ReadOnly),
+            "workspace-write" => Some(Mode::WorkspaceWrite),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Off => "off",
+            Mode::ReadOnly => "read-only",
+            Mode::WorkspaceWrite => "workspace-write",
+        }
+    }
+}
+
+/// What the run asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    pub mode: Mode,
+    /// `--sandbox-network on` (the default).
+    pub network: bool,
+    /// `--sandbox-writable`, absolute.
+    pub writable: Vec<PathBuf>,
+    /// `--sandbox-caches on` (the default): the build caches that exist are writable.
+    pub caches: bool,
+}
+
+/// The devices every command may write (and the directories of terminals and shared memory).
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+    "/dev/shm",
+];
+
+/// The build caches (under the home directory) that tools fail or complain without.
+const HOME_CACHES: &[&str] = &[
+    ".cargo/registry",
+    ".cargo/git",
+    ".cargo/.package-cache",
+    ".npm",
+    "go/pkg/mod",
+    ".m2/repository",
+    ".gradle/caches",
+];
+
+/// The sandbox of a run: what is asked, what is enforced, and the prepared rules.
+#[derive(Clone)]
+pub struct Sandbox {
+    pub request: Request,
+    /// The Landlock ABI used (`None`: filesystem rules not enforced).
+    pub abi: Option<u32>,
+    /// The network filter is enforced.
+    pub network_enforced: bool,
+    /// Where commands may write (absolute), for the failure line.
+    pub writable: Vec<PathBuf>,
+    prepared: Option<Arc<Prepared>>,
+}
+
+/// The environment the policy reads: temp, cache and home directories.
+pub struct Places<'a> {
+    pub tmpdir: Option<&'a str>,
+    pub home: Option<&'a str>,
+    pub xdg_cache: Option<&'a str>,
+}
+
+impl Sandbox {
+    /// The sandbox for `request` on this kernel (`support`, which a test may override), for
+    /// a workspace and its added roots. Returns it and the warning to give when something
+    /// asked for is not enforced.
+    pub fn build(
+        request: &Request,
+        support: Support,
+        roots: &[PathBuf],
+        places: &Places<'_>,
+    ) -> Result<(Sandbox, Option<String>), String> {
+        let mut writable: Vec<PathBuf> = Vec::new();
+        if request.mode == Mode::WorkspaceWrite {
+            writable.extend(roots.iter().cloned());
+        }
+        if request.mode != Mode::Off {
+            writable.push(PathBuf::from("/tmp"));
+            if let Some(tmp) = places.tmpdir.filter(|t| t.starts_with('/')) {
+                writable.push(PathBuf::from(tmp));
+            }
+            if request.caches {
+                let cache = places
+                    .xdg_cache
+                    .map(PathBuf::from)
+                    .or_else(|| places.home.map(|h| Path::new(h).join(".cache")));
+                writable.extend(cache.filter(|c| c.exists()));
+                if let Some(home) = places.home {
+                    writable.extend(
+                        HOME_CACHES.iter().map(|c| Path::new(home).join(c)).filter(|c| c.exists()),
+                    );
+                }
+            }
+            writable.extend(request.writable.iter().cloned());
+        }
+        let mut sandbox = Sandbox {
+            request: request.clone(),
+            abi: None,
+            network_enforced: false,
+            writable,
+            prepared: None,
+        };
+        if request.mode == Mode::Off && request.network {
+            return Ok((sandbox, None));
+        }
+        let mut missing = Vec::new();
+        let abi = support.landlock.filter(|_| request.mode != Mode::Off);
+        if request.mode != Mode::Off {
+            match support.landlock {
+                None => missing.push(format!("writes are not confined (--sandbox {}): this kernel has no Landlock", request.mode.name())),
+                Some(abi) if abi < 3 => missing.push(format!("truncating a file outside the writable directories is not refused (Landlock ABI {abi} has no truncate right)")),
+                _ => {}
+            }
+        }
+        let network_off = !request.network;
+        if network_off && !support.seccomp {
+            missing.push("network sockets are not refused (--sandbox-network off): this kernel has no seccomp filters".to_string());
+        }
+        sandbox.abi = abi;
+        sandbox.network_enforced = network_off && support.seccomp;
+        let policy = Policy {
+            writable: sandbox.writable.clone(),
+            devices: DEVICES.iter().map(PathBuf::from).collect(),
+            no_network: sandbox.network_enforced,
+        };
+        if abi.is_some() || sandbox.network_enforced {
+            sandbox.prepared = Some(Arc::new(sandbox::prepare(&policy, abi)?));
+        }
+        let warning = (!missing.is_empty())
+            .then(|| format!("The bash sandbox is not fully enforced: {}.", missing.join("; ")));
+        Ok((sandbox, warning))
+    }
+
+    /// No sandbox at all (`--sandbox off`, network on).
+    pub fn off() -> Sandbox {
+        Sandbox {
+            request: Request { mode: Mode::Off, network: true, writable: Vec::new(), caches: true },
+            abi: None,
+            network_enforced: false,
+            writable: Vec::new(),
+            prepared: None,
+        }
+    }
+
+    pub fn prepared(&self) -> Option<&Prepared> {
+        self.prepared.as_deref()
+    }
+
+    /// `run_start.sandbox`'s `enforcement`: `landlock-v<N>` or `none`.
+    pub fn enforcement(&self) -> String {
+        match self.abi {
+            Some(abi) => format!("landlock-v{abi}"),
+            None => "none".to_string(),
+        }
+    }
+
+    /// `run_start.sandbox`.
+    pub fn describe(&self) -> serde_json::Value {
+        serde_json::json!({
+            "mode": self.request.mode.name(),
+            "network": if self.request.network { "on" } else { "off" },
+            "enforcement": self.enforcement(),
+        })
+    }
+
+    /// The line a failed command's output gets when the sandbox refused it: its exit status
+    /// is not 0 and its stderr says a path outside the writable set was refused (relative
+    /// paths against the command's directory).
+    pub fn refusal_note(&self, status_ok: bool, stderr: &str, cwd: &Path) -> Option<String> {
+        if status_ok || self.abi.is_none() {
+            return None;
+        }
+        let refused = stderr.lines().filter(|line| {
+            ["EACCES", "EPERM", "Permission denied", "Operation not permitted", "Read-only"]
+                .iter()
+                .any(|m| line.contains(m))
+        });
+        let outside = refused.flat_map(paths_in).any(|p| {
+            let path = lexical(&if p.is_absolute() { p } else { cwd.join(p) });
+            !self.writable.iter().any(|w| path.starts_with(w))
+        });
+        outside.then(|| match self.request.mode {
+            Mode::ReadOnly => "[sandbox: writes are refused (--sandbox read-only)]".to_string(),
+            _ => "[sandbox: writes outside the workspace are refused (--sandbox workspace-write)]"
+                .to_string(),
+        })
+    }
+}
+
+/// A path with `.` and `..` taken out by their names alone (the refused path may not exist).
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The paths an error line names: quoted ones (`'x'`, `‘x’`, `"x"`), and words before a
+/// colon that look like paths (`sh: 1: cannot create /etc/x: Permission denied`).
+fn paths_in(line: &str) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    for (open, close) in [('\'', '\''), ('‘', '’'), ('"', '"')] {
+        let mut rest = line;
+        while let Some(start) = rest.find(open) {
+            let after = &rest[start + open.len_utf8()..];
+            let Some(end) = after.find(close) else { break };
+            paths.push(PathBuf::from(&after[..end]));
+            rest = &after[end + close.len_utf8()..];
+        }
+    }
+    for word in line.split_whitespace() {
+        let word = word.trim_end_matches(':');
+        if word.starts_with('/') || word.starts_with("./") || word.starts_with("../") {
+            paths.push(PathBuf::from(word));
+        }
+    }
+    paths
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sandbox(mode: Mode) -> Sandbox {
+        let request = Request { mode, network: true, writable: vec![], caches: false };
+        let support = Support { landlock: Some(7), seccomp: true };
+        let places = Places { tmpdir: None, home: None, xdg_cache: None };
+        Sandbox::build(&request, support, &["/w".into()], &places).unwrap().0
+    }
+
+    #[test]
+    fn the_note_names_a_refused_path_outside_the_writable_set() {
+        let s = sandbox(Mode::WorkspaceWrite);
+        let cwd = Path::new("/w/sub");
+        let note =
+            "[sandbox: writes outside the workspace are refused (--sandbox workspace-write)]";
+        assert_eq!(
+            s.refusal_note(false, "touch: cannot touch '/etc/x': Permission denied", cwd)
+                .as_deref(),
+            Some(note)
+        );
+        assert_eq!(
+            s.refusal_note(false, "sh: 1: cannot create /home/u/.bashrc: Permission denied", cwd)
+                .as_deref(),
+            Some(note)
+        );
+        assert_eq!(
+            s.refusal_note(false, "rm: cannot remove '../../etc/x': Permission denied", cwd)
+                .as_deref(),
+            Some(note)
+        );
+        // Inside the workspace, or a success, or another error: no note.
+        assert_eq!(
+            s.refusal_note(false, "touch: cannot touch 'a.txt': Permission denied", cwd),
+            None
+        );
+        assert_eq!(
+            s.refusal_note(true, "touch: cannot touch '/etc/x': Permission denied", cwd),
+            None
+        );
+        assert_eq!(s.refusal_note(false, "cat: /etc/x: No such file or directory", cwd), None);
+        let ro = sandbox(Mode::ReadOnly);
+        assert_eq!(
+            ro.refusal_note(false, "touch: cannot touch 'a.txt': Permission denied", cwd)
+                .as_deref(),
+            Some("[sandbox: writes are refused (--sandbox read-only)]")
+        );
+    }
+
+    #[test]
+    fn the_writable_set_follows_the_mode() {
+        assert_eq!(
+            sandbox(Mode::WorkspaceWrite).writable,
+            [PathBuf::from("/w"), PathBuf::from("/tmp")]
+        );
+        assert_eq!(sandbox(Mode::ReadOnly).writable, [PathBuf::from("/tmp")]);
+        let (off, warning) = Sandbox::build(
+            &Request { mode: Mode::ReadOnly, network: false, writable: vec![], caches: false },
+            Support { landlock: None, seccomp: false },
+            &[],
+            &Places { tmpdir: None, home: None, xdg_cache: None },
+        )
+        .unwrap();
+        assert_eq!(off.enforcement(), "none");
+        assert_eq!(
+            warning.as_deref(),
+            Some("The bash sandbox is not fully enforced: writes are not confined (--sandbox read-only): this kernel has no Landlock; network sockets are not refused (--sandbox-network off): this kernel has no seccomp filters.")
+        );
+    }
+}
