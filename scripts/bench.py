@@ -80,7 +80,8 @@ def main():
     alone = {"tools": lambda row, base: tools_section(row),
              "sessions": lambda row, base: sessions_section(row),
              "schema": schema_section, "house": house_section, "cost": cost_section,
-             "mcp": lambda row, base: mcp_section(row)}
+             "mcp": lambda row, base: mcp_section(row),
+             "sandbox": lambda row, base: sandbox_section(row)}
     if len(sys.argv) == 2 and sys.argv[1] in alone:
         rows = []
         base = None
@@ -245,6 +246,9 @@ def main():
     # 11. What an MCP server costs a run: its start, and each call (issue 27).
     mcp_section(row)
 
+    # 12. What bash's sandbox costs each call (issue 28).
+    sandbox_section(row)
+
     # 7. Size of the static binary.
     if os.path.exists(STATIC):
         row("static binary size", round(os.path.getsize(STATIC) / 1048576, 2), "MiB", "<= 4 MiB",
@@ -383,6 +387,32 @@ def mcp_section(row):
     row("MCP: time per call, server's included", round(zero_call, 3), "ms", "< 1 ms overhead",
         f"{calls} echo calls in one turn; the server driven from Python: "
         f"{median(own_call):.3f} ms per call")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def sandbox_section(row):
+    """The time bash's sandbox adds to each call: 50 calls of `true` in one turn, sandboxed
+    (workspace-write, and network off) against --sandbox off, the variants run in turns."""
+    work = tempfile.mkdtemp(prefix="zero-bench-sandbox-")
+    calls = 50
+    script = os.path.join(work, "calls.json")
+    with open(script, "w") as f:
+        json.dump({"turns": [{"toolCalls": [{"id": f"c{i}", "name": "bash",
+                                             "arguments": {"command": "true"}}
+                                            for i in range(calls)]}, {"text": "done"}]}, f)
+    variants = {"off": ["--sandbox", "off"], "workspace-write": [],
+                "network off": ["--sandbox-network", "off"]}
+    times = {name: [] for name in variants}
+    for _ in range(RUNS):
+        for name, extra in variants.items():
+            cmd = [ZERO, "exec", "-C", work, "--auto", "high", "--ephemeral", "--script", script] \
+                + extra + ["go"]
+            times[name].append(spawn_wait(cmd, env=clean_env())[0] * 1000)
+    base = median(times["off"])
+    for name in ("workspace-write", "network off"):
+        per_call = (median(times[name]) - base) / calls
+        row(f"sandbox cost per bash call, {name}", round(per_call, 3), "ms", "< 1 ms",
+            f"{calls} calls: {median(times[name]):.1f} ms, {base:.1f} ms with --sandbox off")
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -657,6 +657,7 @@ fn doctor_checks_each_step_and_says_how_to_fix_what_fails() {
         "provider.adapter",
         "provider.connectivity",
         "provider.auth",
+        "sandbox",
     ];
     // Everything in order: the endpoint answers (any status is an answer), and the models
     // list takes the key.

@@ -104,6 +104,8 @@ pub fn doctor(json: bool, offline: bool, env: &Env) -> Exit {
     checks.extend(endpoint(runtime, offline));
     // 7. Each MCP server: started, listed and stopped (skipped offline: none is started).
     checks.extend(mcp_servers(env, offline));
+    // 8. What bash's sandbox can enforce on this kernel.
+    checks.push(sandbox());
     let ok = checks.iter().all(|c| c.status != Status::Fail);
     let redactor = &inspection.redactor;
     for check in &mut checks {
@@ -116,6 +118,28 @@ pub fn doctor(json: bool, offline: bool, env: &Env) -> Exit {
         (Exit::Success, true) => Exit::Success,
         (Exit::Success, false) => Exit::Setup,
         (failed, _) => failed,
+    }
+}
+
+/// Check 8: the kernel's Landlock ABI and seccomp, which bash's sandbox is made of.
+fn sandbox() -> Check {
+    let (id, label) = ("sandbox", "Sandbox");
+    let support = crate::sys::sandbox::support();
+    let seccomp = if support.seccomp { "seccomp filters available" } else { "no seccomp filters" };
+    match support.landlock {
+        Some(abi) if abi >= 3 && support.seccomp => {
+            pass(id, label, format!("Landlock ABI {abi}, {seccomp}: bash's commands are confined."))
+        }
+        Some(abi) => warn(
+            id,
+            label,
+            format!("Landlock ABI {abi}, {seccomp}: part of the sandbox is not enforced (see the warning a run gives)."),
+        ),
+        None => warn(
+            id,
+            label,
+            format!("No Landlock on this kernel ({seccomp}): bash's commands run unconfined; --sandbox-required makes such a run fail."),
+        ),
     }
 }
 

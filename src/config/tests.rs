@@ -384,3 +384,20 @@ fn unknown_model_advice_stays_in_the_families_the_user_has() {
     assert!(shown.split(", ").all(|id| id.starts_with("claude-")), "{message}");
     assert!(message.contains("To use another model name, point the provider's base URL at a gateway or local server that serves it (any name is taken there), or add it to the config file's \"models\""), "{message}");
 }
+
+#[test]
+fn the_sandbox_keys_are_read_and_checked() {
+    let config =
+        super::parse_config_bytes(br#"{"sandbox": "read-only", "sandboxNetwork": "off"}"#).unwrap();
+    assert_eq!(config.sandbox, Some(crate::tools::sandbox::Mode::ReadOnly));
+    assert_eq!(config.sandbox_network, Some(false));
+    assert!(config.warnings.is_empty());
+    assert_eq!(
+        super::parse_config_bytes(br#"{"sandbox": "strict"}"#).unwrap_err(),
+        "sandbox must be \"off\", \"read-only\" or \"workspace-write\""
+    );
+    assert_eq!(
+        super::parse_config_bytes(br#"{"sandboxNetwork": false}"#).unwrap_err(),
+        "sandboxNetwork must be \"on\" or \"off\""
+    );
+}

@@ -307,6 +307,46 @@ mod tests {
     }
 
     #[test]
+    fn the_build_caches_that_exist_are_writable_unless_left_out() {
+        let home = crate::testing::kit::TempDir::new("sandbox-caches");
+        home.write(".cargo/registry/index", "");
+        home.write(".cargo/bin/cargo", "");
+        home.write(".cache/pip/x", "");
+        let home_path = home.path.display().to_string();
+        let places = Places { tmpdir: Some("/var/tmp/t"), home: Some(&home_path), xdg_cache: None };
+        let support = Support { landlock: Some(7), seccomp: true };
+        let request = |caches| Request {
+            mode: Mode::WorkspaceWrite,
+            network: true,
+            writable: vec!["/x".into()],
+            caches,
+        };
+        let (with, _) = Sandbox::build(&request(true), support, &["/w".into()], &places).unwrap();
+        assert_eq!(
+            with.writable,
+            [
+                PathBuf::from("/w"),
+                PathBuf::from("/tmp"),
+                PathBuf::from("/var/tmp/t"),
+                home.join(".cache"),
+                home.join(".cargo/registry"),
+                PathBuf::from("/x"),
+            ]
+        );
+        let (without, _) =
+            Sandbox::build(&request(false), support, &["/w".into()], &places).unwrap();
+        assert_eq!(
+            without.writable,
+            [
+                PathBuf::from("/w"),
+                PathBuf::from("/tmp"),
+                PathBuf::from("/var/tmp/t"),
+                PathBuf::from("/x")
+            ]
+        );
+    }
+
+    #[test]
     fn the_writable_set_follows_the_mode() {
         assert_eq!(
             sandbox(Mode::WorkspaceWrite).writable,
