@@ -3,7 +3,7 @@
 //! each checked by its outcome and by what is still outside; read-only, extra writable
 //! directories, temp directories, the network switch against a loopback listener, the line a
 //! refused command gets, and what a kernel without Landlock or seccomp is told. The outside
-//! directory is under the build's own temp directory, not `/tmp`, which commands may write.
+//! directory is under `/var/tmp`, not `/tmp`, which commands may write.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,8 +20,10 @@ struct Outside {
 impl Outside {
     fn new() -> Outside {
         static N: AtomicUsize = AtomicUsize::new(0);
-        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-            "sandbox-{}-{}",
+        // `/var/tmp`: not a temp directory the sandbox opens (those are `/tmp` and `$TMPDIR`,
+        // which the tests do not set), wherever the repository was checked out.
+        let root = Path::new("/var/tmp").join(format!(
+            "zero-e2e-sandbox-{}-{}",
             std::process::id(),
             N.fetch_add(1, Ordering::Relaxed)
         ));
