@@ -261,3 +261,71 @@ fn schema_1_and_sandbox_off_are_as_before() {
     let one = dir.zero().args(&["exec", "-o", "stream-json", "--script", &script, "go"]).run();
     assert!(one.events()[0].get("sandbox").is_none(), "{one:?}");
 }
+
+#[test]
+fn device_nodes_inherited_descriptors_and_signals_do_not_lead_out() {
+    let dir = TestDir::new("sandbox-more");
+    let outside = Outside::new();
+    let before = outside.snapshot();
+    let commands = [
+        "mknod node c 1 3 && echo made".to_string(),
+        "echo x >&9".to_string(),
+        "kill -0 $PPID && echo reached".to_string(),
+    ];
+    let calls: Vec<Value> = commands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| json!({"id": format!("c{i}"), "name": "bash", "arguments": {"command": c}}))
+        .collect();
+    let script = dir.script(&json!({"turns": [{"toolCalls": calls}, {"text": "done"}]}));
+    // zero itself holds descriptor 9, open for appending to a file outside.
+    let zero =
+        dir.zero().args(&["exec", "-o", "stream-json", "--schema-version", "2", "--auto", "high"]);
+    let zero = zero.args(&["--script", &script.display().to_string(), "go"]);
+    let held = outside.path("kept.txt");
+    let mut wrapped = std::process::Command::new("/bin/sh");
+    wrapped
+        .arg("-c")
+        .arg("exec 9>>\"$0\"; exec \"$@\"")
+        .arg(&held)
+        .arg(crate::util::ZERO)
+        .args(&zero.args)
+        .env_clear()
+        .envs(&zero.env)
+        .current_dir(&zero.cwd);
+    let out = wrapped.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let results: Vec<(Option<i64>, String)> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| (e["exitCode"].as_i64(), e["output"].as_str().unwrap_or_default().to_string()))
+        .collect();
+    assert_eq!(results.len(), 3, "{stdout}");
+    for (i, (code, output)) in results.iter().enumerate() {
+        assert_ne!(*code, Some(0), "{} ran: {output}", commands[i]);
+    }
+    assert!(!dir.path("work/node").exists());
+    assert_eq!(outside.snapshot(), before, "something outside changed");
+}
+
+#[test]
+fn git_works_in_a_workspace_below_the_repository_root() {
+    let dir = TestDir::new("sandbox-git");
+    // The repository outside the temp directories, the workspace one level down.
+    let repo = Outside::new();
+    let git = |args: &[&str]| {
+        let done =
+            std::process::Command::new("git").args(args).current_dir(&repo.root).output().unwrap();
+        assert!(done.status.success(), "{done:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::create_dir_all(repo.root.join("sub")).unwrap();
+    std::fs::write(repo.root.join("sub/f.txt"), "f\n").unwrap();
+    let work = repo.root.join("sub").display().to_string();
+    let commands = ["git add f.txt && git -c user.email=z@example.com -c user.name=z commit -qm first && echo committed".to_string()];
+    let out = bash(&dir, &commands, &["-C", &work]);
+    let results = results(&out);
+    assert_eq!(results[0].0, Some(0), "{results:#?}");
+    assert!(results[0].1.contains("committed"));
+}

@@ -895,15 +895,22 @@ impl Emitter {
         let listed = tools.iter().filter(|t| t.enabled || held_back(t));
         for (name, sandbox) in listed.filter_map(|t| Some((t.name, t.sandbox.as_ref()?))) {
             let field = |k: &str| sandbox[k].as_str().unwrap_or("?").to_string();
-            let enforced = match field("enforcement").as_str() {
-                "none" => "not enforced on this kernel".to_string(),
-                how => format!("enforced by {how}"),
+            let line = match (field("mode").as_str(), field("enforcement").as_str()) {
+                ("off", _) => format!(
+                    "{name} runs without a sandbox (--sandbox off), network {}",
+                    field("network")
+                ),
+                (mode, "none") => format!(
+                    "{name} runs in the sandbox: {mode}, network {}, not enforced on this kernel",
+                    field("network")
+                ),
+                (mode, how) => format!(
+                    "{name} runs in the sandbox: {mode}, network {}, enforced by {how}",
+                    field("network")
+                ),
             };
-            listing.push_str(&format!(
-                "{name} runs in the sandbox: {}, network {}, {enforced}\n",
-                field("mode"),
-                field("network")
-            ));
+            listing.push_str(&line);
+            listing.push('\n');
         }
         if self.format != Format::StreamJson {
             for warning in warnings {

@@ -26,6 +26,9 @@ const FS_READ_FILE: u64 = 1 << 2;
 const FS_READ_DIR: u64 = 1 << 3;
 /// ABI 1: the thirteen rights from EXECUTE to MAKE_SYM.
 const FS_ABI1: u64 = (1 << 13) - 1;
+/// Making character and block devices: never allowed, even in writable directories (root
+/// could make a node for a disk there and write the disk through it).
+const FS_MAKE_DEVICES: u64 = (1 << 6) | (1 << 11);
 const FS_REFER: u64 = 1 << 13; // ABI 2
 const FS_TRUNCATE: u64 = 1 << 14; // ABI 3
 const FS_IOCTL_DEV: u64 = 1 << 15; // ABI 5
@@ -34,6 +37,9 @@ const NET_BIND_TCP: u64 = 1 << 0;
 const NET_CONNECT_TCP: u64 = 1 << 1;
 
 const PR_SET_NO_NEW_PRIVS: i32 = 38;
+/// `close_range` (Linux 5.11; on an older kernel it fails and nothing changes).
+const SYS_CLOSE_RANGE: i64 = 436;
+const CLOSE_RANGE_CLOEXEC: u32 = 1 << 2;
 const PR_SET_SECCOMP: i32 = 22;
 const PR_GET_SECCOMP: i32 = 21;
 const SECCOMP_MODE_FILTER: u64 = 2;
@@ -43,7 +49,7 @@ const O_CLOEXEC: i32 = 0o2000000;
 extern "C" {
     fn syscall(number: i64, ...) -> i64;
     fn prctl(option: i32, ...) -> i32;
-    fn open(path: *const i8, flags: i32, ...) -> i32;
+    fn open(path: *const std::ffi::c_char, flags: i32, ...) -> i32;
 }
 
 /// What this kernel offers.
@@ -93,7 +99,14 @@ fn file_rights(abi: u32) -> u64 {
 struct RulesetAttr {
     handled_access_fs: u64,
     handled_access_net: u64,
+    /// ABI 6: what a sandboxed process may not reach outside its domain.
+    scoped: u64,
 }
+
+/// ABI 6 scopes: abstract Unix sockets, and signals (a command cannot signal zero, its MCP
+/// servers or any other process outside the sandbox).
+const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1 << 0;
+const SCOPE_SIGNAL: u64 = 1 << 1;
 
 #[repr(C, packed)]
 struct PathBeneathAttr {
@@ -149,8 +162,19 @@ fn ruleset(policy: &Policy, abi: u32) -> Result<OwnedFd, String> {
     let handled_fs = fs_rights(abi);
     let handled_net =
         if policy.no_network && abi >= 4 { NET_BIND_TCP | NET_CONNECT_TCP } else { 0 };
-    let attr = RulesetAttr { handled_access_fs: handled_fs, handled_access_net: handled_net };
-    let size = if abi >= 4 { std::mem::size_of::<RulesetAttr>() } else { 8 };
+    let scoped = match (abi >= 6, policy.no_network) {
+        (false, _) => 0,
+        (true, true) => SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX_SOCKET,
+        (true, false) => SCOPE_SIGNAL,
+    };
+    let attr =
+        RulesetAttr { handled_access_fs: handled_fs, handled_access_net: handled_net, scoped };
+    // Each ABI reads the fields it knows: the first, the first two (4), all three (6).
+    let size = match abi {
+        0..=3 => 8,
+        4 | 5 => 16,
+        _ => std::mem::size_of::<RulesetAttr>(),
+    };
     // SAFETY: `attr` is a valid ruleset attribute of `size` bytes (the first field alone for
     // ABIs without networking), alive for the call.
     let fd =
@@ -162,12 +186,13 @@ fn ruleset(policy: &Policy, abi: u32) -> Result<OwnedFd, String> {
     let ruleset = unsafe { OwnedFd::from_raw_fd(fd as i32) };
     let read = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR;
     add_rule(&ruleset, Path::new("/"), read)?;
+    let writable = handled_fs & !FS_MAKE_DEVICES;
     for dir in &policy.writable {
         let is_dir = dir.is_dir();
-        add_rule(&ruleset, dir, if is_dir { handled_fs } else { file_rights(abi) })?;
+        add_rule(&ruleset, dir, if is_dir { writable } else { file_rights(abi) })?;
     }
     for device in &policy.devices {
-        let rights = if device.is_dir() { handled_fs } else { file_rights(abi) & !FS_EXECUTE };
+        let rights = if device.is_dir() { writable } else { file_rights(abi) & !FS_EXECUTE };
         add_rule(&ruleset, device, rights)?;
     }
     Ok(ruleset)
@@ -217,7 +242,8 @@ const BPF_JEQ_K: u16 = 0x15;
 const BPF_JGE_K: u16 = 0x35;
 const BPF_RET_K: u16 = 0x06;
 const RET_ALLOW: u32 = 0x7fff_0000;
-const RET_KILL: u32 = 0;
+/// SECCOMP_RET_KILL_PROCESS: the whole process, not only the calling thread.
+const RET_KILL: u32 = 0x8000_0000;
 const RET_EACCES: u32 = 0x0005_0000 | 13;
 const AF_UNIX: u32 = 1;
 
@@ -263,6 +289,9 @@ impl Prepared {
                 if ruleset >= 0 && syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0u32) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
+                // Descriptors zero inherited (a socket, a file opened for writing) would let
+                // the command around the rules: every one from 3 up closes at exec.
+                syscall(SYS_CLOSE_RANGE, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC);
                 if let Some((at, len)) = filter {
                     let program = SockFprog { len: len as u16, filter: at as *const SockFilter };
                     if prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program as *const SockFprog) != 0

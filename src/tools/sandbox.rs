@@ -104,6 +104,11 @@ impl Sandbox {
         let mut writable: Vec<PathBuf> = Vec::new();
         if request.mode == Mode::WorkspaceWrite {
             writable.extend(roots.iter().cloned());
+            // git keeps its data outside a workspace that is a subdirectory of a repository,
+            // or a worktree: without it, `git commit` fails.
+            if let Some(root) = roots.first() {
+                writable.extend(git_dirs(root).into_iter().filter(|d| !d.starts_with(root)));
+            }
         }
         if request.mode != Mode::Off {
             writable.push(PathBuf::from("/tmp"));
@@ -124,6 +129,22 @@ impl Sandbox {
             }
             writable.extend(request.writable.iter().cloned());
         }
+        let mut missing = Vec::new();
+        // A temp or cache directory from the environment that holds the home directory
+        // (`TMPDIR=/`, `XDG_CACHE_HOME=$HOME`) would open all of it: it is left out, and said.
+        let home = places.home.map(Path::new);
+        let from_env = [places.tmpdir, places.xdg_cache];
+        writable.retain(|dir| {
+            let named = from_env.iter().flatten().any(|v| Path::new(v) == dir);
+            let broad = dir == Path::new("/") || home.is_some_and(|h| h.starts_with(dir));
+            if named && broad {
+                missing.push(format!(
+                    "{} is not made writable, as it holds the home directory",
+                    dir.display()
+                ));
+            }
+            !(named && broad)
+        });
         let mut sandbox = Sandbox {
             request: request.clone(),
             abi: None,
@@ -134,7 +155,6 @@ impl Sandbox {
         if request.mode == Mode::Off && request.network {
             return Ok((sandbox, None));
         }
-        let mut missing = Vec::new();
         let abi = support.landlock.filter(|_| request.mode != Mode::Off);
         if request.mode != Mode::Off {
             match support.landlock {
@@ -201,13 +221,36 @@ impl Sandbox {
         if status_ok || self.abi.is_none() {
             return None;
         }
+        // A refusal of a write: reading is never refused by the sandbox, and a program that
+        // is not executable is not its doing.
         let refused = stderr.lines().filter(|line| {
-            ["EACCES", "EPERM", "Permission denied", "Operation not permitted", "Read-only"]
-                .iter()
-                .any(|m| line.contains(m))
+            let denied =
+                ["EACCES", "EPERM", "Permission denied", "Operation not permitted", "Read-only"]
+                    .iter()
+                    .any(|m| line.contains(m));
+            let lower = line.to_ascii_lowercase();
+            let writing = [
+                "creat",
+                "touch",
+                "remov",
+                "move",
+                "writ",
+                "mkdir",
+                "directory",
+                "renam",
+                "link",
+                "read-only",
+                "truncat",
+                "lock",
+            ]
+            .iter()
+            .any(|w| lower.contains(w));
+            denied && writing
         });
         let outside = refused.flat_map(paths_in).any(|p| {
             let path = lexical(&if p.is_absolute() { p } else { cwd.join(p) });
+            // A link is refused where it leads.
+            let path = std::fs::canonicalize(&path).unwrap_or(path);
             !self.writable.iter().any(|w| path.starts_with(w))
         });
         outside.then(|| match self.request.mode {
@@ -216,6 +259,27 @@ impl Sandbox {
                 .to_string(),
         })
     }
+}
+
+/// The git directories a workspace's repository uses: the nearest `.git` directory at or
+/// above it, or for a worktree (a `.git` file) its `gitdir` and the repository's `.git`.
+fn git_dirs(workspace: &Path) -> Vec<PathBuf> {
+    for dir in workspace.ancestors() {
+        let dot_git = dir.join(".git");
+        if dot_git.is_dir() {
+            return vec![dot_git];
+        }
+        if dot_git.is_file() {
+            let Ok(text) = std::fs::read_to_string(&dot_git) else { return Vec::new() };
+            let Some(gitdir) = text.lines().next().and_then(|l| l.strip_prefix("gitdir: ")) else {
+                return Vec::new();
+            };
+            let gitdir = dir.join(gitdir.trim());
+            let common = gitdir.ancestors().find(|a| a.ends_with(".git")).map(Path::to_path_buf);
+            return std::iter::once(gitdir).chain(common).collect();
+        }
+    }
+    Vec::new()
 }
 
 /// A path with `.` and `..` taken out by their names alone (the refused path may not exist).
@@ -247,7 +311,18 @@ fn paths_in(line: &str) -> Vec<PathBuf> {
             rest = &after[end + close.len_utf8()..];
         }
     }
-    for word in line.split_whitespace() {
+    // `cannot create here.txt: Permission denied`: what follows a verb, to the colon.
+    for verb in ["cannot create ", "cannot touch ", "cannot remove ", "cannot open "] {
+        if let Some((_, rest)) = line.split_once(verb) {
+            let end = rest.find(": ").unwrap_or(rest.len());
+            let name = rest[..end].trim().trim_matches(['\'', '"', '‘', '’']);
+            if !name.is_empty() && !name.contains(' ') {
+                paths.push(PathBuf::from(name));
+            }
+        }
+    }
+    // The first word is the program that complains (`/bin/sh:`), not what it refused.
+    for word in line.split_whitespace().skip(1) {
         let word = word.trim_end_matches(':');
         if word.starts_with('/') || word.starts_with("./") || word.starts_with("../") {
             paths.push(PathBuf::from(word));
@@ -298,6 +373,18 @@ mod tests {
             None
         );
         assert_eq!(s.refusal_note(false, "cat: /etc/x: No such file or directory", cwd), None);
+        // Not the sandbox's doing: a program that is not executable, a refused read.
+        assert_eq!(s.refusal_note(false, "/bin/sh: 1: ./run.sh: Permission denied", cwd), None);
+        assert_eq!(s.refusal_note(false, "cat: /etc/shadow: Permission denied", cwd), None);
+        assert_eq!(
+            s.refusal_note(
+                false,
+                "fatal: Unable to create '/elsewhere/.git/index.lock': Permission denied",
+                cwd
+            )
+            .as_deref(),
+            Some(note)
+        );
         let ro = sandbox(Mode::ReadOnly);
         assert_eq!(
             ro.refusal_note(false, "touch: cannot touch 'a.txt': Permission denied", cwd)
@@ -343,6 +430,23 @@ mod tests {
                 PathBuf::from("/var/tmp/t"),
                 PathBuf::from("/x")
             ]
+        );
+    }
+
+    #[test]
+    fn an_environment_that_would_open_the_home_directory_is_refused() {
+        let home = crate::testing::kit::TempDir::new("sandbox-home");
+        let home_path = home.path.display().to_string();
+        let places =
+            Places { tmpdir: Some("/"), home: Some(&home_path), xdg_cache: Some(&home_path) };
+        let request =
+            Request { mode: Mode::WorkspaceWrite, network: true, writable: vec![], caches: true };
+        let support = Support { landlock: Some(7), seccomp: true };
+        let (s, warning) = Sandbox::build(&request, support, &["/w".into()], &places).unwrap();
+        assert_eq!(s.writable, [PathBuf::from("/w"), PathBuf::from("/tmp")]);
+        assert_eq!(
+            warning,
+            Some(format!("The bash sandbox is not fully enforced: / is not made writable, as it holds the home directory; {home_path} is not made writable, as it holds the home directory."))
         );
     }
 
