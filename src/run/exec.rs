@@ -380,7 +380,11 @@ fn sandbox_support(env: &Env) -> crate::sys::sandbox::Support {
             Some("no-seccomp") => support.seccomp = false,
             Some(abi) if abi.starts_with("abi-") => {
                 let wanted = abi[4..].parse::<u32>().ok();
-                support.landlock = support.landlock.zip(wanted).map(|(have, want)| have.min(want));
+                support.landlock = support
+                    .landlock
+                    .zip(wanted)
+                    .map(|(have, want)| have.min(want))
+                    .filter(|abi| *abi > 0);
             }
             _ => {}
         }
