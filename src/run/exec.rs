@@ -658,9 +658,10 @@ fn bash_sandbox(
         home: env.get("HOME"),
         xdg_cache: env.get("XDG_CACHE_HOME"),
     };
-    let (sandbox, unenforced) =
+    let (sandbox, unenforced, narrowed) =
         tools::sandbox::Sandbox::build(request, sandbox_support(env), &roots, &places)
             .map_err(|err| Failure::Usage(format!("The bash sandbox cannot be set up: {err}")))?;
+    warnings.extend(narrowed.into_iter().map(|n| Warning::new(WarningCode::IgnoredOption, n)));
     if let Some(message) = unenforced {
         if plan.sandbox.required {
             return Err(Failure::Usage(format!(

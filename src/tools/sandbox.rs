@@ -93,14 +93,14 @@ pub struct Places<'a> {
 
 impl Sandbox {
     /// The sandbox for `request` on this kernel (`support`, which a test may override), for
-    /// a workspace and its added roots. Returns it and the warning to give when something
-    /// asked for is not enforced.
+    /// a workspace and its added roots. Returns it, the warning to give when something asked
+    /// for is not enforced, and what of the environment was not made writable (and why).
     pub fn build(
         request: &Request,
         support: Support,
         roots: &[PathBuf],
         places: &Places<'_>,
-    ) -> Result<(Sandbox, Option<String>), String> {
+    ) -> Result<(Sandbox, Option<String>, Vec<String>), String> {
         let mut writable: Vec<PathBuf> = Vec::new();
         if request.mode == Mode::WorkspaceWrite {
             writable.extend(roots.iter().cloned());
@@ -129,7 +129,7 @@ impl Sandbox {
             }
             writable.extend(request.writable.iter().cloned());
         }
-        let mut missing = Vec::new();
+        let mut narrowed = Vec::new();
         // A temp or cache directory from the environment that holds the home directory
         // (`TMPDIR=/`, `XDG_CACHE_HOME=$HOME`) would open all of it: it is left out, and said.
         let home = places.home.map(Path::new);
@@ -138,8 +138,8 @@ impl Sandbox {
             let named = from_env.iter().flatten().any(|v| Path::new(v) == dir);
             let broad = dir == Path::new("/") || home.is_some_and(|h| h.starts_with(dir));
             if named && broad {
-                missing.push(format!(
-                    "{} is not made writable, as it holds the home directory",
+                narrowed.push(format!(
+                    "bash's sandbox does not make {} writable, as it holds the home directory.",
                     dir.display()
                 ));
             }
@@ -153,8 +153,9 @@ impl Sandbox {
             prepared: None,
         };
         if request.mode == Mode::Off && request.network {
-            return Ok((sandbox, None));
+            return Ok((sandbox, None, narrowed));
         }
+        let mut missing = Vec::new();
         let abi = support.landlock.filter(|_| request.mode != Mode::Off);
         if request.mode != Mode::Off {
             match support.landlock {
@@ -179,7 +180,7 @@ impl Sandbox {
         }
         let warning = (!missing.is_empty())
             .then(|| format!("The bash sandbox is not fully enforced: {}.", missing.join("; ")));
-        Ok((sandbox, warning))
+        Ok((sandbox, warning, narrowed))
     }
 
     /// No sandbox at all (`--sandbox off`, network on).
@@ -248,9 +249,7 @@ impl Sandbox {
             denied && writing
         });
         let outside = refused.flat_map(paths_in).any(|p| {
-            let path = lexical(&if p.is_absolute() { p } else { cwd.join(p) });
-            // A link is refused where it leads.
-            let path = std::fs::canonicalize(&path).unwrap_or(path);
+            let path = resolved(&lexical(&if p.is_absolute() { p } else { cwd.join(p) }), 0);
             !self.writable.iter().any(|w| path.starts_with(w))
         });
         outside.then(|| match self.request.mode {
@@ -280,6 +279,24 @@ fn git_dirs(workspace: &Path) -> Vec<PathBuf> {
         }
     }
     Vec::new()
+}
+
+/// Where a path leads, as Landlock judges it: links followed (a dangling one too), and for a
+/// name that does not exist yet, its nearest existing directory resolved with the rest added.
+fn resolved(path: &Path, depth: usize) -> PathBuf {
+    if depth < 8 {
+        if let Ok(target) = std::fs::read_link(path) {
+            let base = path.parent().unwrap_or(Path::new("/"));
+            return resolved(&lexical(&base.join(target)), depth + 1);
+        }
+    }
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) if depth < 64 => resolved(parent, depth + 1).join(name),
+        _ => path.to_path_buf(),
+    }
 }
 
 /// A path with `.` and `..` taken out by their names alone (the refused path may not exist).
@@ -408,7 +425,8 @@ mod tests {
             writable: vec!["/x".into()],
             caches,
         };
-        let (with, _) = Sandbox::build(&request(true), support, &["/w".into()], &places).unwrap();
+        let (with, _, _) =
+            Sandbox::build(&request(true), support, &["/w".into()], &places).unwrap();
         assert_eq!(
             with.writable,
             [
@@ -420,7 +438,7 @@ mod tests {
                 PathBuf::from("/x"),
             ]
         );
-        let (without, _) =
+        let (without, _, _) =
             Sandbox::build(&request(false), support, &["/w".into()], &places).unwrap();
         assert_eq!(
             without.writable,
@@ -442,12 +460,29 @@ mod tests {
         let request =
             Request { mode: Mode::WorkspaceWrite, network: true, writable: vec![], caches: true };
         let support = Support { landlock: Some(7), seccomp: true };
-        let (s, warning) = Sandbox::build(&request, support, &["/w".into()], &places).unwrap();
+        let (s, warning, narrowed) =
+            Sandbox::build(&request, support, &["/w".into()], &places).unwrap();
         assert_eq!(s.writable, [PathBuf::from("/w"), PathBuf::from("/tmp")]);
+        // Nothing is less enforced for it: it is not the unavailable sandbox's warning.
+        assert_eq!(warning, None);
         assert_eq!(
-            warning,
-            Some(format!("The bash sandbox is not fully enforced: / is not made writable, as it holds the home directory; {home_path} is not made writable, as it holds the home directory."))
+            narrowed,
+            [
+                "bash's sandbox does not make / writable, as it holds the home directory.".to_string(),
+                format!("bash's sandbox does not make {home_path} writable, as it holds the home directory.")
+            ]
         );
+    }
+
+    #[test]
+    fn links_are_judged_where_they_lead_also_to_names_not_there_yet() {
+        let work = crate::testing::kit::TempDir::new("sandbox-links");
+        let root = work.path.canonicalize().unwrap();
+        std::os::unix::fs::symlink("/etc", root.join("out")).unwrap();
+        std::os::unix::fs::symlink("/etc/not-there-yet", root.join("dangling")).unwrap();
+        assert_eq!(resolved(&root.join("out/new.conf"), 0), PathBuf::from("/etc/new.conf"));
+        assert_eq!(resolved(&root.join("dangling"), 0), PathBuf::from("/etc/not-there-yet"));
+        assert_eq!(resolved(&root.join("sub/new.txt"), 0), root.join("sub/new.txt"));
     }
 
     #[test]
@@ -457,7 +492,7 @@ mod tests {
             [PathBuf::from("/w"), PathBuf::from("/tmp")]
         );
         assert_eq!(sandbox(Mode::ReadOnly).writable, [PathBuf::from("/tmp")]);
-        let (off, warning) = Sandbox::build(
+        let (off, warning, _) = Sandbox::build(
             &Request { mode: Mode::ReadOnly, network: false, writable: vec![], caches: false },
             Support { landlock: None, seccomp: false },
             &[],
