@@ -57,8 +57,9 @@ impl Drop for Outside {
     }
 }
 
-/// One turn of bash calls (ids c0, c1, ...) at `--auto high`, then an answer.
-fn bash(dir: &TestDir, commands: &[String], args: &[&str]) -> Output {
+/// One turn of bash calls (ids c0, c1, ...) at `--auto high`, then an answer: the run, not
+/// yet made.
+fn bash_zero(dir: &TestDir, commands: &[String], args: &[&str]) -> crate::util::Zero {
     let calls: Vec<Value> = commands
         .iter()
         .enumerate()
@@ -71,13 +72,22 @@ fn bash(dir: &TestDir, commands: &[String], args: &[&str]) -> Output {
         .args(&["--script", &script])
         .args(args)
         .args(&["go"])
-        .run()
+}
+
+fn bash(dir: &TestDir, commands: &[String], args: &[&str]) -> Output {
+    bash_zero(dir, commands, args).run()
 }
 
 /// Each call's exit code and output.
 fn results(out: &Output) -> Vec<(Option<i64>, String)> {
-    out.stream()
-        .iter()
+    out.stream();
+    results_in(&out.stdout)
+}
+
+fn results_in(stdout: &str) -> Vec<(Option<i64>, String)> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter(|e| e["type"] == "tool_result")
         .map(|e| (e["exitCode"].as_i64(), e["output"].as_str().unwrap_or_default().to_string()))
         .collect()
@@ -204,12 +214,8 @@ fn a_kernel_without_landlock_or_seccomp_is_said_and_can_be_refused() {
     let dir = TestDir::new("sandbox-unavailable");
     let outside = Outside::new();
     let commands = [format!("echo x > {}", outside.path("new.txt"))];
-    let out = dir
-        .zero()
+    let out = bash_zero(&dir, &commands, &["--sandbox-network", "off"])
         .env("ZERO_DEBUG_SANDBOX", "none")
-        .args(&["exec", "-o", "stream-json", "--schema-version", "2", "--auto", "high", "--sandbox-network", "off"])
-        .args(&["--script", &dir.script(&json!({"turns": [{"toolCalls": [{"id": "c0", "name": "bash", "arguments": {"command": commands[0]}}]}, {"text": "done"}]})).display().to_string()])
-        .args(&["go"])
         .run();
     out.assert_code(0);
     let events = out.stream();
@@ -272,16 +278,8 @@ fn device_nodes_inherited_descriptors_and_signals_do_not_lead_out() {
         "echo x >&9".to_string(),
         "kill -0 $PPID && echo reached".to_string(),
     ];
-    let calls: Vec<Value> = commands
-        .iter()
-        .enumerate()
-        .map(|(i, c)| json!({"id": format!("c{i}"), "name": "bash", "arguments": {"command": c}}))
-        .collect();
-    let script = dir.script(&json!({"turns": [{"toolCalls": calls}, {"text": "done"}]}));
     // zero itself holds descriptor 9, open for appending to a file outside.
-    let zero =
-        dir.zero().args(&["exec", "-o", "stream-json", "--schema-version", "2", "--auto", "high"]);
-    let zero = zero.args(&["--script", &script.display().to_string(), "go"]);
+    let zero = bash_zero(&dir, &commands, &[]);
     let held = outside.path("kept.txt");
     let mut wrapped = std::process::Command::new("/bin/sh");
     wrapped
@@ -295,12 +293,7 @@ fn device_nodes_inherited_descriptors_and_signals_do_not_lead_out() {
         .current_dir(&zero.cwd);
     let out = wrapped.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let results: Vec<(Option<i64>, String)> = stdout
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|e| e["type"] == "tool_result")
-        .map(|e| (e["exitCode"].as_i64(), e["output"].as_str().unwrap_or_default().to_string()))
-        .collect();
+    let results = results_in(&stdout);
     assert_eq!(results.len(), 3, "{stdout}");
     for (i, (code, output)) in results.iter().enumerate() {
         assert_ne!(*code, Some(0), "{} ran: {output}", commands[i]);

@@ -147,6 +147,11 @@ impl Mcp {
         Mcp { servers, offered: Vec::new(), said: HashSet::new() }
     }
 
+    /// The run has MCP servers (else there is nothing to refresh).
+    pub fn any(&self) -> bool {
+        !self.servers.is_empty()
+    }
+
     pub fn offered(&self) -> &[Offered] {
         &self.offered
     }

@@ -208,10 +208,13 @@ impl Agent<'_> {
             interrupted()?;
             self.limits.check_budget()?;
             // An MCP server said its tools changed: the next call offers the new list.
-            lock(self.out).set_phase(Some(Phase::Tool), None);
-            let refreshed = self.tools.refresh_mcp();
-            lock(self.out).set_phase(None, None);
-            if let Some((failed, left_out)) = refreshed {
+            let refreshed = self.tools.mcp().any().then(|| {
+                lock(self.out).set_phase(Some(Phase::Tool), None);
+                let refreshed = self.tools.refresh_mcp();
+                lock(self.out).set_phase(None, None);
+                refreshed
+            });
+            if let Some((failed, left_out)) = refreshed.flatten() {
                 let mut out = lock(self.out);
                 for warning in failed {
                     out.warning(&Warning::new(WarningCode::McpServerFailed, warning))?;

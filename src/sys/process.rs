@@ -265,8 +265,13 @@ pub fn run_shell(spec: &Spec<'_>) -> std::io::Result<Finished> {
     if let Some(sandbox) = spec.sandbox {
         sandbox.apply_to(&mut command);
     }
-    // What already ran below zero (a daemon an MCP server started) is not this call's.
-    let before = descendants(std::process::id()).0;
+    // What already ran below zero (a daemon an MCP server started) is not this call's; without
+    // servers nothing outlives a call, so there is nothing to look for.
+    let before = if EVER_KEPT.load(std::sync::atomic::Ordering::SeqCst) {
+        descendants(std::process::id()).0
+    } else {
+        Vec::new()
+    };
     let mut child = command.spawn()?;
     let pid = child.id();
     signals::set_running_group(pid);
