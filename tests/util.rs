@@ -25,7 +25,10 @@ pub struct TestDir {
 impl TestDir {
     pub fn new(name: &str) -> TestDir {
         static N: AtomicUsize = AtomicUsize::new(0);
-        let root = std::env::temp_dir().join(format!(
+        // Under `/var/tmp`, not `/tmp`: bash's sandbox leaves a temp directory that holds the
+        // home directory read-only, and a user's home is not in one (a test that wants that
+        // sets HOME there itself).
+        let root = Path::new("/var/tmp").join(format!(
             "zero-e2e-{name}-{}-{}",
             std::process::id(),
             N.fetch_add(1, Ordering::Relaxed)
@@ -70,6 +73,7 @@ impl TestDir {
             stdin: None,
             address_space_kib: None,
             file_modes_bind: false,
+            user: None,
         }
     }
 
@@ -97,6 +101,8 @@ pub struct Zero {
     pub address_space_kib: Option<u64>,
     /// File modes hold for the run even when the tests run as root (see [`Zero::with_file_modes_binding`]).
     pub file_modes_bind: bool,
+    /// Runs as this user and group instead of the test's (see [`Zero::run_as`]).
+    pub user: Option<(u32, u32)>,
 }
 
 impl Zero {
@@ -149,6 +155,13 @@ impl Zero {
         self
     }
 
+    /// Runs as `uid`:`gid` with no other groups (the tests must run as root to ask it), as
+    /// `setpriv --reuid --regid --clear-groups` would.
+    pub fn run_as(mut self, uid: u32, gid: u32) -> Zero {
+        self.user = Some((uid, gid));
+        self
+    }
+
     /// Runs with at most `mib` MiB of address space, as in a container with a memory limit.
     pub fn memory_limit_mib(mut self, mib: u64) -> Zero {
         self.address_space_kib = Some(mib * 1024);
@@ -165,6 +178,11 @@ impl Zero {
             }
         };
         cmd.args(&self.args).env_clear().envs(&self.env).current_dir(&self.cwd);
+        if let Some((uid, gid)) = self.user {
+            use std::os::unix::process::CommandExt;
+            // std also drops the supplementary groups when root changes its user.
+            cmd.gid(gid).uid(uid);
+        }
         if self.file_modes_bind {
             use std::os::unix::process::CommandExt;
             extern "C" {
@@ -602,4 +620,13 @@ pub fn read_until(reader: &mut impl std::io::BufRead, needle: &str) {
 
 pub fn mkfifo(path: &Path) {
     assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
+}
+
+/// Whether the tests run as root (some tests then also run zero as another user).
+pub fn is_root() -> bool {
+    extern "C" {
+        fn geteuid() -> u32;
+    }
+    // SAFETY: geteuid has no arguments and cannot fail.
+    unsafe { geteuid() == 0 }
 }

@@ -25,6 +25,7 @@ pub(super) fn provider_command(command: &str) -> Result<Source, Failure> {
         stderr_cap: 64 * 1024,
         // The user's own command, like an MCP server: not the model's, so not confined.
         sandbox: None,
+        tmpdir: None,
     };
     let done = crate::sys::process::run_shell(&spec)
         .map_err(|err| fail(format!("ZERO_PROVIDER_COMMAND failed: cannot run /bin/sh: {err}")))?;

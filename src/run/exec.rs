@@ -131,7 +131,13 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
         lock(shared).add_secret_min(secret, 4);
     }
     let toolbox = toolbox(plan, env, &cwd, &settings.add_dirs.value, &mut warnings)?;
-    let sandbox = bash_sandbox(plan, env, &toolbox, &sandbox, &mut warnings)?;
+    let places = sandbox_places(env);
+    // The repository, from what no command can have planted: where instructions are read
+    // from, and which git directories bash may write.
+    let plantable =
+        tools::sandbox::plantable(&sandbox, &places, &toolbox.workspace().added_roots());
+    let repository = tools::repository::find(toolbox.workspace().root(), &plantable);
+    let sandbox = bash_sandbox(plan, env, &toolbox, &sandbox, &repository, &mut warnings)?;
     let mut toolbox = toolbox.sandboxed(sandbox);
     let output_schema = plan
         .output_schema
@@ -144,7 +150,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
         system = format!("{}\n\n{}", system.trim_end(), structured::INSTRUCTION);
     }
     let told = if settings.project_instructions.value && !plan.list_tools {
-        instructions::read(&cwd, env)
+        instructions::read(&cwd, &repository.root, env)
     } else {
         Instructions::default()
     };
@@ -649,19 +655,27 @@ fn bash_sandbox(
     env: &Env,
     toolbox: &Toolbox,
     request: &tools::sandbox::Request,
+    repository: &tools::repository::Repository,
     warnings: &mut Vec<Warning>,
 ) -> Result<tools::sandbox::Sandbox, Failure> {
     let mut roots = vec![toolbox.workspace().root().to_path_buf()];
     roots.extend(toolbox.workspace().added_roots());
-    let places = tools::sandbox::Places {
-        tmpdir: env.get("TMPDIR"),
-        home: env.get("HOME"),
-        xdg_cache: env.get("XDG_CACHE_HOME"),
-    };
-    let (sandbox, unenforced, narrowed) =
-        tools::sandbox::Sandbox::build(request, sandbox_support(env), &roots, &places)
-            .map_err(|err| Failure::Usage(format!("The bash sandbox cannot be set up: {err}")))?;
-    warnings.extend(narrowed.into_iter().map(|n| Warning::new(WarningCode::IgnoredOption, n)));
+    let support = sandbox_support(env);
+    let places = sandbox_places(env);
+    let bash_runs = tools::find("bash").is_some_and(|bash| toolbox.withheld(bash).is_none());
+    let (sandbox, unenforced, narrowed) = tools::sandbox::Sandbox::build(
+        request,
+        support,
+        &roots,
+        &repository.git_dirs,
+        &places,
+        bash_runs,
+    )
+    .map_err(|err| Failure::Usage(format!("The bash sandbox cannot be set up: {err}")))?;
+    // What the sandbox leaves out matters only where bash runs.
+    if bash_runs {
+        warnings.extend(narrowed.into_iter().map(|n| Warning::new(WarningCode::IgnoredOption, n)));
+    }
     if let Some(message) = unenforced {
         if plan.sandbox.required {
             return Err(Failure::Usage(format!(
@@ -672,6 +686,15 @@ fn bash_sandbox(
         warnings.push(Warning::new(WarningCode::SandboxUnavailable, message));
     }
     Ok(sandbox)
+}
+
+/// The temp, home and cache directories bash's sandbox reads from the environment.
+fn sandbox_places(env: &Env) -> tools::sandbox::Places<'_> {
+    tools::sandbox::Places {
+        tmpdir: env.get("TMPDIR"),
+        home: env.get("HOME"),
+        xdg_cache: env.get("XDG_CACHE_HOME"),
+    }
 }
 
 /// Step 8's rows: every tool, whether it is offered, and the schema the model gets; with

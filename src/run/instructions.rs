@@ -83,15 +83,6 @@ struct Found {
     size: u64,
 }
 
-/// The nearest directory at or above `workspace` that holds `.git` (a directory, or the file
-/// of a worktree), else the workspace itself.
-fn repository_root(workspace: &Path) -> &Path {
-    workspace
-        .ancestors()
-        .find(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
-        .unwrap_or(workspace)
-}
-
 /// `$XDG_CONFIG_HOME/zero/AGENTS.md`, else `~/.config/zero/AGENTS.md`.
 fn user_file(env: &Env) -> Option<PathBuf> {
     let dir = match env.get("XDG_CONFIG_HOME") {
@@ -133,8 +124,9 @@ fn read_kept(file: impl Read, size: u64) -> std::io::Result<(String, u64)> {
     Ok((String::from_utf8_lossy(&bytes).into_owned(), size.max(bytes.len() as u64)))
 }
 
-/// Reads the instructions for a run in `workspace`.
-pub fn read(workspace: &Path, env: &Env) -> Instructions {
+/// Reads the instructions for a run in `workspace`, whose repository root is `root` (itself, or
+/// a directory above it: see `tools::repository`, which never takes a planted `.git`).
+pub fn read(workspace: &Path, root: &Path, env: &Env) -> Instructions {
     let mut found = Vec::new();
     let mut warnings = Vec::new();
     let mut skip = |shown: &str, why: &str| {
@@ -151,7 +143,6 @@ pub fn read(workspace: &Path, env: &Env) -> Instructions {
             Err(why) => skip(&shown, &why),
         }
     }
-    let root = repository_root(workspace);
     if let Ok(repo) = Workspace::new(root) {
         let below = workspace.strip_prefix(root).unwrap_or(Path::new(""));
         let mut dirs = vec![PathBuf::new()];

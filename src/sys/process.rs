@@ -1,6 +1,7 @@
 //! Child processes that cannot outlive their call: the bash tool and `ZERO_PROVIDER_COMMAND`.
 //!
-//! A command runs as `/bin/sh -c` in its own process group, with stdin at `/dev/null` and
+//! A command runs as `/bin/sh -c` in a session (and process group) of its own, without a
+//! controlling terminal, with stdin at `/dev/null` and
 //! stdout and stderr captured up to a cap (the rest is drained and counted). When it ends, or
 //! at its deadline, every descendant of zero is killed: the group first, then anything that
 //! left it (`setsid`, a daemon), which zero finds in `/proc` because it is the subreaper of its
@@ -17,7 +18,6 @@
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Mutex, MutexGuard, Once, OnceLock};
@@ -147,6 +147,8 @@ pub struct Spec<'a> {
     pub stderr_cap: usize,
     /// The sandbox the command confines itself to (`None`: none).
     pub sandbox: Option<&'a super::sandbox::Prepared>,
+    /// `TMPDIR` for the command, instead of zero's.
+    pub tmpdir: Option<&'a Path>,
 }
 
 /// One captured stream: the first bytes and the total count.
@@ -257,11 +259,16 @@ pub fn run_shell(spec: &Spec<'_>) -> std::io::Result<Finished> {
         .current_dir(spec.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+        .stderr(Stdio::piped());
     for name in spec.env_remove {
         command.env_remove(name);
     }
+    if let Some(tmpdir) = spec.tmpdir {
+        command.env("TMPDIR", tmpdir);
+    }
+    // A session of its own (and so a process group): no controlling terminal to type into,
+    // as in CI, and one group to kill.
+    signals::own_session(&mut command);
     if let Some(sandbox) = spec.sandbox {
         sandbox.apply_to(&mut command);
     }
@@ -464,17 +471,17 @@ mod tests {
             stdout_cap: 1024,
             stderr_cap: 1024,
             sandbox: None,
+            tmpdir: None,
         }
     }
 
     #[test]
     fn both_ways_of_finding_descendants_agree() {
         serialized(|| {
-            let mut shell = Command::new("/bin/sh")
-                .args(["-c", "sleep 30 & sleep 30"])
-                .process_group(0)
-                .spawn()
-                .unwrap();
+            let mut command = Command::new("/bin/sh");
+            command.args(["-c", "sleep 30 & sleep 30"]);
+            signals::own_session(&mut command);
+            let mut shell = command.spawn().unwrap();
             let me = std::process::id();
             let deadline = Instant::now() + Duration::from_secs(5);
             // The shell's two sleeps start soon after it does.

@@ -139,6 +139,9 @@ pub struct Policy {
     pub devices: Vec<PathBuf>,
     /// Refuse every socket but Unix ones, and TCP bind and connect.
     pub no_network: bool,
+    /// Refuse typing into a terminal (`TIOCSTI`, `TIOCLINUX`) and writing extended
+    /// attributes, which Landlock does not mediate.
+    pub no_terminal_input_or_xattrs: bool,
 }
 
 /// The rules of a policy, ready for any number of children.
@@ -154,7 +157,12 @@ pub fn prepare(policy: &Policy, abi: Option<u32>) -> Result<Prepared, String> {
         Some(abi) => Some(ruleset(policy, abi)?),
         None => None,
     };
-    let filter = policy.no_network.then(network_filter);
+    let refuse = Refusals {
+        network: policy.no_network,
+        terminal_input_and_xattrs: policy.no_terminal_input_or_xattrs,
+    };
+    let filter =
+        (refuse.network || refuse.terminal_input_and_xattrs).then(|| filter(&THIS, refuse));
     Ok(Prepared { ruleset, filter })
 }
 
@@ -229,13 +237,50 @@ fn add_rule(ruleset: &OwnedFd, path: &Path, rights: u64) -> Result<(), String> {
     Ok(())
 }
 
-/// The audit architecture and the socket and io_uring_setup numbers of this target.
-#[cfg(target_arch = "x86_64")]
-const ARCH: (u32, u32, u32) = (0xC000_003E, 41, 425);
-#[cfg(target_arch = "aarch64")]
-const ARCH: (u32, u32, u32) = (0xC000_00B7, 198, 425);
-#[cfg(target_arch = "riscv64")]
-const ARCH: (u32, u32, u32) = (0xC000_00F3, 198, 425);
+/// The numbers a seccomp filter needs on one architecture: its audit value (`AUDIT_ARCH_*`)
+/// and its system call numbers (`asm/unistd.h`). Plain data, compiled on every target, so
+/// each architecture's table is checked by the tests wherever they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arch {
+    pub name: &'static str,
+    pub audit: u32,
+    pub socket: u32,
+    pub ioctl: u32,
+    pub io_uring_setup: u32,
+    /// `setxattr`, `lsetxattr`, `fsetxattr`, `removexattr`, `lremovexattr`, `fremovexattr`,
+    /// `setxattrat`, `removexattrat`.
+    pub xattr_writes: [u32; 8],
+}
+
+pub const X86_64: Arch = Arch {
+    name: "x86_64",
+    audit: 0xC000_003E,
+    socket: 41,
+    ioctl: 16,
+    io_uring_setup: 425,
+    xattr_writes: [188, 189, 190, 197, 198, 199, 463, 466],
+};
+
+/// aarch64 and riscv64 share the generic table (`asm-generic/unistd.h`).
+pub const AARCH64: Arch = Arch {
+    name: "aarch64",
+    audit: 0xC000_00B7,
+    socket: 198,
+    ioctl: 29,
+    io_uring_setup: 425,
+    xattr_writes: [5, 6, 7, 14, 15, 16, 463, 466],
+};
+
+pub const RISCV64: Arch = Arch { name: "riscv64", audit: 0xC000_00F3, ..AARCH64 };
+
+/// This target's table.
+pub const THIS: Arch = if cfg!(target_arch = "x86_64") {
+    X86_64
+} else if cfg!(target_arch = "aarch64") {
+    AARCH64
+} else {
+    RISCV64
+};
 
 const BPF_LD_W_ABS: u16 = 0x20;
 const BPF_JEQ_K: u16 = 0x15;
@@ -244,32 +289,82 @@ const BPF_RET_K: u16 = 0x06;
 const RET_ALLOW: u32 = 0x7fff_0000;
 /// SECCOMP_RET_KILL_PROCESS: the whole process, not only the calling thread.
 const RET_KILL: u32 = 0x8000_0000;
-const RET_EACCES: u32 = 0x0005_0000 | 13;
+const RET_ERRNO: u32 = 0x0005_0000;
+const EPERM: u32 = 1;
+const EACCES: u32 = 13;
+/// `EOPNOTSUPP`: what a filesystem without extended attributes answers. Programs expect it
+/// (`cp -a` then sets plain modes; EPERM made it fail).
+const EOPNOTSUPP: u32 = 95;
 const AF_UNIX: u32 = 1;
+/// The ioctls that put characters into a terminal's input queue: a command could type into
+/// the user's shell, which would run what it typed once zero exits, unconfined.
+const TIOCSTI: u32 = 0x5412;
+const TIOCLINUX: u32 = 0x541C;
+/// Offsets into `struct seccomp_data`: `nr`, `arch`, then (after the 8-byte instruction
+/// pointer) `args[6]`, 8 bytes each; the low half of each comes first (little endian, as on
+/// every target zero builds for).
+const DATA_NR: u32 = 0;
+const DATA_ARCH: u32 = 4;
+const fn data_arg_low(n: u32) -> u32 {
+    16 + 8 * n
+}
 
-/// The network filter: `socket()` of any family but `AF_UNIX` fails with EACCES (so programs
-/// fail at once with a clear error instead of hanging), as does `io_uring_setup` (whose
-/// operations could open sockets); another architecture's calls (x32) are killed.
-fn network_filter() -> Box<[SockFilter]> {
-    let (arch, socket, io_uring_setup) = ARCH;
+/// What the seccomp filter refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Refusals {
+    /// Every socket but a Unix one, and `io_uring_setup` (EACCES).
+    network: bool,
+    /// `TIOCSTI` and `TIOCLINUX` (EPERM), and writing extended attributes (EOPNOTSUPP).
+    terminal_input_and_xattrs: bool,
+}
+
+/// The filter: another architecture's calls (x32 on x86_64) kill the process; then each
+/// refusal asked for; everything else is allowed. A network refusal is EACCES, so programs
+/// fail at once with a clear error instead of hanging.
+fn filter(arch: &Arch, refuse: Refusals) -> Box<[SockFilter]> {
     let op = |code, jt, jf, k| SockFilter { code, jt, jf, k };
-    vec![
-        op(BPF_LD_W_ABS, 0, 0, 4), // seccomp_data.arch
-        op(BPF_JEQ_K, 1, 0, arch),
+    let mut program = vec![
+        op(BPF_LD_W_ABS, 0, 0, DATA_ARCH),
+        op(BPF_JEQ_K, 1, 0, arch.audit),
         op(BPF_RET_K, 0, 0, RET_KILL),
-        op(BPF_LD_W_ABS, 0, 0, 0),        // seccomp_data.nr
+        op(BPF_LD_W_ABS, 0, 0, DATA_NR),
         op(BPF_JGE_K, 0, 1, 0x4000_0000), // the x32 numbers
         op(BPF_RET_K, 0, 0, RET_KILL),
-        op(BPF_JEQ_K, 0, 1, io_uring_setup),
-        op(BPF_RET_K, 0, 0, RET_EACCES),
-        op(BPF_JEQ_K, 1, 0, socket),
-        op(BPF_RET_K, 0, 0, RET_ALLOW),
-        op(BPF_LD_W_ABS, 0, 0, 16), // seccomp_data.args[0], its low half
-        op(BPF_JEQ_K, 0, 1, AF_UNIX),
-        op(BPF_RET_K, 0, 0, RET_ALLOW),
-        op(BPF_RET_K, 0, 0, RET_EACCES),
-    ]
-    .into_boxed_slice()
+    ];
+    let refuse_call = |program: &mut Vec<SockFilter>, nr: u32, errno: u32| {
+        program.extend([
+            op(BPF_LD_W_ABS, 0, 0, DATA_NR),
+            op(BPF_JEQ_K, 0, 1, nr),
+            op(BPF_RET_K, 0, 0, RET_ERRNO | errno),
+        ]);
+    };
+    if refuse.network {
+        refuse_call(&mut program, arch.io_uring_setup, EACCES);
+        program.extend([
+            op(BPF_LD_W_ABS, 0, 0, DATA_NR),
+            op(BPF_JEQ_K, 0, 3, arch.socket),
+            op(BPF_LD_W_ABS, 0, 0, data_arg_low(0)),
+            op(BPF_JEQ_K, 1, 0, AF_UNIX),
+            op(BPF_RET_K, 0, 0, RET_ERRNO | EACCES),
+        ]);
+    }
+    if refuse.terminal_input_and_xattrs {
+        // The kernel reads an ioctl's request as 32 bits: only the low half is compared, so
+        // high bits set by the caller do not slip past.
+        program.extend([
+            op(BPF_LD_W_ABS, 0, 0, DATA_NR),
+            op(BPF_JEQ_K, 0, 4, arch.ioctl),
+            op(BPF_LD_W_ABS, 0, 0, data_arg_low(1)),
+            op(BPF_JEQ_K, 1, 0, TIOCSTI),
+            op(BPF_JEQ_K, 0, 1, TIOCLINUX),
+            op(BPF_RET_K, 0, 0, RET_ERRNO | EPERM),
+        ]);
+        for nr in arch.xattr_writes {
+            refuse_call(&mut program, nr, EOPNOTSUPP);
+        }
+    }
+    program.push(op(BPF_RET_K, 0, 0, RET_ALLOW));
+    program.into_boxed_slice()
 }
 
 impl Prepared {
@@ -320,12 +415,139 @@ mod tests {
             FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV
         );
         assert_eq!(std::mem::size_of::<PathBeneathAttr>(), 12);
-        // Every jump of the filter lands inside it.
-        let filter = network_filter();
-        for (i, op) in filter.iter().enumerate() {
-            if op.code == BPF_JEQ_K || op.code == BPF_JGE_K {
-                assert!(i + 1 + (op.jt.max(op.jf) as usize) < filter.len(), "{i}");
+    }
+
+    /// What the kernel would decide for one call: the filter run on a `seccomp_data`.
+    fn verdict(program: &[SockFilter], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
+        let mut data = [0u8; 64];
+        data[0..4].copy_from_slice(&nr.to_le_bytes());
+        data[4..8].copy_from_slice(&arch.to_le_bytes());
+        for (i, arg) in args.iter().enumerate() {
+            data[16 + 8 * i..24 + 8 * i].copy_from_slice(&arg.to_le_bytes());
+        }
+        let (mut acc, mut pc) = (0u32, 0usize);
+        loop {
+            let op = program[pc];
+            pc += 1;
+            match op.code {
+                BPF_LD_W_ABS => {
+                    let at = op.k as usize;
+                    acc = u32::from_le_bytes(data[at..at + 4].try_into().unwrap());
+                }
+                BPF_JEQ_K => pc += usize::from(if acc == op.k { op.jt } else { op.jf }),
+                BPF_JGE_K => pc += usize::from(if acc >= op.k { op.jt } else { op.jf }),
+                BPF_RET_K => return op.k,
+                other => panic!("unknown instruction {other:#x}"),
             }
+            assert!(pc < program.len(), "a jump left the program");
+        }
+    }
+
+    #[test]
+    fn the_filter_refuses_what_it_says_on_every_architecture() {
+        let denied = |errno| RET_ERRNO | errno;
+        for arch in [X86_64, AARCH64, RISCV64] {
+            let both = filter(&arch, Refusals { network: true, terminal_input_and_xattrs: true });
+            let call = |nr, args| verdict(&both, arch.audit, nr, args);
+            let none = [0u64; 6];
+            let with = |a0: u64, a1: u64| [a0, a1, 0, 0, 0, 0];
+            assert_eq!(call(arch.socket, with(2, 1)), denied(EACCES), "{}", arch.name);
+            assert_eq!(call(arch.socket, with(1, 1)), RET_ALLOW, "{}: AF_UNIX", arch.name);
+            assert_eq!(call(arch.io_uring_setup, none), denied(EACCES));
+            assert_eq!(call(arch.ioctl, with(0, 0x5412)), denied(EPERM), "{}: TIOCSTI", arch.name);
+            assert_eq!(call(arch.ioctl, with(0, 0x541C)), denied(EPERM), "TIOCLINUX");
+            // The kernel reads the request's low 32 bits: high bits do not slip past.
+            assert_eq!(call(arch.ioctl, with(0, 0xffff_ffff_0000_5412)), denied(EPERM));
+            // Reading a terminal's size (TIOCGWINSZ) and every other ioctl stay allowed.
+            assert_eq!(call(arch.ioctl, with(0, 0x5413)), RET_ALLOW);
+            for nr in arch.xattr_writes {
+                assert_eq!(call(nr, none), denied(EOPNOTSUPP), "{}: {nr}", arch.name);
+            }
+            assert_eq!(call(arch.ioctl + 1000, none), RET_ALLOW);
+            // Another architecture's calls, and x32's numbers, kill the process.
+            assert_eq!(verdict(&both, arch.audit ^ 1, arch.socket, none), RET_KILL);
+            assert_eq!(call(0x4000_0000 | arch.socket, none), RET_KILL);
+            // Each refusal alone.
+            let network =
+                filter(&arch, Refusals { network: true, terminal_input_and_xattrs: false });
+            assert_eq!(verdict(&network, arch.audit, arch.ioctl, with(0, 0x5412)), RET_ALLOW);
+            assert_eq!(verdict(&network, arch.audit, arch.socket, with(10, 1)), denied(EACCES));
+            let terminal =
+                filter(&arch, Refusals { network: false, terminal_input_and_xattrs: true });
+            assert_eq!(verdict(&terminal, arch.audit, arch.socket, with(2, 1)), RET_ALLOW);
+            assert_eq!(verdict(&terminal, arch.audit, arch.ioctl, with(0, 0x5412)), denied(EPERM));
+        }
+    }
+
+    /// `#define __NR_<name> <number>` lines of a header, when the machine has it.
+    fn numbers_in(header: &str) -> Option<std::collections::HashMap<String, u32>> {
+        let text = std::fs::read_to_string(header).ok()?;
+        Some(
+            text.lines()
+                .filter_map(|l| {
+                    let rest = l.strip_prefix("#define __NR_")?;
+                    let (name, value) = rest.split_once(char::is_whitespace)?;
+                    Some((name.to_string(), value.trim().parse().ok()?))
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn each_architectures_numbers_are_the_kernels() {
+        let names = [
+            "setxattr",
+            "lsetxattr",
+            "fsetxattr",
+            "removexattr",
+            "lremovexattr",
+            "fremovexattr",
+            "setxattrat",
+            "removexattrat",
+        ];
+        let tables = [
+            (X86_64, "/usr/include/x86_64-linux-gnu/asm/unistd_64.h"),
+            (AARCH64, "/usr/include/asm-generic/unistd.h"),
+            (RISCV64, "/usr/include/asm-generic/unistd.h"),
+        ];
+        let mut checked = 0;
+        for (arch, header) in tables {
+            let Some(kernel) = numbers_in(header) else { continue };
+            let mut expect = |name: &str, ours: u32| {
+                // Headers older than the call (setxattrat is Linux 6.13) do not name it.
+                if let Some(&theirs) = kernel.get(name) {
+                    assert_eq!(ours, theirs, "{}: {name}", arch.name);
+                    checked += 1;
+                }
+            };
+            expect("socket", arch.socket);
+            expect("ioctl", arch.ioctl);
+            expect("io_uring_setup", arch.io_uring_setup);
+            expect("landlock_create_ruleset", SYS_LANDLOCK_CREATE_RULESET as u32);
+            expect("landlock_add_rule", SYS_LANDLOCK_ADD_RULE as u32);
+            expect("landlock_restrict_self", SYS_LANDLOCK_RESTRICT_SELF as u32);
+            expect("close_range", SYS_CLOSE_RANGE as u32);
+            for (name, nr) in names.iter().zip(arch.xattr_writes) {
+                expect(name, nr);
+            }
+        }
+        // The audit values: EM_<machine> with the 64-bit and little-endian bits.
+        if let Ok(elf) = std::fs::read_to_string("/usr/include/linux/elf-em.h") {
+            let machine = |name: &str| -> Option<u32> {
+                let line = elf.lines().find(|l| l.split_whitespace().nth(1) == Some(name))?;
+                line.split_whitespace().nth(2)?.parse().ok()
+            };
+            for (arch, em) in
+                [(X86_64, "EM_X86_64"), (AARCH64, "EM_AARCH64"), (RISCV64, "EM_RISCV")]
+            {
+                if let Some(number) = machine(em) {
+                    assert_eq!(arch.audit, number | 0x8000_0000 | 0x4000_0000, "{}", arch.name);
+                    checked += 1;
+                }
+            }
+        }
+        if std::path::Path::new("/usr/include/asm-generic/unistd.h").exists() {
+            assert!(checked >= 30, "{checked}");
         }
     }
 }

@@ -191,6 +191,21 @@ pub fn forget_kept_group(pgid: u32) {
     }
 }
 
+/// Starts `command` as a session of its own: its own process group (its pid), and no
+/// controlling terminal, so nothing it runs can type into the user's terminal.
+pub fn own_session(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec only setsid, which is async-signal-safe, is called.
+    unsafe {
+        command.pre_exec(|| {
+            if setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Starts `command` as a session of its own (so no other process can join its group, and it
 /// has no terminal), which gets SIGTERM if zero dies without stopping it (SIGKILL, the OOM
 /// killer).

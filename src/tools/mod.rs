@@ -7,6 +7,7 @@
 mod files;
 pub(crate) mod patch;
 mod plan;
+pub mod repository;
 pub mod sandbox;
 mod search;
 mod shell;

@@ -81,7 +81,32 @@ pub struct Sandbox {
     pub network_enforced: bool,
     /// Where commands may write (absolute), for the failure line.
     pub writable: Vec<PathBuf>,
+    /// The temp directory of the run's own that commands get as `TMPDIR`, when every temp
+    /// directory holds the home directory (removed when the run ends).
+    tmpdir: Option<Arc<OwnTemp>>,
     prepared: Option<Arc<Prepared>>,
+}
+
+/// A temp directory made for one run's commands; it goes with the run.
+struct OwnTemp(PathBuf);
+
+impl Drop for OwnTemp {
+    fn drop(&mut self) {
+        // `remove_dir_all` removes links, never what they point to.
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Makes `/tmp/zero-bash-<pid>-<random>`, readable and writable by this user only.
+fn own_temp() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = PathBuf::from(format!(
+        "/tmp/zero-bash-{}-{}",
+        std::process::id(),
+        crate::clock::random_base36(8)
+    ));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    Ok(dir)
 }
 
 /// The environment the policy reads: temp, cache and home directories.
@@ -91,65 +116,128 @@ pub struct Places<'a> {
     pub xdg_cache: Option<&'a str>,
 }
 
+/// What a run's bash may write besides its roots and git's directories, before the rules
+/// below narrow it: the temp directories, the build caches that exist, `--sandbox-writable`.
+fn besides_roots(request: &Request, places: &Places<'_>) -> Vec<PathBuf> {
+    let mut writable = vec![PathBuf::from("/tmp")];
+    if let Some(tmp) = places.tmpdir.filter(|t| t.starts_with('/')) {
+        writable.push(PathBuf::from(tmp));
+    }
+    if request.caches {
+        let cache = places
+            .xdg_cache
+            .map(PathBuf::from)
+            .or_else(|| places.home.map(|h| Path::new(h).join(".cache")));
+        writable.extend(cache.filter(|c| c.exists()));
+        if let Some(home) = places.home {
+            writable
+                .extend(HOME_CACHES.iter().map(|c| Path::new(home).join(c)).filter(|c| c.exists()));
+        }
+    }
+    writable.extend(request.writable.iter().cloned());
+    writable
+}
+
+/// The directories where a command of this run could have written before, besides the
+/// workspace: a `.git` found in one of them cannot be trusted (`tools::repository`). They are
+/// the same whatever the sandbox's mode, so the repository a run sees does not depend on it.
+pub fn plantable(request: &Request, places: &Places<'_>, added_roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut dirs = besides_roots(request, places);
+    dirs.extend(added_roots.iter().cloned());
+    dirs.into_iter().map(|d| std::fs::canonicalize(&d).unwrap_or(d)).collect()
+}
+
+/// Whether `dir` holds `inner` (or is it), links resolved where they can be.
+fn holds(dir: &Path, inner: &Path) -> bool {
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    real(inner).starts_with(real(dir))
+}
+
 impl Sandbox {
-    /// The sandbox for `request` on this kernel (`support`, which a test may override), for
-    /// a workspace and its added roots. Returns it, the warning to give when something asked
-    /// for is not enforced, and what of the environment was not made writable (and why).
+    /// The sandbox for `request` on this kernel (`support`, which a test may override), for a
+    /// workspace and its added roots (`roots`, the workspace first) and the repository's git
+    /// directories outside them. Returns it, the warning to give when something asked for is
+    /// not enforced, and what was not made writable (and why). `commands_run`: bash may run
+    /// in this run (else nothing is made for its commands).
     pub fn build(
         request: &Request,
         support: Support,
         roots: &[PathBuf],
+        git_dirs: &[PathBuf],
         places: &Places<'_>,
+        commands_run: bool,
     ) -> Result<(Sandbox, Option<String>, Vec<String>), String> {
+        let mut narrowed = Vec::new();
+        let home = places.home.map(Path::new);
         let mut writable: Vec<PathBuf> = Vec::new();
         if request.mode == Mode::WorkspaceWrite {
             writable.extend(roots.iter().cloned());
             // git keeps its data outside a workspace that is a subdirectory of a repository,
-            // or a worktree: without it, `git commit` fails.
-            if let Some(root) = roots.first() {
-                writable.extend(git_dirs(root).into_iter().filter(|d| !d.starts_with(root)));
-            }
-        }
-        if request.mode != Mode::Off {
-            writable.push(PathBuf::from("/tmp"));
-            if let Some(tmp) = places.tmpdir.filter(|t| t.starts_with('/')) {
-                writable.push(PathBuf::from(tmp));
-            }
-            if request.caches {
-                let cache = places
-                    .xdg_cache
-                    .map(PathBuf::from)
-                    .or_else(|| places.home.map(|h| Path::new(h).join(".cache")));
-                writable.extend(cache.filter(|c| c.exists()));
-                if let Some(home) = places.home {
-                    writable.extend(
-                        HOME_CACHES.iter().map(|c| Path::new(home).join(c)).filter(|c| c.exists()),
-                    );
+            // or a worktree: without it, `git commit` fails. Never a directory that holds the
+            // workspace's parent or the home directory, however it was found.
+            let parent = roots.first().and_then(|w| w.parent());
+            for dir in git_dirs {
+                let broad =
+                    parent.is_some_and(|p| holds(dir, p)) || home.is_some_and(|h| holds(dir, h));
+                if broad {
+                    narrowed.push(format!(
+                        "bash's sandbox does not make {} writable, as it holds the workspace's parent or the home directory.",
+                        dir.display()
+                    ));
+                } else {
+                    writable.push(dir.clone());
                 }
             }
-            writable.extend(request.writable.iter().cloned());
         }
-        let mut narrowed = Vec::new();
-        // A temp or cache directory from the environment that holds the home directory
-        // (`TMPDIR=/`, `XDG_CACHE_HOME=$HOME`) would open all of it: it is left out, and said.
-        let home = places.home.map(Path::new);
-        let from_env = [places.tmpdir, places.xdg_cache];
-        writable.retain(|dir| {
-            let named = from_env.iter().flatten().any(|v| Path::new(v) == dir);
-            let broad = dir == Path::new("/") || home.is_some_and(|h| h.starts_with(dir));
-            if named && broad {
-                narrowed.push(format!(
-                    "bash's sandbox does not make {} writable, as it holds the home directory.",
-                    dir.display()
-                ));
+        let mut tmpdir = None;
+        if request.mode != Mode::Off {
+            let temps = [Some("/tmp"), places.tmpdir.filter(|t| t.starts_with('/'))];
+            let from_env = [places.tmpdir, places.xdg_cache];
+            let mut others = besides_roots(request, places);
+            // A temp or cache directory that holds the home directory (`TMPDIR=/`, a CI
+            // container's `HOME=/tmp/home`, `XDG_CACHE_HOME=$HOME`) would open all of it, its
+            // programs and dotfiles included: it is left out, and said.
+            let mut temp_note = None;
+            others.retain(|dir| {
+                let temp = temps.iter().flatten().any(|t| Path::new(t) == dir);
+                let named = from_env.iter().flatten().any(|v| Path::new(v) == dir);
+                let broad = dir == Path::new("/") || home.is_some_and(|h| holds(dir, h));
+                if temp && broad && temp_note.is_none() {
+                    temp_note = Some(narrowed.len());
+                }
+                if (temp || named) && broad {
+                    narrowed.push(format!(
+                        "bash's sandbox does not make {} writable, as it holds the home directory.",
+                        dir.display()
+                    ));
+                }
+                !((temp || named) && broad)
+            });
+            // No temp directory left: commands get one of their own as TMPDIR.
+            let temp_left =
+                temps.iter().flatten().any(|t| others.iter().any(|o| o == Path::new(t)));
+            if !temp_left && commands_run {
+                let said = match own_temp() {
+                    Ok(own) => {
+                        let said = format!("; its commands get TMPDIR={} instead", own.display());
+                        others.push(own.clone());
+                        tmpdir = Some(Arc::new(OwnTemp(own)));
+                        said
+                    }
+                    Err(err) => format!("; no temp directory of its own could be made ({err})"),
+                };
+                if let Some(note) = temp_note.and_then(|i| narrowed.get_mut(i)) {
+                    note.insert_str(note.len() - 1, &said);
+                }
             }
-            !(named && broad)
-        });
+            writable.extend(others);
+        }
         let mut sandbox = Sandbox {
             request: request.clone(),
             abi: None,
             network_enforced: false,
             writable,
+            tmpdir,
             prepared: None,
         };
         if request.mode == Mode::Off && request.network {
@@ -164,9 +252,21 @@ impl Sandbox {
                 _ => {}
             }
         }
+        // What only the seccomp filter refuses.
         let network_off = !request.network;
-        if network_off && !support.seccomp {
-            missing.push("network sockets are not refused (--sandbox-network off): this kernel has no seccomp filters".to_string());
+        let mut unfiltered = Vec::new();
+        if network_off {
+            unfiltered.push("network sockets (--sandbox-network off)");
+        }
+        if request.mode != Mode::Off {
+            unfiltered.push("typing into a terminal (TIOCSTI)");
+            unfiltered.push("setting extended attributes");
+        }
+        if !support.seccomp && !unfiltered.is_empty() {
+            missing.push(format!(
+                "{} are not refused: this kernel has no seccomp filters",
+                unfiltered.join(", ")
+            ));
         }
         sandbox.abi = abi;
         sandbox.network_enforced = network_off && support.seccomp;
@@ -174,8 +274,9 @@ impl Sandbox {
             writable: sandbox.writable.clone(),
             devices: DEVICES.iter().map(PathBuf::from).collect(),
             no_network: sandbox.network_enforced,
+            no_terminal_input_or_xattrs: request.mode != Mode::Off && support.seccomp,
         };
-        if abi.is_some() || sandbox.network_enforced {
+        if abi.is_some() || policy.no_network || policy.no_terminal_input_or_xattrs {
             sandbox.prepared = Some(Arc::new(sandbox::prepare(&policy, abi)?));
         }
         let warning = (!missing.is_empty())
@@ -190,8 +291,14 @@ impl Sandbox {
             abi: None,
             network_enforced: false,
             writable: Vec::new(),
+            tmpdir: None,
             prepared: None,
         }
+    }
+
+    /// The `TMPDIR` commands get instead of the environment's (see [`Sandbox::tmpdir`]).
+    pub fn tmpdir(&self) -> Option<&Path> {
+        self.tmpdir.as_deref().map(|t| t.0.as_path())
     }
 
     pub fn prepared(&self) -> Option<&Prepared> {
@@ -216,43 +323,47 @@ impl Sandbox {
     }
 
     /// The line a failed command's output gets when the sandbox refused it: its exit status
-    /// is not 0 and its stderr says a path outside the writable set was refused (relative
-    /// paths against the command's directory).
+    /// is not 0 and its stderr says a write to a path outside the writable set was refused
+    /// (relative paths against the command's directory), in any of the forms programs use:
+    /// coreutils and shells, Python, Node, Go, Rust and Java.
     pub fn refusal_note(&self, status_ok: bool, stderr: &str, cwd: &Path) -> Option<String> {
+        self.refusal_note_judging(status_ok, stderr, cwd, &state_of)
+    }
+
+    /// [`Sandbox::refusal_note`], with `state` saying what a path is to zero.
+    fn refusal_note_judging(
+        &self,
+        status_ok: bool,
+        stderr: &str,
+        cwd: &Path,
+        state: &dyn Fn(&Path) -> PathState,
+    ) -> Option<String> {
         if status_ok || self.abi.is_none() {
             return None;
         }
-        // A refusal of a write: reading is never refused by the sandbox, and a program that
-        // is not executable is not its doing.
-        let refused = stderr.lines().filter(|line| {
-            let denied =
-                ["EACCES", "EPERM", "Permission denied", "Operation not permitted", "Read-only"]
-                    .iter()
-                    .any(|m| line.contains(m));
-            let lower = line.to_ascii_lowercase();
-            let writing = [
-                "creat",
-                "touch",
-                "remov",
-                "move",
-                "writ",
-                "mkdir",
-                "directory",
-                "renam",
-                "link",
-                "read-only",
-                "truncat",
-                "lock",
-            ]
-            .iter()
-            .any(|w| lower.contains(w));
-            denied && writing
+        let outside = |p: &PathBuf| {
+            let path =
+                resolved(&lexical(&if p.is_absolute() { p.clone() } else { cwd.join(p) }), 0);
+            (!self.writable.iter().any(|w| path.starts_with(w))).then_some(path)
+        };
+        let refused = stderr.lines().any(|line| {
+            let Some(writing) = denial(line) else { return false };
+            let paths: Vec<PathBuf> = paths_in(line).iter().filter_map(outside).collect();
+            // Rust's own message names no path: `Permission denied (os error 13)`.
+            let bare_rust = (line.contains("(os error 13)") || line.contains("(os error 1)"))
+                && paths_in(line).iter().all(|p| p.is_relative() && !p.exists());
+            // Reading is never refused by the sandbox: without a verb that says a write, the
+            // path's state decides. A name not there yet was being made; one zero can read was
+            // refused for something else than reading, unless a shell could not run it.
+            bare_rust
+                || paths.iter().any(|path| match state(path) {
+                    _ if writing => true,
+                    PathState::Missing => true,
+                    PathState::Readable => !shell_could_not_run(line, path),
+                    PathState::Unreadable => false,
+                })
         });
-        let outside = refused.flat_map(paths_in).any(|p| {
-            let path = resolved(&lexical(&if p.is_absolute() { p } else { cwd.join(p) }), 0);
-            !self.writable.iter().any(|w| path.starts_with(w))
-        });
-        outside.then(|| match self.request.mode {
+        refused.then(|| match self.request.mode {
             Mode::ReadOnly => "[sandbox: writes are refused (--sandbox read-only)]".to_string(),
             _ => "[sandbox: writes outside the workspace are refused (--sandbox workspace-write)]"
                 .to_string(),
@@ -260,25 +371,68 @@ impl Sandbox {
     }
 }
 
-/// The git directories a workspace's repository uses: the nearest `.git` directory at or
-/// above it, or for a worktree (a `.git` file) its `gitdir` and the repository's `.git`.
-fn git_dirs(workspace: &Path) -> Vec<PathBuf> {
-    for dir in workspace.ancestors() {
-        let dot_git = dir.join(".git");
-        if dot_git.is_dir() {
-            return vec![dot_git];
-        }
-        if dot_git.is_file() {
-            let Ok(text) = std::fs::read_to_string(&dot_git) else { return Vec::new() };
-            let Some(gitdir) = text.lines().next().and_then(|l| l.strip_prefix("gitdir: ")) else {
-                return Vec::new();
-            };
-            let gitdir = dir.join(gitdir.trim());
-            let common = gitdir.ancestors().find(|a| a.ends_with(".git")).map(Path::to_path_buf);
-            return std::iter::once(gitdir).chain(common).collect();
-        }
+/// Whether a line of stderr reports a refused operation (`Some`), and whether it says the
+/// operation was a write (`Some(true)`: a verb of writing).
+fn denial(line: &str) -> Option<bool> {
+    let lower = line.to_ascii_lowercase();
+    let denied =
+        ["EACCES", "EPERM", "Operation not permitted", "Read-only", "AccessDeniedException"]
+            .iter()
+            .any(|m| line.contains(m))
+            || lower.contains("permission denied");
+    if !denied {
+        return None;
     }
-    Vec::new()
+    let writing = [
+        "creat",
+        "touch",
+        "remov",
+        "move",
+        "writ",
+        "mkdir",
+        "directory",
+        "renam",
+        "link",
+        "read-only",
+        "truncat",
+        "lock",
+        "unlink",
+        "rmdir",
+    ]
+    .iter()
+    .any(|w| lower.contains(w));
+    Some(writing)
+}
+
+/// What a path named in a refusal is to zero (the command, the same user, sees the same).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PathState {
+    /// Not there: the refused operation was making it.
+    Missing,
+    /// zero can read it: reading it was not what was refused.
+    Readable,
+    /// zero cannot read it either: its mode refused a read.
+    Unreadable,
+}
+
+fn state_of(path: &Path) -> PathState {
+    match crate::sys::dirfd::open_path_nonblocking(path) {
+        Ok(_) => PathState::Readable,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => PathState::Missing,
+        Err(_) => PathState::Unreadable,
+    }
+}
+
+/// A shell that could not run a program (`sh: 1: ./run.sh: Permission denied`): the path is
+/// a regular file without an execute bit, named by a shell's error.
+fn shell_could_not_run(line: &str, path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let program = line.split(':').next().unwrap_or_default().trim();
+    let shell = ["sh", "bash", "dash", "zsh", "ksh", "ash"]
+        .iter()
+        .any(|s| program == *s || program.ends_with(&format!("/{s}")));
+    shell
+        && std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 == 0)
 }
 
 /// Where a path leads, as Landlock judges it: links followed (a dangling one too), and for a
@@ -356,7 +510,43 @@ mod tests {
         let request = Request { mode, network: true, writable: vec![], caches: false };
         let support = Support { landlock: Some(7), seccomp: true };
         let places = Places { tmpdir: None, home: None, xdg_cache: None };
-        Sandbox::build(&request, support, &["/w".into()], &places).unwrap().0
+        Sandbox::build(&request, support, &["/w".into()], &[], &places, true).unwrap().0
+    }
+
+    #[test]
+    fn the_note_knows_how_python_node_go_rust_and_java_report_a_refused_write() {
+        let s = sandbox(Mode::WorkspaceWrite);
+        let cwd = Path::new("/w");
+        let note =
+            Some("[sandbox: writes outside the workspace are refused (--sandbox workspace-write)]");
+        // `/etc/zero-new` does not exist (a write made it); `/etc/hosts` can be read (so
+        // reading it was not what was refused); `/secret` cannot be read.
+        let state = |p: &Path| match p.to_str() {
+            Some("/etc/zero-new") => PathState::Missing,
+            Some("/secret") => PathState::Unreadable,
+            _ => PathState::Readable,
+        };
+        let judge = |stderr: &str| s.refusal_note_judging(false, stderr, cwd, &state);
+        for stderr in [
+            "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nPermissionError: [Errno 13] Permission denied: '/etc/zero-new'",
+            "node:fs:581\nError: EACCES: permission denied, open '/etc/hosts'\n    at Object.openSync (node:fs:581:18)",
+            "panic: open /etc/zero-new: permission denied",
+            "Error: Permission denied (os error 13)",
+            "Exception in thread \"main\" java.nio.file.AccessDeniedException: /etc/hosts",
+        ] {
+            assert_eq!(judge(stderr).as_deref(), note, "{stderr}");
+        }
+        // The same forms for a path inside the workspace, or one zero cannot read itself (a
+        // read the file's mode refused): no note.
+        for stderr in [
+            "PermissionError: [Errno 13] Permission denied: 'a.txt'",
+            "Error: EACCES: permission denied, open '/secret'",
+            "open /secret: permission denied",
+            "Error: failed to write /w/out.txt: Permission denied (os error 13)",
+            "java.nio.file.AccessDeniedException: /w/x",
+        ] {
+            assert_eq!(judge(stderr), None, "{stderr}");
+        }
     }
 
     #[test]
@@ -392,7 +582,11 @@ mod tests {
         assert_eq!(s.refusal_note(false, "cat: /etc/x: No such file or directory", cwd), None);
         // Not the sandbox's doing: a program that is not executable, a refused read.
         assert_eq!(s.refusal_note(false, "/bin/sh: 1: ./run.sh: Permission denied", cwd), None);
-        assert_eq!(s.refusal_note(false, "cat: /etc/shadow: Permission denied", cwd), None);
+        let unreadable = |_: &Path| PathState::Unreadable;
+        assert_eq!(
+            s.refusal_note_judging(false, "cat: /etc/shadow: Permission denied", cwd, &unreadable),
+            None
+        );
         assert_eq!(
             s.refusal_note(
                 false,
@@ -425,30 +619,60 @@ mod tests {
             writable: vec!["/x".into()],
             caches,
         };
-        let (with, _, _) =
-            Sandbox::build(&request(true), support, &["/w".into()], &places).unwrap();
+        // The home is below /tmp (as the unit tests' are), so /tmp is left out: $TMPDIR is
+        // the temp directory.
+        let (with, _, narrowed) =
+            Sandbox::build(&request(true), support, &["/w".into()], &[], &places, true).unwrap();
         assert_eq!(
             with.writable,
             [
                 PathBuf::from("/w"),
-                PathBuf::from("/tmp"),
                 PathBuf::from("/var/tmp/t"),
                 home.join(".cache"),
                 home.join(".cargo/registry"),
                 PathBuf::from("/x"),
             ]
         );
+        assert_eq!(
+            narrowed,
+            ["bash's sandbox does not make /tmp writable, as it holds the home directory."]
+        );
+        assert_eq!(with.tmpdir(), None);
         let (without, _, _) =
-            Sandbox::build(&request(false), support, &["/w".into()], &places).unwrap();
+            Sandbox::build(&request(false), support, &["/w".into()], &[], &places, true).unwrap();
         assert_eq!(
             without.writable,
-            [
-                PathBuf::from("/w"),
-                PathBuf::from("/tmp"),
-                PathBuf::from("/var/tmp/t"),
-                PathBuf::from("/x")
-            ]
+            [PathBuf::from("/w"), PathBuf::from("/var/tmp/t"), PathBuf::from("/x")]
         );
+    }
+
+    #[test]
+    fn a_home_in_a_temp_directory_keeps_its_programs_and_dotfiles_read_only() {
+        // A CI container's HOME=/tmp/home: /tmp is not opened (it would open ~/.profile and
+        // ~/.cargo/bin); the caches are, and commands get a temp directory of their own.
+        let home = crate::testing::kit::TempDir::new("sandbox-home-in-tmp");
+        home.write(".cargo/registry/index", "");
+        let home_path = home.path.display().to_string();
+        let places = Places { tmpdir: None, home: Some(&home_path), xdg_cache: None };
+        let request =
+            Request { mode: Mode::WorkspaceWrite, network: true, writable: vec![], caches: true };
+        let support = Support { landlock: Some(7), seccomp: true };
+        let (s, warning, narrowed) =
+            Sandbox::build(&request, support, &["/w".into()], &[], &places, true).unwrap();
+        let own = s.tmpdir().expect("a temp directory of its own").to_path_buf();
+        assert!(
+            own.is_dir() && own.display().to_string().starts_with("/tmp/zero-bash-"),
+            "{own:?}"
+        );
+        assert_eq!(s.writable, [PathBuf::from("/w"), home.join(".cargo/registry"), own.clone()]);
+        assert_eq!(warning, None);
+        assert_eq!(
+            narrowed,
+            [format!("bash's sandbox does not make /tmp writable, as it holds the home directory; its commands get TMPDIR={} instead.", own.display())]
+        );
+        // It goes with the run.
+        drop(s);
+        assert!(!own.exists());
     }
 
     #[test]
@@ -461,17 +685,45 @@ mod tests {
             Request { mode: Mode::WorkspaceWrite, network: true, writable: vec![], caches: true };
         let support = Support { landlock: Some(7), seccomp: true };
         let (s, warning, narrowed) =
-            Sandbox::build(&request, support, &["/w".into()], &places).unwrap();
-        assert_eq!(s.writable, [PathBuf::from("/w"), PathBuf::from("/tmp")]);
+            Sandbox::build(&request, support, &["/w".into()], &[], &places, true).unwrap();
+        let own = s.tmpdir().unwrap().to_path_buf();
+        assert_eq!(s.writable, [PathBuf::from("/w"), own.clone()]);
         // Nothing is less enforced for it: it is not the unavailable sandbox's warning.
         assert_eq!(warning, None);
         assert_eq!(
             narrowed,
             [
+                format!("bash's sandbox does not make /tmp writable, as it holds the home directory; its commands get TMPDIR={} instead.", own.display()),
                 "bash's sandbox does not make / writable, as it holds the home directory.".to_string(),
-                format!("bash's sandbox does not make {home_path} writable, as it holds the home directory.")
+                format!("bash's sandbox does not make {home_path} writable, as it holds the home directory."),
             ]
         );
+    }
+
+    #[test]
+    fn a_git_directory_that_holds_the_workspaces_parent_or_home_is_never_writable() {
+        let home = crate::testing::kit::TempDir::new("sandbox-git-broad");
+        let home_path = home.path.display().to_string();
+        let places = Places { tmpdir: Some("/var/tmp"), home: Some(&home_path), xdg_cache: None };
+        let request =
+            Request { mode: Mode::WorkspaceWrite, network: true, writable: vec![], caches: false };
+        let support = Support { landlock: Some(7), seccomp: true };
+        let git = [PathBuf::from("/"), PathBuf::from("/srv"), PathBuf::from("/srv/repo/.git")];
+        let (s, _, narrowed) =
+            Sandbox::build(&request, support, &["/srv/repo/w".into()], &git, &places, true)
+                .unwrap();
+        assert_eq!(
+            s.writable,
+            [
+                PathBuf::from("/srv/repo/w"),
+                PathBuf::from("/srv/repo/.git"),
+                PathBuf::from("/var/tmp")
+            ]
+        );
+        assert_eq!(narrowed[..2], [
+            "bash's sandbox does not make / writable, as it holds the workspace's parent or the home directory.".to_string(),
+            "bash's sandbox does not make /srv writable, as it holds the workspace's parent or the home directory.".to_string(),
+        ]);
     }
 
     #[test]
@@ -496,13 +748,15 @@ mod tests {
             &Request { mode: Mode::ReadOnly, network: false, writable: vec![], caches: false },
             Support { landlock: None, seccomp: false },
             &[],
+            &[],
             &Places { tmpdir: None, home: None, xdg_cache: None },
+            true,
         )
         .unwrap();
         assert_eq!(off.enforcement(), "none");
         assert_eq!(
             warning.as_deref(),
-            Some("The bash sandbox is not fully enforced: writes are not confined (--sandbox read-only): this kernel has no Landlock; network sockets are not refused (--sandbox-network off): this kernel has no seccomp filters.")
+            Some("The bash sandbox is not fully enforced: writes are not confined (--sandbox read-only): this kernel has no Landlock; network sockets (--sandbox-network off), typing into a terminal (TIOCSTI), setting extended attributes are not refused: this kernel has no seccomp filters.")
         );
     }
 }

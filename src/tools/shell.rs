@@ -58,6 +58,7 @@ pub(super) fn bash(
         stdout_cap: OUTPUT_CAP,
         stderr_cap: OUTPUT_CAP,
         sandbox: sandbox.prepared(),
+        tmpdir: sandbox.tmpdir(),
     };
     let Finished { status, timed_out, stdout, stderr } = match process::run_shell(&spec) {
         Ok(done) => done,
