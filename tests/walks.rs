@@ -453,3 +453,50 @@ fn names_with_control_characters_are_shown_escaped() {
         );
     }
 }
+
+#[test]
+fn patterns_nested_too_deeply_or_too_large_are_tool_errors_not_a_crash() {
+    // At the default --auto low, the model reaches the regex engine and the glob matcher.
+    let dir = TestDir::new("walk-patterns");
+    dir.write("work/a.txt", "aaa\n");
+    let stars = format!("a{}", "*".repeat(50_000));
+    let groups = format!("{}a{}", "(".repeat(5_000), ")".repeat(5_000));
+    let braces = format!("{}a{}", "{".repeat(5_000), "}".repeat(5_000));
+    let script = dir.write("patterns.json", &json!({"turns": [
+        {"toolCalls": [
+            {"name": "grep", "arguments": {"pattern": stars}},
+            {"name": "grep", "arguments": {"pattern": groups}},
+            {"name": "grep", "arguments": {"pattern": "(?:){1000}{1000}{1000}{1000}"}},
+            {"name": "glob", "arguments": {"pattern": braces}},
+            {"name": "grep", "arguments": {"pattern": "a", "glob": "{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"}},
+        ]},
+        {"text": "done"}
+    ]}).to_string());
+    let out = dir
+        .zero()
+        .args(&["exec", "-o", "stream-json", "--script", script.to_str().unwrap(), "search"])
+        .run();
+    out.assert_code(0);
+    let results: Vec<(String, String)> = out
+        .stream()
+        .into_iter()
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| (e["status"].as_str().unwrap().into(), e["output"].as_str().unwrap().into()))
+        .collect();
+    let errors: Vec<&str> = results.iter().map(|(_, o)| o.as_str()).collect();
+    assert!(results.iter().all(|(status, _)| status == "error"), "{results:#?}");
+    assert!(
+        errors[0]
+            .contains("pattern nested too deeply (more than 128 levels of groups and repetitions)"),
+        "{}",
+        errors[0]
+    );
+    assert!(errors[1].contains("pattern nested too deeply"), "{}", errors[1]);
+    assert!(
+        errors[2].contains("pattern too large: it would compile to more than 100000 instructions"),
+        "{}",
+        errors[2]
+    );
+    assert!(errors[3].contains("glob pattern longer than 4096 characters"), "{}", errors[3]);
+    assert!(errors[4].contains("too many {...} alternatives (more than 1024)"), "{}", errors[4]);
+}

@@ -8,6 +8,13 @@
 
 /// Brace alternatives beyond this many are refused.
 const MAX_ALTERNATIVES: usize = 1024;
+/// A pattern is at most this many characters, with at most this many `{` groups: expanding
+/// braces recurses once per group, and its work is bounded by [`MAX_EXPANSION`] besides.
+const MAX_CHARS: usize = 4096;
+const MAX_GROUPS: usize = 64;
+/// Characters the expansion of braces may write in all, so every pattern is expanded or
+/// refused in a few milliseconds.
+pub(crate) const MAX_EXPANSION: usize = 1 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Token {
@@ -48,27 +55,74 @@ pub struct Glob {
     alternatives: Vec<Vec<Segment>>,
 }
 
-/// Why a glob pattern cannot be used (one line).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GlobError(pub String);
+/// Why a glob pattern cannot be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GlobError {
+    Empty,
+    UnclosedBrace,
+    UnclosedClass,
+    TrailingBackslash,
+    TooLong,
+    TooManyGroups,
+    TooManyAlternatives,
+    TooComplex,
+}
 
-crate::error::message_error!(GlobError);
+impl std::fmt::Display for GlobError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GlobError::Empty => f.write_str("empty glob pattern"),
+            GlobError::UnclosedBrace => f.write_str("unclosed { in glob pattern"),
+            GlobError::UnclosedClass => f.write_str("unclosed [ in glob pattern"),
+            GlobError::TrailingBackslash => f.write_str("glob pattern ends with a backslash"),
+            GlobError::TooLong => write!(f, "glob pattern longer than {MAX_CHARS} characters"),
+            GlobError::TooManyGroups => {
+                write!(f, "glob pattern with more than {MAX_GROUPS} {{...}} groups")
+            }
+            GlobError::TooManyAlternatives => {
+                write!(f, "too many {{...}} alternatives (more than {MAX_ALTERNATIVES})")
+            }
+            GlobError::TooComplex => write!(
+                f,
+                "glob pattern too complex: its {{...}} alternatives expand past {MAX_EXPANSION} characters"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for GlobError {}
 
 impl Glob {
     pub fn new(pattern: &str) -> Result<Glob, GlobError> {
-        Glob::compile(pattern).map_err(GlobError)
-    }
-
-    fn compile(pattern: &str) -> Result<Glob, String> {
         if pattern.is_empty() {
-            return Err("empty glob pattern".to_string());
+            return Err(GlobError::Empty);
         }
-        let expanded = expand_braces(pattern)?;
+        if pattern.chars().count() > MAX_CHARS {
+            return Err(GlobError::TooLong);
+        }
+        if pattern.matches('{').count() > MAX_GROUPS {
+            return Err(GlobError::TooManyGroups);
+        }
+        let mut budget = MAX_EXPANSION;
+        let expanded = expand_braces(pattern, &mut budget)?;
         let alternatives = expanded
             .iter()
             .map(|p| p.split('/').filter(|s| !s.is_empty()).map(parse_segment).collect())
-            .collect::<Result<Vec<Vec<Segment>>, String>>()?;
+            .collect::<Result<Vec<Vec<Segment>>, GlobError>>()?;
         Ok(Glob { alternatives })
+    }
+
+    /// The tokens of every alternative: what matching costs at most per name.
+    #[cfg(test)]
+    pub fn size(&self) -> usize {
+        self.alternatives
+            .iter()
+            .flatten()
+            .map(|s| match s {
+                Segment::Globstar => 1,
+                Segment::Tokens(tokens) => tokens.len(),
+            })
+            .sum()
     }
 
     /// Whether a relative, `/`-separated path matches.
@@ -104,8 +158,8 @@ impl Glob {
     }
 }
 
-/// `{a,b}` expansion, nested, in order.
-fn expand_braces(pattern: &str) -> Result<Vec<String>, String> {
+/// `{a,b}` expansion, nested, in order; each string made is paid for from `budget`.
+fn expand_braces(pattern: &str, budget: &mut usize) -> Result<Vec<String>, GlobError> {
     let chars: Vec<char> = pattern.chars().collect();
     // Find the first top-level `{` with its matching `}`.
     let mut depth = 0;
@@ -154,10 +208,15 @@ fn expand_braces(pattern: &str) -> Result<Vec<String>, String> {
                     options.push(current);
                     let mut out = Vec::new();
                     for option in options {
-                        for tail in expand_braces(&format!("{option}{suffix}"))? {
-                            out.push(format!("{prefix}{tail}"));
+                        let next = format!("{option}{suffix}");
+                        *budget = budget.checked_sub(next.len()).ok_or(GlobError::TooComplex)?;
+                        for tail in expand_braces(&next, budget)? {
+                            let whole = format!("{prefix}{tail}");
+                            *budget =
+                                budget.checked_sub(whole.len()).ok_or(GlobError::TooComplex)?;
+                            out.push(whole);
                             if out.len() > MAX_ALTERNATIVES {
-                                return Err("too many {…} alternatives".to_string());
+                                return Err(GlobError::TooManyAlternatives);
                             }
                         }
                     }
@@ -169,12 +228,12 @@ fn expand_braces(pattern: &str) -> Result<Vec<String>, String> {
         i += 1;
     }
     if depth > 0 {
-        return Err("unclosed { in glob pattern".to_string());
+        return Err(GlobError::UnclosedBrace);
     }
     Ok(vec![pattern.to_string()])
 }
 
-fn parse_segment(segment: &str) -> Result<Segment, String> {
+fn parse_segment(segment: &str) -> Result<Segment, GlobError> {
     if segment == "**" {
         return Ok(Segment::Globstar);
     }
@@ -186,7 +245,7 @@ fn parse_segment(segment: &str) -> Result<Segment, String> {
         i += 1;
         tokens.push(match c {
             '\\' => {
-                let escaped = chars.get(i).copied().ok_or("glob pattern ends with a backslash")?;
+                let escaped = chars.get(i).copied().ok_or(GlobError::TrailingBackslash)?;
                 i += 1;
                 Token::Literal(escaped)
             }
@@ -208,7 +267,7 @@ fn parse_segment(segment: &str) -> Result<Segment, String> {
                 let mut first = true;
                 loop {
                     let Some(&c) = chars.get(j) else {
-                        return Err("unclosed [ in glob pattern".to_string());
+                        return Err(GlobError::UnclosedClass);
                     };
                     if c == ']' && !first {
                         j += 1;
@@ -217,7 +276,7 @@ fn parse_segment(segment: &str) -> Result<Segment, String> {
                     first = false;
                     let lo = if c == '\\' {
                         j += 1;
-                        *chars.get(j).ok_or("unclosed [ in glob pattern")?
+                        *chars.get(j).ok_or(GlobError::UnclosedClass)?
                     } else {
                         c
                     };
@@ -331,7 +390,7 @@ mod tests {
                 && !g("*.{rs,toml}", "a.md")
         );
         assert!(g("{src,tests}/**/*.{rs,{md,txt}}", "tests/x/y.txt"));
-        assert_eq!(Glob::new("{a,b").unwrap_err().0, "unclosed { in glob pattern");
+        assert_eq!(Glob::new("{a,b").unwrap_err().to_string(), "unclosed { in glob pattern");
     }
 
     #[test]
@@ -349,6 +408,24 @@ mod tests {
         assert_eq!(Glob::new("*.rs").unwrap().base(), Vec::<String>::new());
         assert!(Glob::escapes("../**") && Glob::escapes("/etc/*") && Glob::escapes("a/../../b"));
         assert!(!Glob::escapes("src/**/*.rs"));
+    }
+
+    #[test]
+    fn nested_long_or_explosive_patterns_are_refused_by_name() {
+        let nested = format!("{}a{}", "{".repeat(10_000), "}".repeat(10_000));
+        assert_eq!(Glob::new(&nested), Err(GlobError::TooLong));
+        let nested = format!("{}a{}", "{".repeat(100), "}".repeat(100));
+        assert_eq!(Glob::new(&nested), Err(GlobError::TooManyGroups));
+        assert_eq!(Glob::new(&"{a}".repeat(1000)), Err(GlobError::TooManyGroups));
+        assert_eq!(Glob::new(&"{a,b}".repeat(11)), Err(GlobError::TooManyAlternatives));
+        // Few alternatives, but long ones copied at every level.
+        let long = format!("{}{}", "{,}".repeat(9), "x".repeat(4000));
+        assert_eq!(Glob::new(&long), Err(GlobError::TooComplex));
+        assert!(Glob::new(&format!("{}{}", "{,}".repeat(9), "x".repeat(100))).is_ok());
+        assert_eq!(
+            GlobError::TooManyGroups.to_string(),
+            "glob pattern with more than 64 {...} groups"
+        );
     }
 
     #[test]

@@ -185,6 +185,7 @@ fn trim_trailing_spaces(line: &str) -> &str {
 fn compile(pattern: &[u8]) -> Option<Vec<Token>> {
     let mut tokens = Vec::new();
     let mut i = 0;
+    let mut unclosed = false;
     while i < pattern.len() {
         let b = pattern[i];
         match b {
@@ -210,14 +211,18 @@ fn compile(pattern: &[u8]) -> Option<Vec<Token>> {
                 continue;
             }
             b'?' => tokens.push(Token::Any),
-            b'[' => match class(pattern, i) {
+            b'[' if !unclosed => match class(pattern, i) {
                 Some((token, next)) => {
                     tokens.push(token);
                     i = next;
                     continue;
                 }
-                // An unclosed bracket is a literal `[`.
-                None => tokens.push(Token::Byte(b'[')),
+                // An unclosed bracket is a literal `[`, and so is every later one (each would
+                // read to the end again: a line of brackets would take quadratic time).
+                None => {
+                    unclosed = true;
+                    tokens.push(Token::Byte(b'['));
+                }
             },
             b'\\' => {
                 // An escape at the very end makes the pattern invalid, as in git.
@@ -640,6 +645,16 @@ mod tests {
                 "{pattern} on {text} ({shape:?})"
             );
         }
+    }
+
+    #[test]
+    fn lines_of_unclosed_brackets_are_read_in_linear_time() {
+        // Each bracket read to the line's end would be 8 million steps a line (3 * 10^10 for
+        // a 16 MiB ignore file of them).
+        let line = "[".repeat(MAX_PATTERN_BYTES);
+        let rules = Rules::parse(&format!("{line}\n").repeat(512));
+        assert_eq!(rules.verdict(&line, false), Some(Verdict::Ignored));
+        assert_eq!(rules.verdict("a", false), None);
     }
 
     #[test]

@@ -13,8 +13,18 @@ use crate::search::substring::{self, Finder};
 
 mod dfa;
 
-/// The largest compiled program accepted (after counted repetitions are expanded).
-const MAX_PROGRAM: usize = 100_000;
+/// The largest compiled program accepted (after counted repetitions are expanded). The size
+/// is worked out from the parsed pattern before anything is compiled, so a pattern that would
+/// pass it (`(?:){1000}{1000}{1000}`) is refused at once rather than expanded for an hour.
+pub(crate) const MAX_PROGRAM: usize = 100_000;
+
+/// Groups and repetitions nest at most this deep (half the `regex` crate's limit). Parsing,
+/// compiling and every walk over a pattern recurse at most this far, so no pattern can
+/// exhaust the stack (`a` followed by 50,000 `*`, 5,000 nested groups).
+const MAX_NESTING: u32 = 128;
+
+/// The most characters a counted repetition (`{m,n}` with its braces) can take.
+const COUNT_WINDOW: usize = 32;
 
 /// A pattern that could not be compiled: what is wrong and where (1-based character position).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,13 +97,29 @@ struct Class {
 impl Class {
     fn contains(&self, c: char, fold: bool) -> bool {
         let hit = |c: char| {
-            self.ranges.iter().any(|&(lo, hi)| lo <= c && c <= hi)
+            // The ranges are sorted and merged: one binary search.
+            let after = self.ranges.partition_point(|&(lo, _)| lo <= c);
+            (after > 0 && c <= self.ranges[after - 1].1)
                 || self.shorthands.iter().any(|s| s.contains(c))
         };
         let found = hit(c)
             || (fold && (hit(simple_lower(c)) || hit(simple_upper(c)) || other_forms_hit(c, hit)));
         found != self.negated
     }
+}
+
+/// Ranges sorted and merged where they overlap or touch, so a class is searched in
+/// logarithmic time however many ranges a pattern writes.
+fn merged(mut ranges: Vec<(char, char)>) -> Vec<(char, char)> {
+    ranges.sort_unstable();
+    let mut out: Vec<(char, char)> = Vec::with_capacity(ranges.len());
+    for (lo, hi) in ranges {
+        match out.last_mut() {
+            Some(last) if lo as u32 <= last.1 as u32 + 1 => last.1 = last.1.max(hi),
+            _ => out.push((lo, hi)),
+        }
+    }
+    out
 }
 
 #[derive(Debug, Clone)]
@@ -142,8 +168,12 @@ impl Regex {
         // Plain text is searched as a substring; folded text goes through the program, whose
         // folding is Unicode's, not `to_lowercase`'s.
         let literal = literal_of(&node).filter(|_| !fold);
+        if compile_cost(&node) > MAX_PROGRAM as u64 {
+            return Err(too_large());
+        }
         let mut program = Vec::new();
-        compile(&node, &mut program, fold)?;
+        let mut budget = Budget { left: MAX_PROGRAM as u64 };
+        compile(&node, &mut program, fold, &mut budget)?;
         program.push(Inst::Match);
         let (prefilter, exact, outsiders) = prefilter(&node, fold);
         let together =
@@ -685,46 +715,67 @@ impl Parser {
             self.at += 4;
             self.fold = true;
         }
-        let node = self.alternation(0)?;
+        let (node, _) = self.alternation(0)?;
         if self.at < self.chars.len() {
             return Err(self.error("unmatched closing parenthesis"));
         }
         Ok(node)
     }
 
-    fn alternation(&mut self, depth: usize) -> Result<Node, RegexError> {
-        if depth > 200 {
-            return Err(self.error("groups nested too deeply"));
+    fn too_deep(&self) -> RegexError {
+        self.error(&format!(
+            "pattern nested too deeply (more than {MAX_NESTING} levels of groups and repetitions)"
+        ))
+    }
+
+    /// A node one level above children of height `below` (a leaf is 1 high).
+    fn above(&self, below: u32) -> Result<u32, RegexError> {
+        if below >= MAX_NESTING {
+            return Err(self.too_deep());
+        }
+        Ok(below + 1)
+    }
+
+    /// An alternation and its height (`depth`: the groups it is inside).
+    fn alternation(&mut self, depth: u32) -> Result<(Node, u32), RegexError> {
+        if depth > MAX_NESTING {
+            return Err(self.too_deep());
         }
         let mut branches = vec![self.concat(depth)?];
         while self.eat('|') {
             branches.push(self.concat(depth)?);
         }
-        Ok(if branches.len() == 1 { branches.remove(0) } else { Node::Alt(branches) })
+        if branches.len() == 1 {
+            return Ok(branches.remove(0));
+        }
+        let height = self.above(branches.iter().map(|(_, h)| *h).max().unwrap_or(1))?;
+        Ok((Node::Alt(branches.into_iter().map(|(n, _)| n).collect()), height))
     }
 
-    fn concat(&mut self, depth: usize) -> Result<Node, RegexError> {
+    fn concat(&mut self, depth: u32) -> Result<(Node, u32), RegexError> {
         let mut items = Vec::new();
         while let Some(c) = self.peek() {
             if c == '|' || c == ')' {
                 break;
             }
             let atom = self.atom(depth)?;
-            let atom = self.quantified(atom)?;
-            items.push(atom);
+            items.push(self.quantified(atom)?);
         }
         Ok(match items.len() {
-            0 => Node::Empty,
+            0 => (Node::Empty, 1),
             1 => items.remove(0),
-            _ => Node::Concat(items),
+            _ => {
+                let height = self.above(items.iter().map(|(_, h)| *h).max().unwrap_or(1))?;
+                (Node::Concat(items.into_iter().map(|(n, _)| n).collect()), height)
+            }
         })
     }
 
-    fn atom(&mut self, depth: usize) -> Result<Node, RegexError> {
+    fn atom(&mut self, depth: u32) -> Result<(Node, u32), RegexError> {
         let start = self.at;
         let Some(c) = self.peek() else { return Err(self.error("unexpected end of pattern")) };
         self.at += 1;
-        Ok(match c {
+        let leaf = match c {
             '.' => Node::Any,
             '^' => Node::Look(Look::Start),
             '$' => Node::Look(Look::End),
@@ -748,7 +799,7 @@ impl Parser {
                     self.at = start;
                     return Err(self.error("unclosed group"));
                 }
-                inner
+                return Ok(inner);
             }
             '*' | '+' | '?' => {
                 self.at = start;
@@ -756,7 +807,8 @@ impl Parser {
             }
             '\\' => self.escape(false)?,
             c => Node::Char(if self.fold { fold_char(c) } else { c }),
-        })
+        };
+        Ok((leaf, 1))
     }
 
     /// After `\`: a class, an assertion or a literal.
@@ -859,11 +911,13 @@ impl Parser {
                 ranges.push((lo, lo));
             }
         }
-        Ok(Class { ranges, shorthands, negated })
+        Ok(Class { ranges: merged(ranges), shorthands, negated })
     }
 
-    fn quantified(&mut self, atom: Node) -> Result<Node, RegexError> {
+    /// An atom with its quantifiers, each one level higher.
+    fn quantified(&mut self, (atom, height): (Node, u32)) -> Result<(Node, u32), RegexError> {
         let mut node = atom;
+        let mut height = height;
         loop {
             let start = self.at;
             let (min, max) = match self.peek() {
@@ -873,16 +927,16 @@ impl Parser {
                 // `counted` consumes the braces itself.
                 Some('{') => match self.counted()? {
                     Some(bounds) => bounds,
-                    None => return Ok(node),
+                    None => return Ok((node, height)),
                 },
-                _ => return Ok(node),
+                _ => return Ok((node, height)),
             };
+            height = self.above(height)?;
             if self.at == start {
                 self.at += 1;
             }
             // A repeated assertion (`\b?`, `^*`) is accepted, as Python and ripgrep accept it:
             // the VM's thread set ends the empty loop.
-            let _ = start;
             // Lazy and possessive forms match the same set of lines.
             if !self.eat('?') {
                 self.eat('+');
@@ -894,23 +948,34 @@ impl Parser {
     /// `{m}`, `{m,}`, `{m,n}`; `None` (and nothing consumed) when the brace is a literal.
     fn counted(&mut self) -> Result<Option<(u32, Option<u32>)>, RegexError> {
         let start = self.at;
-        let rest: String = self.chars[self.at..].iter().take_while(|&&c| c != '}').collect();
-        if self.chars.get(self.at + rest.len()) != Some(&'}') {
+        // A count is short (`{1000,1000}`): only that much is looked at, so a pattern of many
+        // braces is read in linear time.
+        let window: Vec<char> = self.chars[self.at..]
+            .iter()
+            .take(COUNT_WINDOW)
+            .take_while(|&&c| c != '}')
+            .copied()
+            .collect();
+        let rest: String = window.iter().collect();
+        let inner = &rest[1..];
+        let digits_only =
+            !inner.is_empty() && inner.chars().all(|c| c.is_ascii_digit() || c == ',');
+        if self.chars.get(self.at + window.len()) != Some(&'}') {
+            if digits_only && window.len() == COUNT_WINDOW {
+                return Err(self.error("repetition count above 1000 or malformed"));
+            }
             return Ok(None);
         }
-        let inner = &rest[1..];
         let number = |s: &str| s.parse::<u32>().ok().filter(|n| *n <= 1000);
         let bounds = match inner.split_once(',') {
             None => number(inner).map(|n| (n, Some(n))),
             Some((lo, "")) => number(lo).map(|n| (n, None)),
             Some((lo, hi)) => number(lo).zip(number(hi)).map(|(lo, hi)| (lo, Some(hi))),
         };
-        let digits_only =
-            !inner.is_empty() && inner.chars().all(|c| c.is_ascii_digit() || c == ',');
         match bounds {
             Some((lo, Some(hi))) if hi < lo => Err(self.error("repetition range out of order")),
             Some(bounds) => {
-                self.at = start + rest.chars().count() + 1;
+                self.at = start + window.len() + 1;
                 Ok(Some(bounds))
             }
             None if digits_only => Err(self.error("repetition count above 1000 or malformed")),
@@ -919,10 +984,64 @@ impl Parser {
     }
 }
 
-fn compile(node: &Node, program: &mut Vec<Inst>, fold: bool) -> Result<(), RegexError> {
-    if program.len() > MAX_PROGRAM {
-        return Err(RegexError { position: 1, message: "pattern too large".to_string() });
+/// The steps compiling `node` takes (one per node compiled, the ranges a class copies, every
+/// copy of a counted repetition's body), worked out without compiling: saturating, and a walk
+/// of the parsed pattern only. It bounds the program's length too.
+fn compile_cost(node: &Node) -> u64 {
+    match node {
+        Node::Empty | Node::Char(_) | Node::Any | Node::Look(_) => 1,
+        Node::Class(class) => 1 + class.ranges.len() as u64,
+        Node::Concat(nodes) => nodes.iter().fold(1, |sum, n| sum.saturating_add(compile_cost(n))),
+        Node::Alt(branches) => {
+            branches.iter().fold(1, |sum, n| sum.saturating_add(compile_cost(n)).saturating_add(2))
+        }
+        Node::Repeat { node, min, max } => {
+            let copies = u64::from(*min) + max.map_or(1, |max| u64::from(max.saturating_sub(*min)));
+            compile_cost(node).saturating_add(2).saturating_mul(copies.max(1)).saturating_add(1)
+        }
     }
+}
+
+/// What compiling may still take: counted down as it goes, a second guard behind
+/// [`compile_cost`].
+struct Budget {
+    left: u64,
+}
+
+impl Budget {
+    fn spend(&mut self, steps: u64) -> Result<(), RegexError> {
+        #[cfg(test)]
+        SPENT.with(|spent| spent.set(spent.get() + steps));
+        self.left = self.left.checked_sub(steps).ok_or_else(too_large)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The compile steps this thread has taken, for the tests that bound them.
+    pub static SPENT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+fn too_large() -> RegexError {
+    RegexError {
+        position: 1,
+        message: format!(
+            "pattern too large: it would compile to more than {MAX_PROGRAM} instructions (counted repetitions multiply what they repeat)"
+        ),
+    }
+}
+
+fn compile(
+    node: &Node,
+    program: &mut Vec<Inst>,
+    fold: bool,
+    budget: &mut Budget,
+) -> Result<(), RegexError> {
+    budget.spend(match node {
+        Node::Class(class) => 1 + class.ranges.len() as u64,
+        _ => 1,
+    })?;
     match node {
         Node::Empty => {}
         Node::Char(c) => program.push(Inst::Char(if fold { fold_char(*c) } else { *c })),
@@ -931,7 +1050,7 @@ fn compile(node: &Node, program: &mut Vec<Inst>, fold: bool) -> Result<(), Regex
         Node::Look(look) => program.push(Inst::Look(*look)),
         Node::Concat(nodes) => {
             for n in nodes {
-                compile(n, program, fold)?;
+                compile(n, program, fold, budget)?;
             }
         }
         Node::Alt(branches) => {
@@ -940,13 +1059,13 @@ fn compile(node: &Node, program: &mut Vec<Inst>, fold: bool) -> Result<(), Regex
                 if i + 1 < branches.len() {
                     let split = program.len();
                     program.push(Inst::Split(split + 1, 0));
-                    compile(branch, program, fold)?;
+                    compile(branch, program, fold, budget)?;
                     jumps.push(program.len());
                     program.push(Inst::Jmp(0));
                     let next = program.len();
                     program[split] = Inst::Split(split + 1, next);
                 } else {
-                    compile(branch, program, fold)?;
+                    compile(branch, program, fold, budget)?;
                 }
             }
             let end = program.len();
@@ -956,14 +1075,14 @@ fn compile(node: &Node, program: &mut Vec<Inst>, fold: bool) -> Result<(), Regex
         }
         Node::Repeat { node, min, max } => {
             for _ in 0..*min {
-                compile(node, program, fold)?;
+                compile(node, program, fold, budget)?;
             }
             match max {
                 None => {
                     // x*: L: split body, out; body; jmp L
                     let split = program.len();
                     program.push(Inst::Split(split + 1, 0));
-                    compile(node, program, fold)?;
+                    compile(node, program, fold, budget)?;
                     program.push(Inst::Jmp(split));
                     let out = program.len();
                     program[split] = Inst::Split(split + 1, out);
@@ -973,7 +1092,7 @@ fn compile(node: &Node, program: &mut Vec<Inst>, fold: bool) -> Result<(), Regex
                     for _ in *min..*max {
                         splits.push(program.len());
                         program.push(Inst::Split(program.len() + 1, 0));
-                        compile(node, program, fold)?;
+                        compile(node, program, fold, budget)?;
                     }
                     let out = program.len();
                     for s in splits {
@@ -1188,6 +1307,63 @@ mod tests {
             let err = Regex::new(pattern, false).unwrap_err();
             assert_eq!((err.position, err.message.as_str()), (position, message), "{pattern}");
         }
+    }
+
+    /// Runs `work` in a thread with a small stack (1 MiB: an eighth of the main thread's, where
+    /// tools run; a debug build's frames are the largest): a recursion that input could deepen
+    /// would overflow it.
+    fn on_a_small_stack<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::Builder::new().stack_size(1024 * 1024).spawn(work).unwrap().join().unwrap()
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_by_name_and_never_overflows_the_stack() {
+        let message = "pattern nested too deeply (more than 128 levels of groups and repetitions)";
+        let stars = format!("a{}", "*".repeat(50_000));
+        let groups = format!("{}a{}", "(".repeat(5_000), ")".repeat(5_000));
+        let mixed = "(a*)+".repeat(1).repeat(1) + &"(?:b+)?".repeat(3) + &"{1,2}".repeat(300);
+        for pattern in [stars, groups, format!("a{mixed}")] {
+            let err = on_a_small_stack(move || Regex::new(&pattern, false).unwrap_err());
+            assert_eq!(err.message, message);
+        }
+        // Below the limit, everything compiles and matches on the same small stack.
+        let deep = format!("{}a{}", "(".repeat(127), ")*".repeat(127));
+        assert!(on_a_small_stack(move || Regex::new(&deep, false).unwrap().is_match("xa")));
+    }
+
+    #[test]
+    fn compile_work_is_bounded_before_it_is_done() {
+        let message = too_large().message;
+        for pattern in [
+            "(?:){1000}{1000}{1000}",
+            "(?:){1000}{1000}{1000}{1000}",
+            "(?:(?:a{1000}){1000})",
+            "[a-zA-Z0-9_]{1000}{100}",
+        ] {
+            SPENT.with(|s| s.set(0));
+            assert_eq!(Regex::new(pattern, false).unwrap_err().message, message, "{pattern}");
+            // Refused from the parsed pattern: no step of compiling was taken.
+            assert_eq!(SPENT.with(|s| s.get()), 0, "{pattern}");
+        }
+        // Braces that are no counts are read in linear time.
+        let braces = "a{".repeat(200_000);
+        assert!(Regex::new(&braces, false).is_err(), "too large once literal");
+        assert!(Regex::new(&"x{".repeat(20_000), false).unwrap().is_match(&"x{".repeat(20_000)));
+        assert_eq!(
+            Regex::new("a{99999999999999999999999999999999999}", false).unwrap_err().message,
+            "repetition count above 1000 or malformed"
+        );
+    }
+
+    #[test]
+    fn classes_with_many_ranges_are_searched_as_sorted_ranges() {
+        let class: String = (0..5000u32).map(|i| format!("\\x{:02x}", i % 200)).collect();
+        let r = Regex::new(&format!("^[{class}é-ë]+$"), false).unwrap();
+        assert!(r.is_match("ab\u{c7}ê") && !r.is_match("aé\u{100}"));
+        assert_eq!(
+            merged(vec![('c', 'e'), ('a', 'b'), ('x', 'x'), ('d', 'g')]),
+            [('a', 'g'), ('x', 'x')]
+        );
     }
 
     #[test]

@@ -401,6 +401,42 @@ fn fuzz_regex_engine() {
     });
 }
 
+/// Pieces of nested patterns: groups, counted repetitions up to the limit, empty groups.
+const NESTED_DICT: &[&str] = &[
+    "(", ")", "(?:", "(?:)", "a", "[a-z]", "*", "+", "?", "{1000}", "{0,1000}", "{2,}", "|",
+    "{999}", "(?:a|b)", "\\d", ".",
+];
+
+#[test]
+fn fuzz_regex_compile_work_is_bounded_for_nested_patterns() {
+    use crate::search::regex::{Regex, MAX_PROGRAM, SPENT};
+    campaign("regex compile work", 20_000, |rng| {
+        let pattern = String::from_utf8_lossy(&text(rng, NESTED_DICT, 24)).into_owned();
+        SPENT.with(|spent| spent.set(0));
+        let compiled = Regex::new(&pattern, rng.chance(3));
+        // Compiled or refused, the work done is bounded the same: at most the program's limit
+        // in steps, however the counts multiply.
+        let spent = SPENT.with(|spent| spent.get());
+        assert!(spent <= MAX_PROGRAM as u64, "{pattern:?} took {spent} steps");
+        if let Ok(regex) = compiled {
+            let _ = regex.is_match("aab");
+        }
+    });
+}
+
+#[test]
+fn fuzz_glob_expansion_is_bounded_for_nested_patterns() {
+    use crate::search::glob::{Glob, MAX_EXPANSION};
+    let dict: &[&str] = &["{", "}", ",", "a", "bc", "*", "/", "{a,b}", "{,}", "**", "[ab]"];
+    campaign("glob expansion", 20_000, |rng| {
+        let pattern = String::from_utf8_lossy(&text(rng, dict, 40)).into_owned();
+        if let Ok(glob) = Glob::new(&pattern) {
+            assert!(glob.size() <= MAX_EXPANSION, "{pattern:?}: {}", glob.size());
+            let _ = glob.matches("a/bc/a");
+        }
+    });
+}
+
 #[test]
 fn fuzz_glob_matcher() {
     let dict: &[&str] = &[

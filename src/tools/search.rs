@@ -314,8 +314,11 @@ pub(super) fn glob(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
     let limit = args.integer("limit", 1, 1000)?.unwrap_or(100) as usize;
     let include_dirs = args.flag("include_dirs", false)?;
     let include_ignored = args.flag("include_ignored", false)?;
+    // A pattern is quoted whole only when it is short: a 50,000-character one would push the
+    // reason out of the capped result.
+    let shown = crate::text::cut_chars(pattern, 200);
     let fail =
-        |detail: String| Ok(Outcome::error(format!("Error running glob \"{pattern}\": {detail}")));
+        |detail: String| Ok(Outcome::error(format!("Error running glob \"{shown}\": {detail}")));
     let root = match args.string("cwd")? {
         None => None,
         Some(cwd) => match ws.open_dir(None, cwd) {
@@ -389,7 +392,8 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
     let regex = match Regex::new(pattern, ignore_case) {
         Ok(r) => r,
         Err(err) => {
-            return Ok(Outcome::error(format!("Error: invalid regex pattern {pattern:?}: {err}")))
+            let shown = crate::text::cut_chars(pattern, 200);
+            return Ok(Outcome::error(format!("Error: invalid regex pattern {shown:?}: {err}")));
         }
     };
     let filter = match filter.map(Glob::new).transpose() {
