@@ -1321,7 +1321,7 @@ mod tests {
         let message = "pattern nested too deeply (more than 128 levels of groups and repetitions)";
         let stars = format!("a{}", "*".repeat(50_000));
         let groups = format!("{}a{}", "(".repeat(5_000), ")".repeat(5_000));
-        let mixed = "(a*)+".repeat(1).repeat(1) + &"(?:b+)?".repeat(3) + &"{1,2}".repeat(300);
+        let mixed = "(a*)+".to_string() + &"(?:b+)?".repeat(3) + &"{1,2}".repeat(300);
         for pattern in [stars, groups, format!("a{mixed}")] {
             let err = on_a_small_stack(move || Regex::new(&pattern, false).unwrap_err());
             assert_eq!(err.message, message);
