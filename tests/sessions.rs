@@ -328,3 +328,61 @@ fn sessions_list_and_show() {
     out.assert_code(2);
     assert_eq!(out.stderr, "[zero] Zero session not found: nope\n");
 }
+
+#[test]
+fn a_session_file_that_is_a_link_or_a_fifo_is_refused_and_nothing_is_written() {
+    let dir = TestDir::new("session-links");
+    let id = first_run(&dir);
+    let session = dir.sessions().join(&id);
+    let victim = dir.write("victim.txt", "precious\n");
+    let events_file = session.join("events.jsonl");
+    std::fs::rename(&events_file, dir.path("events.saved")).unwrap();
+    std::os::unix::fs::symlink(&victim, &events_file).unwrap();
+    let named =
+        format!("Zero session {id} is refused: {} is a symbolic link", events_file.display());
+    let refused = |out: &crate::util::Output| {
+        out.assert_code(2);
+        assert!(out.stdout.contains(&named) || out.stderr.contains(&named), "{out:?}");
+    };
+    let never = dir.script(&json!({"turns": [{"error": "no model call may be made"}]}));
+    let script = never.to_str().unwrap();
+    let exec = |args: &[&str]| {
+        dir.zero().args(&["exec", "-o", "stream-json", "--script", script]).args(args).run()
+    };
+    refused(&exec(&["--resume", &id, "more"]));
+    refused(&exec(&["--fork", &id, "more"]));
+    refused(&exec(&["--resume", &id, "--ephemeral", "more"]));
+    refused(&dir.zero().args(&["sessions", "show", &id]).run());
+    refused(&dir.zero().args(&["sessions", "show", &id, "--json"]).run());
+    refused(&dir.zero().args(&["search", "--session", &id, "todo"]).run());
+    let everywhere = dir.zero().args(&["search", "todo"]).run();
+    refused(&everywhere);
+    assert_eq!(read(&victim), "precious\n", "nothing is written through the link");
+    // A FIFO is refused at once, never waited on.
+    std::fs::remove_file(&events_file).unwrap();
+    let made = Command::new("mkfifo").arg(&events_file).status().unwrap();
+    assert!(made.success());
+    let out = exec(&["--resume", &id, "more"]);
+    out.assert_code(2);
+    assert!(out.stdout.contains("events.jsonl is not a regular file"), "{out:?}");
+    // metadata.json and the session directory as links are refused too.
+    std::fs::remove_file(&events_file).unwrap();
+    std::fs::rename(dir.path("events.saved"), &events_file).unwrap();
+    let meta = session.join("metadata.json");
+    std::fs::rename(&meta, dir.path("metadata.saved")).unwrap();
+    std::os::unix::fs::symlink(dir.path("metadata.saved"), &meta).unwrap();
+    let out = exec(&["--resume", &id, "more"]);
+    out.assert_code(2);
+    assert!(out.stdout.contains("metadata.json is a symbolic link"), "{out:?}");
+    std::fs::remove_file(&meta).unwrap();
+    std::fs::rename(dir.path("metadata.saved"), &meta).unwrap();
+    let moved = dir.path("moved-session");
+    std::fs::rename(&session, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &session).unwrap();
+    let out = exec(&["--resume", &id, "more"]);
+    out.assert_code(2);
+    assert!(out.stdout.contains("is a symbolic link or not a directory"), "{out:?}");
+    let before: Vec<_> =
+        std::fs::read_dir(&moved).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(before.len(), 3, "events, metadata and lock, nothing more: {before:?}");
+}

@@ -40,8 +40,7 @@ fn store_exit(err: &SessionError) -> Exit {
 }
 
 fn store_message(err: &SessionError) -> &str {
-    let (SessionError::Usage(m) | SessionError::Io(m)) = err;
-    m
+    err.message()
 }
 
 /// A JSON object whose fields keep the order given (a `serde_json::Value` sorts them), so the

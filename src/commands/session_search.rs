@@ -51,7 +51,7 @@ pub fn search(args: &SearchArgs, env: &Env) -> Exit {
         Some(id) => match store.metadata(id) {
             Ok(meta) => vec![meta],
             Err(crate::session::SessionError::Usage(_)) => Vec::new(),
-            Err(err) => return fail(&redactor, store_message(&err), Exit::Internal),
+            Err(err) => return fail(&redactor, store_message(&err), store_exit(&err)),
         },
         None => match store.list() {
             Ok(list) => list,
@@ -62,11 +62,12 @@ pub fn search(args: &SearchArgs, env: &Env) -> Exit {
     let wanted =
         Wanted { normalized: &normalized, terms, limit, context, args, redactor: &redactor };
     let mut hits: Vec<Hit> = Vec::new();
+    let mut refused = false;
     for meta in &sessions {
         if hits.len() >= limit {
             break;
         }
-        wanted.search_session(&store, meta, &mut hits);
+        refused |= wanted.search_session(&store, meta, &mut hits);
     }
     let result = SearchResult {
         query: redactor.redact_str(&query),
@@ -76,10 +77,13 @@ pub fn search(args: &SearchArgs, env: &Env) -> Exit {
         total_hits: hits.len(),
         hits,
     };
-    if args.json {
-        return print_json(&result);
+    let printed = if args.json { print_json(&result) } else { print(&format_text(&result)) };
+    // A session refused (a linked or irregular file, named on stderr) is a usage error once
+    // the hits of the others are out.
+    match printed {
+        Exit::Success if refused => Exit::Usage,
+        other => other,
     }
-    print(&format_text(&result))
 }
 
 /// `--limit` and `--context`: non-negative integers.
@@ -113,12 +117,15 @@ impl Wanted<'_> {
     /// The hits of one session, until there are `limit` in all. A session that cannot be
     /// read is named and skipped: the search is over what can be read. Its events are read
     /// one at a time, and each is let go before the next, so any session searches in
-    /// bounded memory.
-    fn search_session(&self, store: &Store, meta: &Metadata, hits: &mut Vec<Hit>) {
+    /// bounded memory. Returns whether the session was refused (a link, see `session`).
+    fn search_session(&self, store: &Store, meta: &Metadata, hits: &mut Vec<Hit>) -> bool {
         let redactor = self.redactor;
         let mut reader = match store.reader(&meta.session_id) {
             Ok(reader) => reader,
-            Err(err) => return note(redactor, &format!("WARNING: {}", store_message(&err))),
+            Err(err) => {
+                note(redactor, &format!("WARNING: {}", store_message(&err)));
+                return matches!(err, crate::session::SessionError::Refused(_));
+            }
         };
         loop {
             let mut event = match reader.next_event() {
@@ -155,6 +162,7 @@ impl Wanted<'_> {
             }
         }
         warn_skipped(&reader, redactor);
+        false
     }
 }
 

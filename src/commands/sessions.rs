@@ -327,7 +327,10 @@ fn prune(store: &Store, redactor: &Redactor, older_than: &str, dry_run: bool) ->
                 let _ = writeln!(text, "Deleted {id}  {}", meta.updated_at);
                 pruned += 1;
             }
-            Err(err @ crate::session::SessionError::Usage(_)) => {
+            Err(
+                err @ (crate::session::SessionError::Usage(_)
+                | crate::session::SessionError::Refused(_)),
+            ) => {
                 note(redactor, &format!("Skipped: {}", store_message(&err)));
                 skipped += 1;
             }

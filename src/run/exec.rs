@@ -917,10 +917,9 @@ fn open_session(
     let store = match (store, &selection) {
         (Ok(store), _) => store,
         (Err(err), Selection::New) => {
-            let (session::SessionError::Io(m) | session::SessionError::Usage(m)) = err;
             warnings.push(Warning::new(
                 WarningCode::SessionUnavailable,
-                format!("This run is not recorded as a session: {m}"),
+                format!("This run is not recorded as a session: {}", err.message()),
             ));
             return Ok((None, Vec::new()));
         }
@@ -929,10 +928,10 @@ fn open_session(
     match selection {
         Selection::New => match store.create(new, redactor) {
             Ok(s) => Ok((Some(s), Vec::new())),
-            Err(session::SessionError::Usage(m) | session::SessionError::Io(m)) => {
+            Err(err) => {
                 warnings.push(Warning::new(
                     WarningCode::SessionUnavailable,
-                    format!("This run is not recorded as a session: {m}"),
+                    format!("This run is not recorded as a session: {}", err.message()),
                 ));
                 Ok((None, Vec::new()))
             }

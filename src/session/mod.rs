@@ -6,9 +6,15 @@
 //! a single write). An advisory lock on `<id>/lock` keeps two runs from appending to one
 //! session at once; the kernel drops it with the process that held it. A torn last line (a run
 //! killed mid-write) is skipped with a warning. Everything stored passes the redactor.
+//!
+//! Every file is reached through a handle of its session's directory, one name at a time and
+//! never through a symbolic link (`sys::dirfd`): a session directory, `events.jsonl` or
+//! `metadata.json` that is a link, or not a directory or regular file, is refused with a
+//! message naming it, before anything is read or written.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::ffi::OsStr;
+use std::fs::{self, File};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -22,11 +28,14 @@ use crate::error::Failure;
 use crate::protocol::events::SideEffect;
 use crate::provider::models::Usage;
 use crate::redact::Redactor;
+use crate::sys::dirfd::{self, Dir};
 
 /// How long a run waits for another run's lock on the same session.
 const LOCK_WAIT: Duration = Duration::from_secs(2);
 /// Tool output kept in a session event.
 const STORED_OUTPUT_CAP: usize = 64 * 1024;
+/// metadata.json is read up to this size (zero writes well under a kilobyte).
+const MAX_METADATA: u64 = 1024 * 1024;
 
 mod history;
 
@@ -38,15 +47,25 @@ pub use history::{trim_to_budget, EventReader, History};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionError {
     Usage(String),
+    /// A session's directory or file is a symbolic link or not what it should be: nothing
+    /// is read or written through it.
+    Refused(String),
     Io(String),
 }
 
-crate::error::message_error!(SessionError: Usage, Io);
+crate::error::message_error!(SessionError: Usage, Refused, Io);
+
+impl SessionError {
+    pub fn message(&self) -> &str {
+        let (SessionError::Usage(m) | SessionError::Refused(m) | SessionError::Io(m)) = self;
+        m
+    }
+}
 
 impl From<SessionError> for Failure {
     fn from(err: SessionError) -> Failure {
         match err {
-            SessionError::Usage(m) => Failure::Usage(m),
+            SessionError::Usage(m) | SessionError::Refused(m) => Failure::Usage(m),
             SessionError::Io(m) => Failure::Crash(m),
         }
     }
@@ -251,23 +270,56 @@ impl Store {
         self.root.join(id)
     }
 
+    /// The session's directory, opened without following a link.
+    fn handle(&self, id: &str) -> Result<Dir, SessionError> {
+        if !valid_id(id) {
+            return Err(SessionError::Usage(format!("Invalid Zero session id: {id}")));
+        }
+        let root = Dir::open(&self.root).map_err(|err| match err.kind() {
+            std::io::ErrorKind::NotFound => {
+                SessionError::Usage(format!("Zero session not found: {id}"))
+            }
+            _ => io(&format!("cannot read {}", self.root.display()), err),
+        })?;
+        root.open_dir(OsStr::new(id)).map_err(|err| match err.raw_os_error() {
+            _ if err.kind() == std::io::ErrorKind::NotFound => {
+                SessionError::Usage(format!("Zero session not found: {id}"))
+            }
+            Some(dirfd::ELOOP | dirfd::ENOTDIR) => SessionError::Refused(format!(
+                "Zero session {id} is refused: {} is a symbolic link or not a directory",
+                self.dir(id).display()
+            )),
+            _ => io(&format!("cannot read {}", self.dir(id).display()), err),
+        })
+    }
+
     /// Whether a session with this id exists.
     pub fn exists(&self, id: &str) -> bool {
         valid_id(id) && self.dir(id).join("metadata.json").is_file()
     }
 
     pub fn metadata(&self, id: &str) -> Result<Metadata, SessionError> {
-        if !valid_id(id) {
-            return Err(SessionError::Usage(format!("Invalid Zero session id: {id}")));
-        }
+        let dir = self.handle(id)?;
         let path = self.dir(id).join("metadata.json");
-        let text = match fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                return Err(SessionError::Usage(format!("Zero session not found: {id}")))
-            }
-            Err(err) => return Err(io(&format!("cannot read {}", path.display()), err)),
-        };
+        let file =
+            match regular(&dir, "metadata.json", &path, dir.open_read(OsStr::new("metadata.json")))
+            {
+                Ok(file) => file,
+                Err(Opened::Missing) => {
+                    return Err(SessionError::Usage(format!("Zero session not found: {id}")))
+                }
+                Err(Opened::Refused(why)) => {
+                    return Err(SessionError::Refused(format!(
+                        "Zero session {id} is refused: {why}"
+                    )))
+                }
+                Err(Opened::Failed(err)) => {
+                    return Err(io(&format!("cannot read {}", path.display()), err))
+                }
+            };
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut file.take(MAX_METADATA + 1), &mut text)
+            .map_err(|err| io(&format!("cannot read {}", path.display()), err))?;
         serde_json::from_str(&text).map_err(|err| {
             SessionError::Usage(format!("Invalid metadata in Zero session {id}: {err}"))
         })
@@ -297,13 +349,21 @@ impl Store {
     }
 
     /// Reads a session's events one at a time; lines that are not events are skipped and
-    /// reported in the reader's warnings.
+    /// reported in the reader's warnings. An `events.jsonl` that is a link or not a regular
+    /// file is refused, naming it.
     pub fn reader(&self, id: &str) -> Result<EventReader<Box<dyn std::io::BufRead>>, SessionError> {
+        let dir = self.handle(id)?;
         let path = self.dir(id).join("events.jsonl");
-        let source: Box<dyn std::io::BufRead> = match File::open(&path) {
+        let opened = dir.open_read(OsStr::new("events.jsonl"));
+        let source: Box<dyn std::io::BufRead> = match regular(&dir, "events.jsonl", &path, opened) {
             Ok(file) => Box::new(std::io::BufReader::with_capacity(256 * 1024, file)),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Box::new(std::io::empty()),
-            Err(err) => return Err(io(&format!("cannot read {}", path.display()), err)),
+            Err(Opened::Missing) => Box::new(std::io::empty()),
+            Err(Opened::Refused(why)) => {
+                return Err(SessionError::Refused(format!("Zero session {id} is refused: {why}")))
+            }
+            Err(Opened::Failed(err)) => {
+                return Err(io(&format!("cannot read {}", path.display()), err))
+            }
         };
         Ok(EventReader::new(id, source))
     }
@@ -346,16 +406,19 @@ impl Store {
 
     /// Deletes a session. A session that a run holds is refused, not waited for.
     pub fn delete(&self, id: &str) -> Result<(), SessionError> {
-        self.metadata(id)?;
+        if !valid_id(id) {
+            return Err(SessionError::Usage(format!("Invalid Zero session id: {id}")));
+        }
         let dir = self.dir(id);
-        // A session entry that is a symbolic link: the link goes, nothing is written or
+        // A session entry that is a symbolic link: the link goes, nothing is read, written or
         // removed where it points.
         if fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
             return fs::remove_file(&dir)
                 .map_err(|e| io(&format!("cannot delete {}", dir.display()), e));
         }
+        self.metadata(id)?;
         // Held while the files go, so no run can open the session halfway through.
-        let _lock = Lock::acquire(&dir, id, Duration::ZERO)?;
+        let _lock = Lock::acquire(&self.handle(id)?, &dir, id, Duration::ZERO)?;
         // `remove_dir_all` removes a symlink itself, never what it points to.
         fs::remove_dir_all(&dir).map_err(|e| io(&format!("cannot delete {}", dir.display()), e))
     }
@@ -374,14 +437,17 @@ impl Store {
     ) -> Result<Session, SessionError> {
         fs::create_dir_all(&self.root)
             .map_err(|e| io(&format!("cannot create {}", self.root.display()), e))?;
-        let dir = self.dir(id);
-        match fs::create_dir(&dir) {
+        let path = self.dir(id);
+        let root = Dir::open(&self.root)
+            .map_err(|e| io(&format!("cannot open {}", self.root.display()), e))?;
+        match root.mkdir(OsStr::new(id), 0o700) {
             Ok(()) => {}
             Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
                 return Err(SessionError::Usage(format!("Zero session already exists: {id}")))
             }
-            Err(err) => return Err(io(&format!("cannot create {}", dir.display()), err)),
+            Err(err) => return Err(io(&format!("cannot create {}", path.display()), err)),
         }
+        let dir = self.handle(id)?;
         let now = stamp();
         let text = |s: &str| Some(redactor.redact_str(s)).filter(|s| !s.is_empty());
         let meta = Metadata {
@@ -399,11 +465,12 @@ impl Store {
             last_event_type: None,
             output_schema_sha256: None,
         };
-        let lock = Lock::acquire(&dir, id, LOCK_WAIT)?;
-        write_metadata(&dir, &meta)?;
-        let events = open_events(&dir)?;
+        let lock = Lock::acquire(&dir, &path, id, LOCK_WAIT)?;
+        write_metadata(&dir, &path, &meta)?;
+        let events = open_events(&dir, &path, id)?;
         Ok(Session {
             dir,
+            path,
             meta,
             events,
             redactor: redactor.clone(),
@@ -424,21 +491,17 @@ impl Store {
         redactor: &Redactor,
     ) -> Result<(Session, Vec<String>), SessionError> {
         self.metadata(id)?;
-        let dir = self.dir(id);
-        let lock = Lock::acquire(&dir, id, LOCK_WAIT)?;
+        let path = self.dir(id);
+        let dir = self.handle(id)?;
+        let lock = Lock::acquire(&dir, &path, id, LOCK_WAIT)?;
         let mut meta = self.metadata(id)?;
         let unwritable = |what: &str, err: std::io::Error| {
             SessionError::Usage(format!("Zero session {id} cannot be written: {what}: {err}"))
         };
-        let path = dir.join("events.jsonl");
-        let mut events = OpenOptions::new()
-            .create(true)
-            .read(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| unwritable(&path.display().to_string(), e))?;
-        let (last, warnings) =
-            repair_tail(id, &mut events).map_err(|e| unwritable(&path.display().to_string(), e))?;
+        let mut events = open_events(&dir, &path, id)?;
+        let events_path = path.join("events.jsonl");
+        let (last, warnings) = repair_tail(id, &mut events)
+            .map_err(|e| unwritable(&events_path.display().to_string(), e))?;
         // Counted again from the file: metadata may lag behind a run that was killed.
         let last = match last {
             Some(sequence) => Some(sequence),
@@ -454,13 +517,12 @@ impl Store {
         };
         meta.event_count = meta.event_count.max(last.unwrap_or(0));
         // Written now, so a directory that cannot be written is found before any model call.
-        write_metadata(&dir, &meta).map_err(|e| match e {
-            SessionError::Io(m) | SessionError::Usage(m) => {
-                SessionError::Usage(format!("Zero session {id} cannot be written: {m}"))
-            }
+        write_metadata(&dir, &path, &meta).map_err(|e| {
+            SessionError::Usage(format!("Zero session {id} cannot be written: {}", e.message()))
         })?;
         let session = Session {
             dir,
+            path,
             meta,
             events,
             redactor: redactor.clone(),
@@ -588,25 +650,81 @@ fn count_lines(file: &mut File, upto: u64) -> std::io::Result<u64> {
     Ok(lines)
 }
 
-fn open_events(dir: &Path) -> Result<File, SessionError> {
-    let path = dir.join("events.jsonl");
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| io(&format!("cannot open {}", path.display()), e))
+/// How a session's file could not be opened.
+enum Opened {
+    Missing,
+    /// A link, or not a regular file: the message says which.
+    Refused(String),
+    Failed(std::io::Error),
 }
 
-/// Replaces metadata.json atomically: a temp file in the same directory, then rename.
-fn write_metadata(dir: &Path, meta: &Metadata) -> Result<(), SessionError> {
+/// What was opened, when it is a regular file (it was opened without following a link).
+fn regular(
+    dir: &Dir,
+    name: &str,
+    path: &Path,
+    opened: std::io::Result<File>,
+) -> Result<File, Opened> {
+    let file = match opened {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Err(Opened::Missing),
+        Err(err) => {
+            // ELOOP: a link; ENXIO: a FIFO with no writer or reader.
+            let kind = dir.metadata(OsStr::new(name)).map(|m| dirfd::Kind::of(&m));
+            return Err(match kind {
+                Ok(dirfd::Kind::Symlink) => {
+                    Opened::Refused(format!("{} is a symbolic link", path.display()))
+                }
+                Ok(dirfd::Kind::File | dirfd::Kind::Dir) | Err(_) => Opened::Failed(err),
+                Ok(_) => Opened::Refused(format!("{} is not a regular file", path.display())),
+            });
+        }
+    };
+    match file.metadata() {
+        Ok(meta) if meta.is_file() => Ok(file),
+        Ok(_) => Err(Opened::Refused(format!("{} is not a regular file", path.display()))),
+        Err(err) => Err(Opened::Failed(err)),
+    }
+}
+
+/// Opens (creating) `events.jsonl` for appending, refusing a link or anything but a regular
+/// file.
+fn open_events(dir: &Dir, session: &Path, id: &str) -> Result<File, SessionError> {
+    let path = session.join("events.jsonl");
+    let opened = dir.open_append(OsStr::new("events.jsonl"), true);
+    regular(dir, "events.jsonl", &path, opened).map_err(|why| match why {
+        Opened::Refused(why) => {
+            SessionError::Refused(format!("Zero session {id} is refused: {why}"))
+        }
+        Opened::Missing => {
+            io(&format!("cannot open {}", path.display()), std::io::ErrorKind::NotFound.into())
+        }
+        Opened::Failed(err) => SessionError::Usage(format!(
+            "Zero session {id} cannot be written: {}: {err}",
+            path.display()
+        )),
+    })
+}
+
+/// Replaces metadata.json atomically: a new temp file in the same directory (created, never
+/// opened through a link), then rename.
+fn write_metadata(dir: &Dir, session: &Path, meta: &Metadata) -> Result<(), SessionError> {
     let mut text =
         serde_json::to_string_pretty(meta).map_err(|e| SessionError::Io(e.to_string()))?;
     text.push('\n');
-    let tmp = dir.join(format!(".metadata.json.{}.tmp", std::process::id()));
-    let target = dir.join("metadata.json");
-    fs::write(&tmp, text)
-        .and_then(|()| fs::rename(&tmp, &target))
-        .map_err(|e| io(&format!("cannot write {}", target.display()), e))
+    let tmp = format!(".metadata.json.{}.{}.tmp", std::process::id(), random_base36(6));
+    let target = session.join("metadata.json");
+    let cannot = |e| io(&format!("cannot write {}", target.display()), e);
+    let mut file = dir.create_new(OsStr::new(&tmp), 0o644).map_err(cannot)?;
+    let written = file.write_all(text.as_bytes());
+    drop(file);
+    let renamed =
+        written.and_then(|()| dir.rename(OsStr::new(&tmp), dir, OsStr::new("metadata.json")));
+    if let Err(err) = renamed {
+        let _ = dir.unlink(OsStr::new(&tmp));
+        return Err(cannot(err));
+    }
+    Ok(())
 }
 
 /// The lock of a session being written: an advisory lock on `<session>/lock`. The kernel
@@ -618,7 +736,7 @@ struct Lock {
 }
 
 impl Lock {
-    fn acquire(dir: &Path, id: &str, wait: Duration) -> Result<Lock, SessionError> {
+    fn acquire(handle: &Dir, dir: &Path, id: &str, wait: Duration) -> Result<Lock, SessionError> {
         let path = dir.join("lock");
         let cannot = |detail: String| {
             SessionError::Usage(format!(
@@ -626,9 +744,7 @@ impl Lock {
                 path.display()
             ))
         };
-        let handle = crate::sys::dirfd::Dir::open(dir).map_err(|e| cannot(e.to_string()))?;
-        let mut file =
-            handle.open_lock(std::ffi::OsStr::new("lock")).map_err(|e| cannot(e.to_string()))?;
+        let mut file = handle.open_lock(OsStr::new("lock")).map_err(|e| cannot(e.to_string()))?;
         let is_file = file.metadata().map(|m| m.is_file()).map_err(|e| cannot(e.to_string()))?;
         if !is_file {
             return Err(cannot("it is not a regular file".to_string()));
@@ -641,7 +757,9 @@ impl Lock {
                     std::thread::sleep(Duration::from_millis(20))
                 }
                 Ok(false) => {
-                    let holder = fs::read_to_string(&path).ok();
+                    let mut holder = String::new();
+                    let _ = std::io::Read::read_to_string(&mut (&file).take(64), &mut holder);
+                    let holder = Some(holder);
                     let holder = holder.as_deref().map(str::trim).filter(|p| !p.is_empty());
                     let by = holder.map(|pid| format!(" (pid {pid})")).unwrap_or_default();
                     return Err(SessionError::Usage(format!(
@@ -659,7 +777,10 @@ impl Lock {
 
 /// A session open for appending.
 pub struct Session {
-    dir: PathBuf,
+    /// Its directory, held open: every write goes through it.
+    dir: Dir,
+    /// The directory's path, for messages.
+    path: PathBuf,
     meta: Metadata,
     events: File,
     redactor: Redactor,
@@ -696,7 +817,7 @@ impl Session {
         self.meta.event_count = sequence;
         self.meta.updated_at = now;
         self.meta.last_event_type = Some(event.kind.name().to_string());
-        write_metadata(&self.dir, &self.meta)
+        write_metadata(&self.dir, &self.path, &self.meta)
     }
 
     /// Keeps the digest of this run's output schema, or forgets an earlier run's when this
@@ -716,9 +837,8 @@ impl Session {
         if self.failed.is_some() {
             return;
         }
-        if let Err(SessionError::Io(m) | SessionError::Usage(m)) = self.append(kind, Some(payload))
-        {
-            self.failed = Some(m);
+        if let Err(err) = self.append(kind, Some(payload)) {
+            self.failed = Some(err.message().to_string());
         }
     }
 
@@ -734,9 +854,7 @@ impl Session {
     /// Flushes to disk at the end of a run.
     pub fn sync(&mut self) {
         let _ = self.events.sync_all();
-        if let Ok(dir) = File::open(&self.dir) {
-            let _ = dir.sync_all();
-        }
+        let _ = self.dir.sync();
     }
 }
 

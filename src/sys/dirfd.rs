@@ -30,6 +30,7 @@ const O_RDONLY: c_int = 0;
 const O_WRONLY: c_int = 0o1;
 const O_RDWR: c_int = 0o2;
 const O_CREAT: c_int = 0o100;
+const O_APPEND: c_int = 0o2000;
 const O_EXCL: c_int = 0o200;
 const O_NOCTTY: c_int = 0o400;
 const O_NONBLOCK: c_int = 0o4000;
@@ -213,6 +214,19 @@ impl Dir {
     /// Creates `name`, which must not exist in any form (a link there is EEXIST too).
     pub fn create_new(&self, name: &OsStr, mode: u32) -> io::Result<File> {
         self.open_at(name, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY, mode).map(File::from)
+    }
+
+    /// Opens `name` for appending (and reading, for a repair of its end), creating it when
+    /// `create`, without following a link (ELOOP) and without blocking on a FIFO (which
+    /// fails with ENXIO). The caller checks the type of what it got.
+    pub fn open_append(&self, name: &OsStr, create: bool) -> io::Result<File> {
+        let flags = O_RDWR | O_APPEND | O_NOCTTY | O_NONBLOCK | if create { O_CREAT } else { 0 };
+        self.open_at(name, flags, 0o644).map(File::from)
+    }
+
+    /// Flushes the directory's entries to disk.
+    pub fn sync(&self) -> io::Result<()> {
+        File::from(self.fd.try_clone()?).sync_all()
     }
 
     /// Opens (creating if needed) a lock file for reading and writing, or only for reading
