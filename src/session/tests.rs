@@ -128,7 +128,7 @@ fn a_torn_last_line_is_cut_off_by_a_resume_and_a_bad_middle_line_costs_only_itse
     let id = session.id().to_string();
     drop(session);
     let path = store.root().join(&id).join("events.jsonl");
-    let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+    let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
     file.write_all(b"{\"id\":\"x:2\",\"sessionId\":\"x\",\"seq").unwrap();
     let (events, warnings) = store.events(&id).unwrap();
     assert_eq!(events.len(), 1);
@@ -150,7 +150,7 @@ fn a_torn_last_line_is_cut_off_by_a_resume_and_a_bad_middle_line_costs_only_itse
     );
     // A session an older zero damaged (its append glued onto a torn line): that line is
     // skipped with a warning naming it, and the lines after it are read.
-    let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+    let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
     file.write_all(b"{\"id\":\"x:3\",\"seq{\"id\":\"glued\"}\n").unwrap();
     let (mut resumed, repaired) = store.open(&id, &Redactor::default()).unwrap();
     assert!(repaired.is_empty());
