@@ -2,25 +2,18 @@
 //! string.
 //!
 //! Each module has its own error type at its boundary (`input::InputError`,
-//! `session::SessionError`, `http::CallError`, `scripted::ScriptError`, ...); each converts
-//! into a [`Failure`] of its kind, and only [`Failure::exit`] and [`Exit`] say which exit code
-//! a kind gets, so the mapping cannot drift between call sites.
+//! `session::SessionError`, `http::CallError`, `scripted::ScriptError`, `images::ImageError`,
+//! ...), an enum of its kinds; each converts into a [`Failure`] of its kind, and only
+//! [`Failure::exit`] and [`Exit`] say which exit code a kind gets, so the mapping cannot drift
+//! between call sites.
 
 use std::fmt;
 
 use serde::Serialize;
 
-/// `Display` and `std::error::Error` for a module's error that is its message: a newtype of
-/// a `String`, or an enum whose variants (named after the type) each hold one.
+/// `Display` and `std::error::Error` for a module's error whose kinds each hold their message:
+/// an enum whose variants (named after the type) each hold one.
 macro_rules! message_error {
-    ($name:ident) => {
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
-        impl std::error::Error for $name {}
-    };
     ($name:ident: $($variant:ident),+) => {
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -112,13 +105,12 @@ impl RunStatus {
 }
 
 /// `error.code`, in both versions (an incomplete run is `max_turns` in schema 1 and
-/// `incomplete` in schema 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+/// `incomplete` in schema 2). Written as [`ErrorCode::name`] says (`usage_error`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorCode {
-    UsageError,
-    ConfigError,
-    ProviderError,
+    Usage,
+    Config,
+    Provider,
     MaxTurns,
     Incomplete,
     /// Schema 2: the spending cap was reached (schema 1 says `max_turns`).
@@ -126,23 +118,29 @@ pub enum ErrorCode {
     /// Schema 2: no answer matched `--output-schema` (schema 1 says `max_turns`).
     OutputSchema,
     /// Schema 2: a required MCP server failed (schema 1 says `provider_error`).
-    McpError,
+    Mcp,
     Interrupted,
     Crash,
 }
 
+impl Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 impl ErrorCode {
-    /// The code as it is written (for the fallback ending, which renders its lines itself).
+    /// The code as it is written.
     pub fn name(self) -> &'static str {
         match self {
-            ErrorCode::UsageError => "usage_error",
-            ErrorCode::ConfigError => "config_error",
-            ErrorCode::ProviderError => "provider_error",
+            ErrorCode::Usage => "usage_error",
+            ErrorCode::Config => "config_error",
+            ErrorCode::Provider => "provider_error",
             ErrorCode::MaxTurns => "max_turns",
             ErrorCode::Incomplete => "incomplete",
             ErrorCode::BudgetExceeded => "budget_exceeded",
             ErrorCode::OutputSchema => "output_schema",
-            ErrorCode::McpError => "mcp_error",
+            ErrorCode::Mcp => "mcp_error",
             ErrorCode::Interrupted => "interrupted",
             ErrorCode::Crash => "crash",
         }
@@ -196,11 +194,9 @@ impl Failure {
     /// The `code` field of the `error` event in schema 1 (and of the legacy `json` lines).
     pub fn code(&self) -> ErrorCode {
         match self {
-            Failure::Usage(_) => ErrorCode::UsageError,
-            Failure::Config(_) => ErrorCode::ConfigError,
-            Failure::Provider(_) | Failure::Unavailable(_) | Failure::Mcp(_) => {
-                ErrorCode::ProviderError
-            }
+            Failure::Usage(_) => ErrorCode::Usage,
+            Failure::Config(_) => ErrorCode::Config,
+            Failure::Provider(_) | Failure::Unavailable(_) | Failure::Mcp(_) => ErrorCode::Provider,
             Failure::MaxTurns(_) | Failure::BudgetExceeded(_) | Failure::OutputSchema(_) => {
                 ErrorCode::MaxTurns
             }
@@ -216,7 +212,7 @@ impl Failure {
             Failure::MaxTurns(_) => ErrorCode::Incomplete,
             Failure::BudgetExceeded(_) => ErrorCode::BudgetExceeded,
             Failure::OutputSchema(_) => ErrorCode::OutputSchema,
-            Failure::Mcp(_) => ErrorCode::McpError,
+            Failure::Mcp(_) => ErrorCode::Mcp,
             other => other.code(),
         }
     }

@@ -15,6 +15,7 @@ mod cli;
 mod context;
 mod faults;
 mod field;
+mod house;
 mod inputs;
 mod live;
 mod mcp;

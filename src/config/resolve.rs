@@ -834,7 +834,7 @@ fn apply_effort(runtime: &mut Runtime, value: Option<&str>) -> Result<(), Failur
 pub fn extra_roots(env: &Env) -> Result<ExtraRoots, Failure> {
     let file = env.get("SSL_CERT_FILE").map(Path::new);
     let dir = env.get("SSL_CERT_DIR").map(Path::new);
-    ExtraRoots::at(file, dir).map_err(|err| Failure::Provider(err.0))
+    ExtraRoots::at(file, dir).map_err(|err| Failure::Provider(err.to_string()))
 }
 
 /// Timeouts and retries from the environment.

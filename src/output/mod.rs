@@ -788,7 +788,7 @@ impl Emitter {
 
     /// Live mode: an input line that is wrong but does not end the process.
     pub fn input_error(&mut self, message: &str) -> Result<(), OutputClosed> {
-        self.error_event(ErrorCode::UsageError, message, false)
+        self.error_event(ErrorCode::Usage, message, false)
     }
 
     fn error_event(

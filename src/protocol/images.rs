@@ -7,7 +7,7 @@
 //! records that an image was there (its type and size), not its bytes.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The largest image, decoded.
 pub const MAX_IMAGE_BYTES: usize = 10 * 1024 * 1024;
@@ -48,45 +48,70 @@ pub fn sniff(head: &[u8]) -> Option<&'static str> {
     }
 }
 
-/// Why an image cannot be attached (one line, naming the file).
+/// Why an `--image` file cannot be attached: its path, and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImageError(pub String);
+pub enum ImageError {
+    NotFound(PathBuf),
+    Unreadable {
+        path: PathBuf,
+        reason: String,
+    },
+    NotRegular(PathBuf),
+    TooLarge(PathBuf),
+    /// Its bytes are no PNG, JPEG, GIF or WebP image.
+    NotAnImage(PathBuf),
+}
 
-crate::error::message_error!(ImageError);
+impl std::fmt::Display for ImageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ImageError::NotFound(path) => write!(f, "Image not found: {}", path.display()),
+            ImageError::Unreadable { path, reason } => {
+                write!(f, "Cannot read image {}: {reason}", path.display())
+            }
+            ImageError::NotRegular(path) => {
+                write!(f, "Image is not a regular file: {}", path.display())
+            }
+            ImageError::TooLarge(path) => {
+                write!(f, "Image is larger than 10 MiB: {}", path.display())
+            }
+            ImageError::NotAnImage(path) => {
+                write!(f, "Image is not a PNG, JPEG, GIF or WebP file: {}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ImageError {}
 
 impl From<ImageError> for crate::error::Failure {
     fn from(err: ImageError) -> Self {
-        crate::error::Failure::Usage(err.0)
+        crate::error::Failure::Usage(err.to_string())
     }
 }
 
 /// `--image PATH`: the file's type comes from its bytes.
 pub fn from_file(path: &Path) -> Result<Image, ImageError> {
-    read_image(path).map_err(ImageError)
-}
-
-fn read_image(path: &Path) -> Result<Image, String> {
     use std::os::unix::fs::OpenOptionsExt;
     /// `O_NONBLOCK`: opening a FIFO must not wait for a writer.
     const O_NONBLOCK: i32 = 0o4000;
-    let shown = path.display();
+    let owned = || path.to_path_buf();
     let file = std::fs::OpenOptions::new().read(true).custom_flags(O_NONBLOCK).open(path);
     let file = file.map_err(|err| match err.kind() {
-        std::io::ErrorKind::NotFound => format!("Image not found: {shown}"),
-        _ => format!("Cannot read image {shown}: {err}"),
+        std::io::ErrorKind::NotFound => ImageError::NotFound(owned()),
+        _ => ImageError::Unreadable { path: owned(), reason: err.to_string() },
     })?;
     if file.metadata().is_ok_and(|m| !m.is_file()) {
-        return Err(format!("Image is not a regular file: {shown}"));
+        return Err(ImageError::NotRegular(owned()));
     }
     let mut bytes = Vec::new();
     file.take(MAX_IMAGE_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
-        .map_err(|err| format!("Cannot read image {shown}: {err}"))?;
+        .map_err(|err| ImageError::Unreadable { path: owned(), reason: err.to_string() })?;
     if bytes.len() > MAX_IMAGE_BYTES {
-        return Err(format!("Image is larger than 10 MiB: {shown}"));
+        return Err(ImageError::TooLarge(owned()));
     }
-    let media_type = sniff(&bytes)
-        .ok_or_else(|| format!("Image is not a PNG, JPEG, GIF or WebP file: {shown}"))?;
+    let media_type = sniff(&bytes).ok_or_else(|| ImageError::NotAnImage(owned()))?;
     Ok(Image { media_type, data: encode(&bytes), bytes: bytes.len() })
 }
 
@@ -241,22 +266,23 @@ mod tests {
         assert_eq!((image.media_type, decode(&image.data).unwrap()), ("image/png", PNG.to_vec()));
         dir.write("notes.txt", "plain text");
         let err = from_file(&dir.join("notes.txt")).unwrap_err();
-        assert!(err.0.starts_with("Image is not a PNG, JPEG, GIF or WebP file: "), "{err}");
-        assert!(from_file(&dir.join("missing.png"))
-            .unwrap_err()
-            .0
-            .starts_with("Image not found: "));
-        assert!(from_file(&dir.path).unwrap_err().0.starts_with("Image is not a regular file: "));
+        assert_eq!(err, ImageError::NotAnImage(dir.join("notes.txt")));
+        assert!(err.to_string().starts_with("Image is not a PNG, JPEG, GIF or WebP file: "));
+        assert_eq!(
+            from_file(&dir.join("missing.png")).unwrap_err(),
+            ImageError::NotFound(dir.join("missing.png"))
+        );
+        assert_eq!(from_file(&dir.path).unwrap_err(), ImageError::NotRegular(dir.path.clone()));
         let fifo = dir.join("pipe.png");
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
         if made.is_ok_and(|s| s.success()) {
             // Refused at once, not a wait for a writer that never comes.
-            assert!(from_file(&fifo).unwrap_err().0.starts_with("Image is not a regular file: "));
+            assert_eq!(from_file(&fifo).unwrap_err(), ImageError::NotRegular(fifo.clone()));
         }
         let mut big = PNG.to_vec();
         big.resize(MAX_IMAGE_BYTES + 1, 0);
         std::fs::write(dir.join("big.png"), big).unwrap();
         let err = from_file(&dir.join("big.png")).unwrap_err();
-        assert!(err.0.starts_with("Image is larger than 10 MiB: "), "{err}");
+        assert!(err.to_string().starts_with("Image is larger than 10 MiB: "), "{err}");
     }
 }

@@ -41,15 +41,44 @@ pub enum PromptText<'a> {
 
 /// A bad prompt or input: always a usage error (exit 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InputError(pub String);
+pub enum InputError {
+    /// No prompt was given: the message says how to give one.
+    Missing(String),
+    /// The prompt file, the stream-json input file or stdin: missing, unreadable, empty, too
+    /// large, not UTF-8 (the message names it).
+    Source(String),
+    /// A stream-json line that is not a valid input event: its number, and what is wrong.
+    Line { number: usize, detail: String },
+    /// A stream-json line that could not be read.
+    Unreadable { number: usize, reason: String },
+    /// Prompt words beside stream-json input.
+    WordsWithStreamJson,
+}
 
-impl From<InputError> for crate::error::Failure {
-    fn from(err: InputError) -> Self {
-        crate::error::Failure::Usage(err.0)
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InputError::Missing(message) | InputError::Source(message) => f.write_str(message),
+            InputError::Line { number, detail } => {
+                write!(f, "Invalid stream-json input at line {number}: {detail}")
+            }
+            InputError::Unreadable { number, reason } => {
+                write!(f, "Cannot read stream-json input at line {number}: {reason}")
+            }
+            InputError::WordsWithStreamJson => f.write_str(
+                "Stream-json input takes no prompt words or --prompt: pipe JSONL or use --file.",
+            ),
+        }
     }
 }
 
-crate::error::message_error!(InputError);
+impl std::error::Error for InputError {}
+
+impl From<InputError> for crate::error::Failure {
+    fn from(err: InputError) -> Self {
+        crate::error::Failure::Usage(err.to_string())
+    }
+}
 
 /// How the prompt arrives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,27 +106,30 @@ pub fn text_prompt(words: &[String], more: Option<PromptText<'_>>) -> Result<Str
             let text = read_file(path, "Prompt file")?;
             let text = text.trim();
             if text.is_empty() {
-                return Err(InputError(format!("Prompt file is empty: {}", path.display())));
+                return Err(InputError::Source(format!(
+                    "Prompt file is empty: {}",
+                    path.display()
+                )));
             }
             Some(text.to_string())
         }
         Some(PromptText::Stdin(stdin)) => {
             let mut bytes = Vec::new();
-            stdin
-                .take(MAX_PROMPT_BYTES + 1)
-                .read_to_end(&mut bytes)
-                .map_err(|err| InputError(format!("Cannot read the prompt from stdin: {err}")))?;
+            stdin.take(MAX_PROMPT_BYTES + 1).read_to_end(&mut bytes).map_err(|err| {
+                InputError::Source(format!("Cannot read the prompt from stdin: {err}"))
+            })?;
             if bytes.len() as u64 > MAX_PROMPT_BYTES {
-                return Err(InputError(format!(
+                return Err(InputError::Source(format!(
                     "The prompt on stdin is larger than {} MiB",
                     MAX_PROMPT_BYTES / (1024 * 1024)
                 )));
             }
-            let text = String::from_utf8(bytes)
-                .map_err(|_| InputError("The prompt on stdin is not valid UTF-8".to_string()))?;
+            let text = String::from_utf8(bytes).map_err(|_| {
+                InputError::Source("The prompt on stdin is not valid UTF-8".to_string())
+            })?;
             let text = text.trim();
             if text.is_empty() {
-                return Err(InputError("The prompt on stdin is empty".to_string()));
+                return Err(InputError::Source("The prompt on stdin is empty".to_string()));
             }
             Some(text.to_string())
         }
@@ -108,7 +140,7 @@ pub fn text_prompt(words: &[String], more: Option<PromptText<'_>>) -> Result<Str
         (true, Some(file)) => file,
         (false, None) => inline,
         (true, None) => {
-            return Err(InputError(
+            return Err(InputError::Missing(
                 "Prompt required. Use `zero exec \"prompt\"`, `zero exec --file prompt.txt`, or `zero exec -` to read it from stdin."
                     .to_string(),
             ))
@@ -127,10 +159,7 @@ pub fn stream_json_prompt(
     version: &mut Option<SchemaVersion>,
 ) -> Result<StreamPrompt, InputError> {
     if !words.is_empty() {
-        return Err(InputError(
-            "Stream-json input takes no prompt words or --prompt: pipe JSONL or use --file."
-                .to_string(),
-        ));
+        return Err(InputError::WordsWithStreamJson);
     }
     match (file, stdin) {
         (Some(path), _) => {
@@ -138,9 +167,9 @@ pub fn stream_json_prompt(
             read_events(BufReader::new(file), version)
         }
         (None, Some(stdin)) => read_events(BufReader::new(stdin), version),
-        (None, None) => {
-            Err(InputError("Stream-json input required. Pipe JSONL or use --file.".to_string()))
-        }
+        (None, None) => Err(InputError::Missing(
+            "Stream-json input required. Pipe JSONL or use --file.".to_string(),
+        )),
     }
 }
 
@@ -148,31 +177,32 @@ fn open_file(path: &Path, what: &str) -> Result<std::fs::File, InputError> {
     let shown = path.display();
     match std::fs::metadata(path) {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            return Err(InputError(format!("{what} not found: {shown}")))
+            return Err(InputError::Source(format!("{what} not found: {shown}")))
         }
         Ok(meta) if meta.is_dir() => {
-            return Err(InputError(format!("{what} is a directory: {shown}")))
+            return Err(InputError::Source(format!("{what} is a directory: {shown}")))
         }
         _ => {}
     }
-    std::fs::File::open(path)
-        .map_err(|err| InputError(format!("Cannot read {} {shown}: {err}", what.to_lowercase())))
+    std::fs::File::open(path).map_err(|err| {
+        InputError::Source(format!("Cannot read {} {shown}: {err}", what.to_lowercase()))
+    })
 }
 
 fn read_file(path: &Path, what: &str) -> Result<String, InputError> {
     let mut bytes = Vec::new();
     open_file(path, what)?.take(MAX_PROMPT_BYTES + 1).read_to_end(&mut bytes).map_err(|err| {
-        InputError(format!("Cannot read {} {}: {err}", what.to_lowercase(), path.display()))
+        InputError::Source(format!("Cannot read {} {}: {err}", what.to_lowercase(), path.display()))
     })?;
     if bytes.len() as u64 > MAX_PROMPT_BYTES {
-        return Err(InputError(format!(
+        return Err(InputError::Source(format!(
             "{what} is larger than {} MiB: {}",
             MAX_PROMPT_BYTES / (1024 * 1024),
             path.display()
         )));
     }
     String::from_utf8(bytes)
-        .map_err(|_| InputError(format!("{what} is not valid UTF-8: {}", path.display())))
+        .map_err(|_| InputError::Source(format!("{what} is not valid UTF-8: {}", path.display())))
 }
 
 /// Reads and validates JSONL events, joining their content with blank lines. `version` is the
@@ -191,16 +221,14 @@ pub fn read_events(
         number += 1;
         let cap =
             if *version == Some(SchemaVersion::V1) { MAX_LINE_BYTES } else { MAX_LINE_BYTES_V2 };
-        let read =
-            (&mut reader).take(cap as u64 + 1).read_until(b'\n', &mut buf).map_err(|err| {
-                InputError(format!("Cannot read stream-json input at line {number}: {err}"))
-            })?;
+        let read = (&mut reader)
+            .take(cap as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(|err| InputError::Unreadable { number, reason: err.to_string() })?;
         if read == 0 {
             break;
         }
-        let at = |detail: &str| {
-            InputError(format!("Invalid stream-json input at line {number}: {detail}"))
-        };
+        let at = |detail: &str| InputError::Line { number, detail: detail.to_string() };
         let too_long = |cap: usize| at(&format!("line is longer than {} MiB", cap / (1024 * 1024)));
         if buf.last() == Some(&b'\n') {
             buf.pop();
@@ -236,12 +264,12 @@ pub fn read_events(
         }
     }
     if !saw_line {
-        return Err(InputError(
+        return Err(InputError::Missing(
             "Stream-json input required. Pipe JSONL or use --file.".to_string(),
         ));
     }
     if parts.is_empty() && images.is_empty() {
-        return Err(InputError(
+        return Err(InputError::Missing(
             "Stream-json input must include at least one prompt or user message event.".to_string(),
         ));
     }
@@ -495,7 +523,7 @@ mod tests {
     use super::*;
 
     fn events(text: &str) -> Result<String, String> {
-        read_events(text.as_bytes(), &mut None).map(|p| p.text).map_err(|e| e.0)
+        read_events(text.as_bytes(), &mut None).map(|p| p.text).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -542,7 +570,7 @@ mod tests {
 
     #[test]
     fn invalid_utf8_empty_input_and_long_lines() {
-        let err = read_events(&b"{\"a\":\xff}\n"[..], &mut None).unwrap_err().0;
+        let err = read_events(&b"{\"a\":\xff}\n"[..], &mut None).unwrap_err().to_string();
         assert_eq!(err, "Invalid stream-json input at line 1: not valid UTF-8");
         assert_eq!(
             events("\n  \n").unwrap_err(),
@@ -553,7 +581,8 @@ mod tests {
             "Stream-json input must include at least one prompt or user message event."
         );
         let long = format!("{}\n", "x".repeat(MAX_LINE_BYTES + 1));
-        let err = read_events(long.as_bytes(), &mut Some(SchemaVersion::V1)).unwrap_err().0;
+        let err =
+            read_events(long.as_bytes(), &mut Some(SchemaVersion::V1)).unwrap_err().to_string();
         assert_eq!(err, "Invalid stream-json input at line 1: line is longer than 8 MiB");
         let longer = format!("{}\n", "x".repeat(MAX_LINE_BYTES_V2 + 1));
         assert_eq!(
@@ -663,23 +692,25 @@ mod tests {
         std::fs::write(&file, "  \n").unwrap();
         assert!(text_prompt(&words, Some(PromptText::File(&file)))
             .unwrap_err()
-            .0
+            .to_string()
             .starts_with("Prompt file is empty: "));
         assert!(text_prompt(&[], Some(PromptText::File(&dir)))
             .unwrap_err()
-            .0
+            .to_string()
             .starts_with("Prompt file is a directory: "));
         assert!(text_prompt(&[], Some(PromptText::File(&dir.join("nope"))))
             .unwrap_err()
-            .0
+            .to_string()
             .starts_with("Prompt file not found: "));
-        assert!(text_prompt(&[], None).unwrap_err().0.starts_with("Prompt required."));
+        assert!(
+            matches!(text_prompt(&[], None).unwrap_err(), InputError::Missing(m) if m.starts_with("Prompt required."))
+        );
         let mut stdin: &[u8] = b"  from stdin\n";
         let joined = text_prompt(&words, Some(PromptText::Stdin(&mut stdin))).unwrap();
         assert_eq!(joined, "from cli\n\nfrom stdin");
         let mut empty: &[u8] = b"\n";
         let err = text_prompt(&[], Some(PromptText::Stdin(&mut empty))).unwrap_err();
-        assert_eq!(err.0, "The prompt on stdin is empty");
+        assert_eq!(err, InputError::Source("The prompt on stdin is empty".into()));
     }
 
     #[test]

@@ -113,7 +113,7 @@ fn tokens() -> Vec<(&'static str, Value)> {
 /// `error`: the same codes in both versions, but the turn limit is `max_turns` in schema 1
 /// and `incomplete` in schema 2, and only schema 2 tells a reached budget apart.
 fn error_event(version: SchemaVersion) -> Value {
-    let mut codes = vec![ErrorCode::UsageError, ErrorCode::ConfigError, ErrorCode::ProviderError];
+    let mut codes = vec![ErrorCode::Usage, ErrorCode::Config, ErrorCode::Provider];
     if version == SchemaVersion::V1 {
         codes.push(ErrorCode::MaxTurns);
     } else {
@@ -121,7 +121,7 @@ fn error_event(version: SchemaVersion) -> Value {
             ErrorCode::Incomplete,
             ErrorCode::BudgetExceeded,
             ErrorCode::OutputSchema,
-            ErrorCode::McpError,
+            ErrorCode::Mcp,
         ]);
     }
     codes.extend([ErrorCode::Interrupted, ErrorCode::Crash]);

@@ -139,25 +139,34 @@ const MAX_CERT_FILE_BYTES: u64 = 16 * 1024 * 1024;
 /// At most this many files of `SSL_CERT_DIR` are read.
 const MAX_CERT_DIR_FILES: usize = 10_000;
 
-/// Why the certificates `SSL_CERT_FILE` or `SSL_CERT_DIR` name cannot be used (one line).
+/// Why the certificates `SSL_CERT_FILE` or `SSL_CERT_DIR` name cannot be used: the variable,
+/// its path, and what reading it said.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CertError(pub String);
+pub struct CertError {
+    pub variable: &'static str,
+    pub path: PathBuf,
+    pub reason: String,
+}
 
-crate::error::message_error!(CertError);
+impl std::fmt::Display for CertError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.variable, self.path.display(), self.reason)
+    }
+}
+
+impl std::error::Error for CertError {}
 
 impl ExtraRoots {
     /// The roots named by the environment; a path that does not exist is an error now.
     pub fn at(file: Option<&Path>, dir: Option<&Path>) -> Result<ExtraRoots, CertError> {
-        ExtraRoots::read(file, dir).map_err(CertError)
-    }
-
-    fn read(file: Option<&Path>, dir: Option<&Path>) -> Result<ExtraRoots, String> {
-        if let Some(file) = file {
-            std::fs::metadata(file)
-                .map_err(|e| format!("SSL_CERT_FILE {}: {e}", file.display()))?;
-        }
-        if let Some(dir) = dir {
-            std::fs::metadata(dir).map_err(|e| format!("SSL_CERT_DIR {}: {e}", dir.display()))?;
+        for (variable, path) in [("SSL_CERT_FILE", file), ("SSL_CERT_DIR", dir)] {
+            if let Some(path) = path {
+                std::fs::metadata(path).map_err(|e| CertError {
+                    variable,
+                    path: path.to_path_buf(),
+                    reason: e.to_string(),
+                })?;
+            }
         }
         Ok(ExtraRoots { file: file.map(Path::to_path_buf), dir: dir.map(Path::to_path_buf) })
     }

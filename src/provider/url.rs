@@ -21,26 +21,52 @@ pub struct Url {
     pub path: String,
 }
 
-/// Why a text is not a URL zero can use (one line).
+/// Why a text is not a URL zero can use.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UrlError(pub String);
+pub enum UrlError {
+    /// It does not start with `http://` or `https://`.
+    Scheme,
+    NoHost,
+    /// Its host holds a space or a control character.
+    HostCharacters,
+    /// `[` without its `]`.
+    Ipv6Unclosed,
+    /// Between the brackets is no IPv6 address (what is there).
+    NotIpv6(String),
+    /// Something else than `:port` follows `[...]`.
+    AfterIpv6,
+    /// What follows the last `:` is no port number.
+    Port(String),
+}
 
-crate::error::message_error!(UrlError);
+impl std::fmt::Display for UrlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UrlError::Scheme => f.write_str("it does not start with http:// or https://"),
+            UrlError::NoHost => f.write_str("it names no host"),
+            UrlError::HostCharacters => {
+                f.write_str("its host holds a space or a control character")
+            }
+            UrlError::Ipv6Unclosed => f.write_str("its IPv6 address has no closing bracket"),
+            UrlError::NotIpv6(host) => write!(f, "[{host}] is no IPv6 address"),
+            UrlError::AfterIpv6 => f.write_str("something follows its IPv6 address"),
+            UrlError::Port(port) => write!(f, "its port {port:?} is no port"),
+        }
+    }
+}
+
+impl std::error::Error for UrlError {}
 
 impl Url {
     /// Parses `http(s)://[userinfo@]host[:port][/path]`; anything else is an error saying why.
     pub fn parse(text: &str) -> Result<Url, UrlError> {
-        Url::read(text).map_err(UrlError)
-    }
-
-    fn read(text: &str) -> Result<Url, String> {
         let text = text.trim();
         let (https, rest) = if let Some(rest) = strip_prefix_ignore_case(text, "https://") {
             (true, rest)
         } else if let Some(rest) = strip_prefix_ignore_case(text, "http://") {
             (false, rest)
         } else {
-            return Err("it does not start with http:// or https://".to_string());
+            return Err(UrlError::Scheme);
         };
         let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
         let (authority, path) = rest.split_at(end);
@@ -54,10 +80,10 @@ impl Url {
         let host = host.to_ascii_lowercase();
         let host = host.strip_suffix('.').unwrap_or(&host).to_string();
         if host.is_empty() {
-            return Err("it names no host".to_string());
+            return Err(UrlError::NoHost);
         }
         if host.contains(|c: char| c.is_whitespace() || c.is_control()) {
-            return Err("its host holds a space or a control character".to_string());
+            return Err(UrlError::HostCharacters);
         }
         let port = match port {
             Some(port) => port,
@@ -94,16 +120,15 @@ fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> 
 }
 
 /// `host[:port]`, where the host may be an IPv6 literal in brackets.
-fn split_port(hostport: &str) -> Result<(&str, Option<u16>), String> {
+fn split_port(hostport: &str) -> Result<(&str, Option<u16>), UrlError> {
     let (host, port) = if let Some(rest) = hostport.strip_prefix('[') {
-        let (host, after) =
-            rest.split_once(']').ok_or("its IPv6 address has no closing bracket")?;
+        let (host, after) = rest.split_once(']').ok_or(UrlError::Ipv6Unclosed)?;
         if host.parse::<std::net::Ipv6Addr>().is_err() {
-            return Err(format!("[{host}] is no IPv6 address"));
+            return Err(UrlError::NotIpv6(host.to_string()));
         }
         match after {
             "" => (host, None),
-            _ => (host, Some(after.strip_prefix(':').ok_or("something follows its IPv6 address")?)),
+            _ => (host, Some(after.strip_prefix(':').ok_or(UrlError::AfterIpv6)?)),
         }
     } else {
         match hostport.rsplit_once(':') {
@@ -113,9 +138,7 @@ fn split_port(hostport: &str) -> Result<(&str, Option<u16>), String> {
     };
     let port = match port {
         None | Some("") => None,
-        Some(port) => {
-            Some(port.parse::<u16>().map_err(|_| format!("its port {port:?} is no port"))?)
-        }
+        Some(port) => Some(port.parse::<u16>().map_err(|_| UrlError::Port(port.to_string()))?),
     };
     Ok((host, port))
 }

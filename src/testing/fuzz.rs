@@ -338,12 +338,12 @@ fn fuzz_stream_json_input_validator() {
         match crate::protocol::input::read_events(&input[..], &mut None) {
             Ok(prompt) => assert!(!prompt.text.trim().is_empty() || !prompt.images.is_empty()),
             Err(err) => {
-                assert!(!err.0.contains('\n'), "multi-line error {:?}", err.0);
+                let message = err.to_string();
+                assert!(!message.contains('\n'), "multi-line error {message:?}");
                 assert!(
-                    err.0.starts_with("Invalid stream-json input at line ")
-                        || err.0.starts_with("Stream-json input "),
-                    "{:?}",
-                    err.0
+                    message.starts_with("Invalid stream-json input at line ")
+                        || message.starts_with("Stream-json input "),
+                    "{message:?}"
                 );
             }
         }

@@ -61,7 +61,10 @@ pub(super) fn read_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgE
     let max_arg = args.integer("max_lines", 1, u64::MAX)?;
     if let (Some(start), Some(end)) = (start_arg, end_arg) {
         if end < start {
-            return Err(ArgError(format!("end_line: {end} is before start_line {start}")));
+            return Err(ArgError::Inconsistent {
+                field: "end_line".to_string(),
+                why: format!("{end} is before start_line {start}"),
+            });
         }
     }
     let fail = |detail: String| Ok(Outcome::error(format!("Error reading file {path}: {detail}")));

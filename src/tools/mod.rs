@@ -617,9 +617,7 @@ impl Toolbox {
         };
         match result {
             Ok(outcome) => outcome,
-            Err(ArgError(detail)) => {
-                Outcome::error(format!("Error: Invalid arguments for {name}: {detail}"))
-            }
+            Err(detail) => Outcome::error(format!("Error: Invalid arguments for {name}: {detail}")),
         }
     }
 }
@@ -643,11 +641,41 @@ impl Toolbox {
     }
 }
 
-/// Arguments that do not fit the tool's schema.
-#[derive(Debug)]
-pub(crate) struct ArgError(String);
+/// Arguments that do not fit the tool's schema, naming the field (`plan[2].status`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ArgError {
+    Required(String),
+    Empty(String),
+    /// The field holds another type or value than the schema says: what it expects.
+    Expected {
+        field: String,
+        what: String,
+    },
+    /// The field's value contradicts another's.
+    Inconsistent {
+        field: String,
+        why: String,
+    },
+}
 
-crate::error::message_error!(ArgError);
+impl ArgError {
+    pub fn expected(field: impl Into<String>, what: impl Into<String>) -> ArgError {
+        ArgError::Expected { field: field.into(), what: what.into() }
+    }
+}
+
+impl std::fmt::Display for ArgError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArgError::Required(field) => write!(f, "{field}: required"),
+            ArgError::Empty(field) => write!(f, "{field}: must not be empty"),
+            ArgError::Expected { field, what } => write!(f, "{field}: expected {what}"),
+            ArgError::Inconsistent { field, why } => write!(f, "{field}: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for ArgError {}
 
 /// Typed access to a call's arguments, with schema errors naming the field. Unknown fields are
 /// ignored, as Zero does.
@@ -664,14 +692,14 @@ impl Args<'_> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
-            Some(_) => Err(ArgError(format!("{key}: expected a string"))),
+            Some(_) => Err(ArgError::expected(key, "a string")),
         }
     }
 
     pub fn required(&self, key: &str, non_empty: bool) -> Result<&str, ArgError> {
         match self.string(key)? {
-            None => Err(ArgError(format!("{key}: required"))),
-            Some("") if non_empty => Err(ArgError(format!("{key}: must not be empty"))),
+            None => Err(ArgError::Required(key.to_string())),
+            Some("") if non_empty => Err(ArgError::Empty(key.to_string())),
             Some(s) => Ok(s),
         }
     }
@@ -680,7 +708,7 @@ impl Args<'_> {
         match self.get(key) {
             None => Ok(default),
             Some(Value::Bool(b)) => Ok(*b),
-            Some(_) => Err(ArgError(format!("{key}: expected true or false"))),
+            Some(_) => Err(ArgError::expected(key, "true or false")),
         }
     }
 
@@ -691,7 +719,7 @@ impl Args<'_> {
                 value.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64)
             }) {
                 Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
-                _ => Err(ArgError(format!("{key}: expected an integer from {min} to {max}"))),
+                _ => Err(ArgError::expected(key, format!("an integer from {min} to {max}"))),
             },
         }
     }

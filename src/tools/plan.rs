@@ -34,8 +34,8 @@ pub fn schema() -> Value {
 pub(super) fn update_plan(plan: &mut Vec<PlanItem>, args: &Args<'_>) -> Result<Outcome, ArgError> {
     let items = match args.value("plan") {
         Some(Value::Array(items)) => items,
-        Some(_) => return Err(ArgError("plan: expected an array".to_string())),
-        None => return Err(ArgError("plan: required".to_string())),
+        Some(_) => return Err(ArgError::expected("plan", "an array")),
+        None => return Err(ArgError::Required("plan".to_string())),
     };
     let mut next = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
@@ -43,22 +43,23 @@ pub(super) fn update_plan(plan: &mut Vec<PlanItem>, args: &Args<'_>) -> Result<O
             match item.get(key) {
                 None | Some(Value::Null) => Ok(None),
                 Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(_) => Err(ArgError(format!("plan[{i}].{key}: expected a string"))),
+                Some(_) => Err(ArgError::expected(format!("plan[{i}].{key}"), "a string")),
             }
         };
         if !item.is_object() {
-            return Err(ArgError(format!("plan[{i}]: expected an object")));
+            return Err(ArgError::expected(format!("plan[{i}]"), "an object"));
         }
         let required = |key: &str| -> Result<String, ArgError> {
             field(key)?
                 .filter(|s| !s.is_empty())
-                .ok_or_else(|| ArgError(format!("plan[{i}].{key}: required")))
+                .ok_or_else(|| ArgError::Required(format!("plan[{i}].{key}")))
         };
         let status = required("status")?;
         if !STATUSES.contains(&status.as_str()) {
-            return Err(ArgError(format!(
-                "plan[{i}].status: expected pending, in_progress, completed or failed"
-            )));
+            return Err(ArgError::expected(
+                format!("plan[{i}].status"),
+                "pending, in_progress, completed or failed",
+            ));
         }
         next.push(PlanItem {
             id: required("id")?,

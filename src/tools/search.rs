@@ -381,9 +381,7 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
     let filter = args.string("glob")?;
     let mode = args.string("output_mode")?.unwrap_or("content");
     if !matches!(mode, "content" | "files_with_matches" | "count") {
-        return Err(ArgError(
-            "output_mode: expected content, files_with_matches or count".to_string(),
-        ));
+        return Err(ArgError::expected("output_mode", "content, files_with_matches or count"));
     }
     let ignore_case = args.flag("-i", false)?;
     let numbers = args.flag("-n", true)?;
