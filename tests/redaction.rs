@@ -319,3 +319,24 @@ fn percent_encoded_keys_and_declared_values_are_redacted() {
         "q=[REDACTED] f=[REDACTED] all=[REDACTED] uri=[REDACTED] plus=[REDACTED]\n"
     );
 }
+
+#[test]
+fn a_variable_that_names_a_file_holds_a_path_not_a_secret() {
+    // Docker's secrets convention: the file holds the password, the variable its path. The
+    // path is shown, and bash gets it; the password variable itself stays a secret.
+    let dir = TestDir::new("redact-file-names");
+    let text = "PASSWD_FILE=/etc/passwd\nDB_PASSWORD_FILE=/run/secrets/db-password\n{\"password_file\": \"/run/x\"}\nDB_PASSWORD=hunter2-hunter2\n";
+    let out = dir
+        .zero()
+        .env("PASSWD_FILE", "/etc/passwd")
+        .env("DB_PASSWORD_FILE", "/run/secrets/db-password")
+        .env("DB_PASSWORD", "hunter2-hunter2")
+        .args(&["redact"])
+        .stdin(text)
+        .run();
+    out.assert_code(0);
+    assert_eq!(
+        out.stdout,
+        "PASSWD_FILE=/etc/passwd\nDB_PASSWORD_FILE=/run/secrets/db-password\n{\"password_file\": \"/run/x\"}\nDB_PASSWORD=[REDACTED]\n"
+    );
+}

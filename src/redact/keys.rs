@@ -89,9 +89,18 @@ pub(crate) fn normalize(name: &str) -> String {
     out
 }
 
+/// Last components that make a name hold a place, not a secret: `PASSWD_FILE`,
+/// `POSTGRES_PASSWORD_FILE` (Docker's secrets convention), `SSH_KEY_PATH`, `TOKEN_DIR`. The
+/// file may hold a secret; its path is not one, and hiding it would hide where to look.
+const PLACE_SUFFIXES: &[&str] = &["_file", "_path", "_dir", "_filename", "_pathname"];
+
+fn names_a_place(key: &str) -> bool {
+    PLACE_SUFFIXES.iter().any(|s| key.ends_with(s))
+}
+
 /// Whether an already normalised name is sensitive.
 pub(crate) fn is_sensitive_normalized(key: &str) -> bool {
-    if key.is_empty() {
+    if key.is_empty() || names_a_place(key) {
         return false;
     }
     EXACT.binary_search(&key).is_ok()
@@ -120,10 +129,11 @@ const ENV_SUFFIXES: &[&str] = &[
 /// Whether an environment variable's value is a secret, by its name: what [`is_sensitive_key`]
 /// says, and more, since a variable is named for what it holds (`*_KEY`, `*_PASS`, `*_PWD`,
 /// `*_DSN`, `*WEBHOOK*`, `SECRET_*`, `*_CREDENTIALS`, ...). `PWD` and `OLDPWD` are the shell's
-/// directories, and a name that only mentions a password file (`PASSWD_FILE`) is not one.
+/// directories, and a name of a place (`PASSWD_FILE`, `DB_PASSWORD_FILE`, `SSH_KEY_PATH`) is
+/// not one: it holds a path.
 pub fn is_secret_env_name(name: &str) -> bool {
     let key = normalize(name);
-    if key.is_empty() || key == "pwd" || key == "oldpwd" {
+    if key.is_empty() || key == "pwd" || key == "oldpwd" || names_a_place(&key) {
         return false;
     }
     let sensitive = EXACT.binary_search(&key.as_str()).is_ok()
@@ -251,12 +261,28 @@ mod tests {
             "GIT_ASKPASS",
             "SECRETARY_NAME",
             "CARGO_HOME",
+            "POSTGRES_PASSWORD_FILE",
+            "DB_PASSWORD_FILE",
+            "SSH_KEY_PATH",
+            "GITHUB_TOKEN_FILE",
+            "SECRET_DIR",
         ];
         for name in secret {
             assert!(is_secret_env_name(name), "{name} holds a secret");
         }
         for name in not_secret {
             assert!(!is_secret_env_name(name), "{name} holds no secret");
+        }
+    }
+
+    #[test]
+    fn names_of_places_hold_paths_not_secrets_in_every_rule() {
+        for name in ["PASSWD_FILE", "password_file", "DB_PASSWORD_FILE", "tokenPath", "api-key-dir"] {
+            assert!(!is_sensitive_key(name), "{name}");
+        }
+        // The same words without the place are secrets.
+        for name in ["DB_PASSWORD", "password", "tokenSecret", "API_KEY"] {
+            assert!(is_sensitive_key(name), "{name}");
         }
     }
 
