@@ -308,6 +308,47 @@ fn a_server_that_crashes_mid_call_fails_that_call_and_every_later_one() {
 }
 
 #[test]
+fn a_dead_servers_tools_fail_with_its_reason_in_later_turns_and_the_model_is_told() {
+    use crate::mock::{openai, Mock, Reply};
+    let dir = TestDir::new("mcp-dead");
+    let log = dir.path("server.log");
+    let mock = Mock::start(vec![
+        Reply::sse(&openai::tool_turn("a", "mcp__c__crash", "{}")),
+        Reply::sse(&openai::tool_turn("b", "mcp__c__echo", r#"{"text":"x"}"#)),
+        Reply::sse(&openai::answer(&["done"], 1, 1)),
+    ]);
+    let config = json!({"mcpServers": {"c": stdio_entry("", &log)}}).to_string();
+    let out = dir
+        .zero()
+        .openai(&mock.v1(), "local-coder")
+        .args(&EXEC_2)
+        .args(&["--mcp-config", &config, "go"])
+        .run();
+    out.assert_code(0);
+    let failed =
+        "Error: MCP server c failed: exited (exit status: 3) (stderr: boom: crashed on purpose)";
+    // The later turn's call is not of an unknown tool: it has its server's reason.
+    assert_eq!(
+        results(&out.stream()),
+        [("a".into(), "error".into(), failed.into()), ("b".into(), "error".into(), failed.into())]
+    );
+    // The model was told, before its next call, and is told again in every later request.
+    let note = "[zero] MCP server c stopped (exited (exit status: 3) (stderr: boom: crashed on purpose)); its tools (mcp__c__...) are no longer available in this run.";
+    let requests = mock.requests();
+    for request in &requests[1..] {
+        let messages = request.json()["messages"].as_array().unwrap().clone();
+        assert!(
+            messages.iter().any(|m| m["role"] == "user" && m["content"] == note),
+            "{messages:#?}"
+        );
+    }
+    let tools = requests[1].json()["tools"].as_array().map(Vec::len).unwrap_or(0);
+    let offered_first = requests[0].json()["tools"].as_array().map(Vec::len).unwrap_or(0);
+    assert!(tools < offered_first, "the dead server's tools are no longer offered");
+    assert_gone(&log);
+}
+
+#[test]
 fn a_changed_tool_list_is_read_again_before_the_next_model_call() {
     let dir = TestDir::new("mcp-changed");
     let log = dir.path("server.log");
@@ -809,6 +850,51 @@ fn broken_listings_and_start_problems_are_named() {
 }
 
 #[test]
+fn sigint_or_sigterm_during_a_stdio_call_cancels_it_on_the_server_before_stopping_it() {
+    for (signal, reason) in [("-INT", "zero was interrupted"), ("-TERM", "zero was interrupted")] {
+        let dir = TestDir::new("mcp-signal-cancel");
+        let log = dir.path("server.log");
+        let ready = dir.path("ready.fifo");
+        crate::util::mkfifo(&ready);
+        let mut entry = stdio_entry("linger", &log);
+        entry["env"]["ZERO_TEST_MCP_READY"] = json!(ready);
+        let turns =
+            json!([{"toolCalls": [call("h", "mcp__s__hang", json!({}))]}, {"text": "never"}]);
+        let script = dir.script(&json!({"turns": turns})).display().to_string();
+        let config = json!({"mcpServers": {"s": entry}}).to_string();
+        let mut child = dir
+            .zero()
+            .args(&[
+                "exec",
+                "-o",
+                "stream-json",
+                "--script",
+                &script,
+                "--mcp-config",
+                &config,
+                "go",
+            ])
+            .spawn();
+        // The server says when the call has reached it.
+        let mut arrived = String::new();
+        std::io::Read::read_to_string(&mut std::fs::File::open(&ready).unwrap(), &mut arrived)
+            .unwrap();
+        let killed =
+            std::process::Command::new("kill").args([signal, &child.id().to_string()]).status();
+        assert!(killed.unwrap().success());
+        assert_eq!(child.wait().unwrap().code(), Some(130), "{signal}");
+        assert_gone(&log);
+        let seen = server_log(&log);
+        let call_id = seen.iter().find(|m| m["method"] == "tools/call").unwrap()["id"].clone();
+        let cancel = seen
+            .iter()
+            .find(|m| m["method"] == "notifications/cancelled")
+            .unwrap_or_else(|| panic!("{signal}: no cancellation in {seen:#?}"));
+        assert_eq!(cancel["params"], json!({"requestId": call_id, "reason": reason}), "{signal}");
+    }
+}
+
+#[test]
 fn a_signal_during_an_http_call_still_ends_the_session() {
     let dir = TestDir::new("mcp-http-signal");
     let http = Http::start(HttpTricks::default());
@@ -831,9 +917,23 @@ fn a_signal_during_an_http_call_still_ends_the_session() {
         .unwrap()
         .success());
     assert_eq!(child.wait().unwrap().code(), Some(130));
-    let delete =
-        http.seen().into_iter().find(|r| r.method == "DELETE").expect("the session was ended");
-    assert_eq!(delete.headers["mcp-session-id"], "session-1");
+    let seen = http.seen();
+    let delete = seen.iter().position(|r| r.method == "DELETE").expect("the session was ended");
+    assert_eq!(seen[delete].headers["mcp-session-id"], "session-1");
+    // The call was cancelled on the server first, in its session.
+    let call_id = seen
+        .iter()
+        .find(|r| r.method == "POST" && r.json()["method"] == "tools/call")
+        .unwrap()
+        .json()["id"]
+        .clone();
+    let cancel = seen
+        .iter()
+        .position(|r| r.method == "POST" && r.json()["method"] == "notifications/cancelled")
+        .expect("a cancellation");
+    assert!(cancel < delete);
+    assert_eq!(seen[cancel].json()["params"]["requestId"], call_id);
+    assert_eq!(seen[cancel].headers["mcp-session-id"], "session-1");
 }
 
 #[test]

@@ -11,7 +11,8 @@
 //! `describe` (it lists one tool whose description and schema hold the value of its
 //! `SECRET_FOR_DESCRIPTION`), `barrier=<dir>:<n>` (it answers `initialize` only once n servers have come that far, each
 //! leaving a file in dir), `escape` (at `initialize` it starts `setsid sleep 60`, out of its process group, and writes
-//! that pid to the log's path with `.escaped` added). `ZERO_TEST_MCP_LOG` names a file where it
+//! that pid to the log's path with `.escaped` added), `linger` (SIGTERM is ignored, so it reads what zero
+//! sends while stopping it). `ZERO_TEST_MCP_LOG` names a file where it
 //! appends every line it reads and, first, its pid; `ZERO_TEST_MCP_READY` a fifo it writes to
 //! when a `hang` call arrives.
 //!
@@ -270,9 +271,12 @@ fn serve_stdio() {
 /// The `mcpServers` entry that starts the stdio server with `behaviour`, logging to `log`.
 pub fn stdio_entry(behaviour: &str, log: &std::path::Path) -> Value {
     let exe = std::env::current_exe().unwrap();
+    // `linger`: SIGTERM is ignored (the disposition survives exec), so the server reads what
+    // zero sends it while it stops, until SIGKILL.
+    let trap = if behaviour.split(',').any(|b| b == "linger") { "trap '' TERM; " } else { "" };
     json!({
         "command": "/bin/sh",
-        "args": ["-c", "exec \"$0\" mcp_server::serve_stdio --exact --nocapture --quiet 3>&1 1>/dev/null", exe],
+        "args": ["-c", format!("{trap}exec \"$0\" mcp_server::serve_stdio --exact --nocapture --quiet 3>&1 1>/dev/null"), exe],
         "env": {"ZERO_TEST_MCP": behaviour, "ZERO_TEST_MCP_LOG": log}
     })
 }

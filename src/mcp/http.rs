@@ -67,6 +67,18 @@ pub fn end_sessions(within: Duration) {
     }
 }
 
+/// Where a pending call's cancellation goes when a signal ends the run: the link's endpoint.
+#[derive(Clone)]
+pub struct Notifier(Arc<Endpoint>);
+
+impl Notifier {
+    /// POSTs `message` (a notification) in the link's session, within `within`.
+    pub fn notify(&self, message: &Value, within: Duration) {
+        let session = self.0.session();
+        let _ = post(&self.0, message, session, Instant::now() + within);
+    }
+}
+
 /// DELETEs the endpoint's session, if it has one, within `within`.
 fn delete_session(endpoint: &Endpoint, within: Duration) {
     endpoint.ended.store(true, Ordering::SeqCst);
@@ -173,6 +185,11 @@ pub struct HttpLink {
 }
 
 impl HttpLink {
+    /// What a signal's ending uses to reach the server.
+    pub fn notifier(&self) -> Notifier {
+        Notifier(self.endpoint.clone())
+    }
+
     pub fn new(http: Http, url: &str, headers: &[(String, String)]) -> Result<HttpLink, String> {
         let (wake, wake_writer) = UnixStream::pair().map_err(|e| format!("cannot set up: {e}"))?;
         wake.set_nonblocking(true).map_err(|e| format!("cannot set up: {e}"))?;

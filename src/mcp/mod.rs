@@ -17,9 +17,7 @@ mod stdio;
 mod wire;
 
 use std::collections::HashSet;
-#[cfg(test)]
-use std::time::Duration;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -28,6 +26,47 @@ pub use server::{Context, Server};
 pub use shape::exposed_name;
 
 use crate::sys::poll::{self, PollFd, POLLIN};
+
+/// The calls waiting on their servers (one at a time in a run), so that an ending from
+/// outside the main loop (SIGINT, SIGTERM) tells each server its request is cancelled before
+/// the server is stopped.
+static PENDING: std::sync::Mutex<Vec<(u64, server::Notifier)>> = std::sync::Mutex::new(Vec::new());
+
+/// Sends `notifications/cancelled` for every pending call, all within `within` (a signal's
+/// ending, before the servers are stopped).
+pub fn cancel_pending(reason: &str, within: Duration) {
+    let deadline = Instant::now() + within;
+    let Some(mut pending) = crate::sys::threads::lock_for(&PENDING, within) else { return };
+    for (id, notifier) in pending.drain(..) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        let message = wire::notification(
+            "notifications/cancelled",
+            json!({"requestId": id, "reason": reason}),
+        );
+        notifier.notify(&message, left);
+    }
+}
+
+/// A call registered as pending while its guard lives.
+struct Pending(u64);
+
+impl Pending {
+    fn register(id: u64, notifier: Option<server::Notifier>) -> Pending {
+        if let Some(notifier) = notifier {
+            PENDING.lock().unwrap_or_else(|p| p.into_inner()).push((id, notifier));
+        }
+        Pending(id)
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        PENDING.lock().unwrap_or_else(|p| p.into_inner()).retain(|(id, _)| *id != self.0);
+    }
+}
 
 /// What every MCP tool's name starts with.
 pub const PREFIX: &str = "mcp__";
@@ -66,6 +105,13 @@ pub struct Report {
     pub tools: usize,
 }
 
+/// A server that failed: the warning for the client, the note for the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failed {
+    pub warning: String,
+    pub note: String,
+}
+
 /// How a call ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallOutcome {
@@ -82,6 +128,9 @@ pub struct Mcp {
     offered: Vec<Offered>,
     /// The warnings given so far, so an offer made again does not repeat them.
     said: HashSet<String>,
+    /// Tools once offered whose server failed since: a later call of one fails at once with
+    /// its server's reason, not as a tool zero never heard of.
+    gone: Vec<(String, String)>,
 }
 
 /// Tools named one by one in a warning; past that, a count.
@@ -117,7 +166,7 @@ impl Mcp {
                 if !server.busy() {
                     *done = true;
                     if stop_early(server) {
-                        return Mcp { servers, offered: Vec::new(), said: HashSet::new() };
+                        return Mcp::of(servers);
                     }
                 }
             }
@@ -144,7 +193,12 @@ impl Mcp {
                 servers[i].pump();
             }
         }
-        Mcp { servers, offered: Vec::new(), said: HashSet::new() }
+        Mcp::of(servers)
+    }
+
+    /// The servers, before any offer.
+    fn of(servers: Vec<Server>) -> Mcp {
+        Mcp { servers, offered: Vec::new(), said: HashSet::new(), gone: Vec::new() }
     }
 
     /// The run has MCP servers (else there is nothing to refresh).
@@ -160,6 +214,19 @@ impl Mcp {
         self.offered.iter().find(|o| o.name == name)
     }
 
+    /// The result of a call of a tool whose server failed after it was offered: the same
+    /// reason its server's first failed call gave.
+    pub fn gone(&self, name: &str) -> Option<&str> {
+        self.gone.iter().find(|(n, _)| n == name).map(|(_, why)| why.as_str())
+    }
+
+    /// What the model is told when a server fails: its tools will not come back.
+    pub fn gone_note(server: &str, why: &str) -> String {
+        format!(
+            "[zero] MCP server {server} stopped ({why}); its tools (mcp__{server}__...) are no longer available in this run."
+        )
+    }
+
     /// Decides which tools are offered: servers in order, each's list in order, through its
     /// `enabledTools` / `disabledTools` and the run's filter (`wanted`, given the exposed name
     /// and the server's); a name already taken
@@ -173,7 +240,14 @@ impl Mcp {
         let mut over: Vec<String> = Vec::new();
         let mut clashes = 0;
         for (index, server) in self.servers.iter().enumerate() {
-            if server.failure().is_some() {
+            if let Some(why) = server.failure() {
+                let lost = self.offered.iter().filter(|o| o.server == index);
+                let reason = format!("Error: MCP server {} failed: {why}", server.name());
+                for tool in lost {
+                    if self.gone.iter().all(|(n, _)| *n != tool.name) {
+                        self.gone.push((tool.name.clone(), reason.clone()));
+                    }
+                }
                 continue;
             }
             let config = &server.config;
@@ -317,12 +391,12 @@ impl Mcp {
     /// Before a model call: reads what the servers said meanwhile and lists again the tools
     /// of those that said their list changed (an interrupt stops the wait; the old list stays).
     /// Returns whether the offer must be made again (a list was read, or a server failed),
-    /// and a message for each server that failed since the last look.
+    /// and each server that failed since the last look.
     pub fn refresh(
         &mut self,
         interrupted: &dyn Fn() -> bool,
         interrupt_fd: i32,
-    ) -> (bool, Vec<String>) {
+    ) -> (bool, Vec<Failed>) {
         let mut changed = false;
         for server in &mut self.servers {
             server.pump();
@@ -349,19 +423,23 @@ impl Mcp {
         (changed || !failed.is_empty(), failed)
     }
 
-    /// A message for each server that failed and was not reported yet (reporting it now).
-    pub fn newly_failed(&mut self) -> Vec<String> {
-        let mut messages = Vec::new();
+    /// Each server that failed and was not reported yet (reporting it now): the warning, and
+    /// what the model is told.
+    pub fn newly_failed(&mut self) -> Vec<Failed> {
+        let mut failed = Vec::new();
         for server in &mut self.servers {
             if let (Some(why), false) = (server.failure(), server.failure_reported) {
-                messages.push(format!(
-                    "MCP server {} failed: {why}; its tools are no longer offered.",
-                    server.name()
-                ));
+                failed.push(Failed {
+                    warning: format!(
+                        "MCP server {} failed: {why}; its tools are no longer offered.",
+                        server.name()
+                    ),
+                    note: Mcp::gone_note(server.name(), why),
+                });
                 server.failure_reported = true;
             }
         }
-        messages
+        failed
     }
 
     /// Calls an offered tool and waits for its answer, its deadline (`toolTimeoutMs`) or an
@@ -375,6 +453,9 @@ impl Mcp {
     ) -> CallOutcome {
         let error = |text: String| CallOutcome { text, error: true, interrupted: false };
         let Some(offered) = self.find(name).cloned() else {
+            if let Some(why) = self.gone(name) {
+                return error(why.to_string());
+            }
             return error(format!("Error: Unknown tool \"{name}\"."));
         };
         let server = &mut self.servers[offered.server];
@@ -386,6 +467,7 @@ impl Mcp {
             Ok(id) => id,
             Err(why) => return failed(&why),
         };
+        let _pending = Pending::register(id, server.notifier());
         loop {
             server.pump();
             if let Some(answer) = server.answer(id) {
@@ -515,6 +597,7 @@ mod tests {
             ],
             offered: Vec::new(),
             said: HashSet::new(),
+            gone: Vec::new(),
         };
         let warnings = mcp.offer(&|_, _| true);
         assert_eq!(names(&mcp), ["mcp__a___x", "mcp__a__b_c", "mcp__a___d"]);
@@ -537,6 +620,7 @@ mod tests {
             servers: vec![server("s", &many, false)],
             offered: Vec::new(),
             said: HashSet::new(),
+            gone: Vec::new(),
         };
         let warnings = mcp.offer(&|_, _| true);
         assert_eq!(mcp.offered().len(), MAX_TOOLS);
@@ -550,6 +634,7 @@ mod tests {
             servers: vec![server("s", &[("a", big), ("b", big), ("c", big), ("d", 1)], false)],
             offered: Vec::new(),
             said: HashSet::new(),
+            gone: Vec::new(),
         };
         let warnings = mcp.offer(&|_, _| true);
         assert_eq!(names(&mcp), ["mcp__s__a", "mcp__s__b", "mcp__s__d"]);
@@ -562,6 +647,7 @@ mod tests {
             servers: vec![server("s", &[("a", big), ("b", big), ("c", big)], false)],
             offered: Vec::new(),
             said: HashSet::new(),
+            gone: Vec::new(),
         };
         assert!(mcp.offer(&|name, _| name != "mcp__s__a").is_empty());
         assert_eq!(names(&mcp), ["mcp__s__b", "mcp__s__c"]);

@@ -54,6 +54,13 @@ impl Link {
         }
     }
 
+    fn notifier(&self) -> Option<Notifier> {
+        match self {
+            Link::Stdio(link) => link.notifier().map(Notifier::Stdio),
+            Link::Http(link) => Some(Notifier::Http(link.notifier())),
+        }
+    }
+
     fn receive(&mut self) -> Result<Vec<String>, String> {
         match self {
             Link::Stdio(link) => link.receive(),
@@ -81,6 +88,21 @@ impl Link {
         match self {
             Link::Stdio(link) => link.hang_up(),
             Link::Http(link) => link.hang_up(deadline.saturating_duration_since(Instant::now())),
+        }
+    }
+}
+
+/// How a signal's ending reaches a server to cancel the call it waits on.
+pub enum Notifier {
+    Stdio(super::stdio::Notifier),
+    Http(super::http::Notifier),
+}
+
+impl Notifier {
+    pub fn notify(&self, message: &Value, within: Duration) {
+        match self {
+            Notifier::Stdio(n) => n.notify(message, within),
+            Notifier::Http(n) => n.notify(message, within),
         }
     }
 }
@@ -467,6 +489,11 @@ impl Server {
             return Err(self.failure().unwrap_or_default().to_string());
         }
         Ok(id)
+    }
+
+    /// What reaches this server from a signal's ending (none without a link).
+    pub fn notifier(&self) -> Option<Notifier> {
+        self.link.as_ref()?.notifier()
     }
 
     /// The answer to request `id`, once it has come.

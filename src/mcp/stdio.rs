@@ -10,6 +10,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -38,6 +39,43 @@ pub struct StdioLink {
     /// Readable when the server exits (a pidfd): a child of its that holds its pipes open
     /// must not hide its death.
     exit: Option<std::os::fd::OwnedFd>,
+    /// Held while a message is written to stdin, by this link or by a signal's ending telling
+    /// the server a call is cancelled: two messages never mix on the pipe.
+    writing: Arc<Mutex<()>>,
+}
+
+/// Where a pending call's cancellation goes when a signal ends the run: the server's stdin
+/// (another descriptor of it, non-blocking like the link's) and the link's write lock.
+pub struct Notifier {
+    stdin: std::os::fd::OwnedFd,
+    writing: Arc<Mutex<()>>,
+}
+
+impl Notifier {
+    /// Writes `message` as one line, within `within`; nothing when the link is writing (half a
+    /// message of its own would be on the pipe) or the pipe stays full.
+    pub fn notify(&self, message: &Value, within: Duration) {
+        let deadline = Instant::now() + within;
+        let Some(_writing) = crate::sys::threads::lock_for(&self.writing, within) else { return };
+        let mut line = message.to_string().into_bytes();
+        line.push(b'\n');
+        let mut pipe = std::fs::File::from(match self.stdin.try_clone() {
+            Ok(fd) => fd,
+            Err(_) => return,
+        });
+        let mut written = 0;
+        while written < line.len() && Instant::now() < deadline {
+            match pipe.write(&line[written..]) {
+                Ok(n) => written += n,
+                Err(err) if err.kind() == ErrorKind::WouldBlock => {
+                    let mut fds = [PollFd::new(pipe.as_raw_fd(), POLLOUT)];
+                    let _ = poll::wait(&mut fds, Some(deadline));
+                }
+                Err(err) if err.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return,
+            }
+        }
+    }
 }
 
 /// What starting a server needs besides its configuration.
@@ -95,7 +133,15 @@ impl StdioLink {
             lines: VecDeque::new(),
             tail: VecDeque::new(),
             closed: None,
+            writing: Arc::new(Mutex::new(())),
         })
+    }
+
+    /// What a signal's ending uses to reach the server (`None` once its stdin is closed).
+    pub fn notifier(&self) -> Option<Notifier> {
+        use std::os::fd::AsFd;
+        let stdin = self.stdin.as_ref()?.as_fd().try_clone_to_owned().ok()?;
+        Some(Notifier { stdin, writing: self.writing.clone() })
     }
 
     /// Writes one message as a line, by `deadline`; the server's output is read meanwhile, so
@@ -111,6 +157,8 @@ impl StdioLink {
         }
         let mut line = message.to_string().into_bytes();
         line.push(b'\n');
+        let writing = self.writing.clone();
+        let _writing = writing.lock().unwrap_or_else(|p| p.into_inner());
         let mut written = 0;
         while written < line.len() {
             let Some(stdin) = self.stdin.as_mut() else {

@@ -277,7 +277,8 @@ mod tests {
 
     #[test]
     fn names_of_places_hold_paths_not_secrets_in_every_rule() {
-        for name in ["PASSWD_FILE", "password_file", "DB_PASSWORD_FILE", "tokenPath", "api-key-dir"] {
+        for name in ["PASSWD_FILE", "password_file", "DB_PASSWORD_FILE", "tokenPath", "api-key-dir"]
+        {
             assert!(!is_sensitive_key(name), "{name}");
         }
         // The same words without the place are secrets.

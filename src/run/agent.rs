@@ -216,13 +216,21 @@ impl Agent<'_> {
             });
             if let Some((failed, left_out)) = refreshed.flatten() {
                 let mut out = lock(self.out);
-                for warning in failed {
-                    out.warning(&Warning::new(WarningCode::McpServerFailed, warning))?;
+                for server in &failed {
+                    out.warning(&Warning::new(WarningCode::McpServerFailed, &server.warning))?;
                 }
                 for warning in left_out {
                     out.warning(&Warning::new(WarningCode::McpToolLeftOut, warning))?;
                 }
                 drop(out);
+                // The model is told, as the session keeps it: its tools will not come back.
+                for server in failed {
+                    self.journal.note(
+                        Kind::Message,
+                        crate::session::user_payload(&server.note, &[], "notice"),
+                    );
+                    messages.push(Message::user(server.note));
+                }
                 specs = self.tools.specs();
                 specs.extend(self.structured.map(OutputSchema::spec));
             }

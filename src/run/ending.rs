@@ -9,13 +9,14 @@
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::error::Failure;
 use crate::output::{self, Format, Shared};
 use crate::protocol::events::{SchemaVersion, Warning, WarningCode};
 use crate::session::{Kind, Session};
+use crate::sys::threads::lock_for;
 
 /// Live mode's state, for the signal watcher: not live, waiting for input, or in a turn.
 static LIVE_STATE: AtomicU8 = AtomicU8::new(NOT_LIVE);
@@ -81,22 +82,6 @@ static FALLBACK: OnceLock<Fallback> = OnceLock::new();
 /// Makes `session` the one the interrupt and panic endings record into.
 pub fn set_active_session(session: Option<Arc<Mutex<Session>>>) {
     *ACTIVE_SESSION.lock().unwrap_or_else(|p| p.into_inner()) = session;
-}
-
-/// Locks `mutex`, waiting at most `wait`; a poisoned lock is still usable (every write under
-/// these locks is a whole line). For the interrupt and panic paths, which must not hang.
-pub fn lock_for<T>(mutex: &Mutex<T>, wait: Duration) -> Option<MutexGuard<'_, T>> {
-    let deadline = Instant::now() + wait;
-    loop {
-        match mutex.try_lock() {
-            Ok(guard) => return Some(guard),
-            Err(TryLockError::Poisoned(poisoned)) => return Some(poisoned.into_inner()),
-            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(1))
-            }
-            Err(TryLockError::WouldBlock) => return None,
-        }
-    }
 }
 
 /// Records a failure in the active session and flushes it (never waiting long for a lock).
@@ -184,8 +169,14 @@ fn end_from_outside(shared: &Shared, failure: Failure) -> ! {
 }
 
 fn finish(failure: &Failure) -> ! {
-    // MCP servers are asked to stop first: HTTP sessions are ended (1 s in all), stdio
-    // servers get SIGTERM, then SIGKILL after their grace; then nothing the run started is left.
+    // MCP servers are told first that the call they work on is cancelled, then asked to stop:
+    // HTTP sessions are ended (1 s in all), stdio servers get SIGTERM, then SIGKILL after
+    // their grace; then nothing the run started is left.
+    let reason = match failure {
+        Failure::Interrupted => "zero was interrupted",
+        _ => "zero is ending",
+    };
+    crate::mcp::cancel_pending(reason, Duration::from_millis(500));
     crate::mcp::end_http_sessions(std::time::Duration::from_secs(1));
     crate::sys::process::stop_kept_groups();
     crate::sys::process::kill_everything();

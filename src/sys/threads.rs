@@ -62,6 +62,27 @@ pub fn spawn(
     std::thread::Builder::new().name(which.name().to_string()).spawn(body)
 }
 
+/// Locks `mutex`, waiting at most `wait`; a poisoned lock is still usable (every write under
+/// these locks is whole). For the interrupt and panic paths, which must not hang on a lock a
+/// blocked thread holds.
+pub fn lock_for<T>(
+    mutex: &std::sync::Mutex<T>,
+    wait: std::time::Duration,
+) -> Option<std::sync::MutexGuard<'_, T>> {
+    use std::sync::TryLockError;
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        match mutex.try_lock() {
+            Ok(guard) => return Some(guard),
+            Err(TryLockError::Poisoned(poisoned)) => return Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(1))
+            }
+            Err(TryLockError::WouldBlock) => return None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -349,7 +349,7 @@ impl Toolbox {
     /// Before a model call: the servers' news. When a server's tool list changed or a server
     /// failed, the tools are offered again. Returns the failures, then the offer's warnings
     /// (`None`: nothing changed).
-    pub fn refresh_mcp(&mut self) -> Option<(Vec<String>, Vec<String>)> {
+    pub fn refresh_mcp(&mut self) -> Option<(Vec<crate::mcp::Failed>, Vec<String>)> {
         let (changed, failed) =
             self.mcp.refresh(&self.interrupted, crate::sys::signals::interrupt_fd());
         changed.then(|| (failed, self.offer_mcp()))
@@ -585,6 +585,9 @@ impl Toolbox {
         };
         if self.mcp_tool(name).is_some() {
             return self.run_mcp(call, args, approved);
+        }
+        if let Some(why) = self.mcp.gone(name) {
+            return Outcome::error(why);
         }
         if find(name).is_none() {
             return Outcome::error(format!("Error: Unknown tool \"{name}\"."));
