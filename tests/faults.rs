@@ -209,3 +209,55 @@ fn transient_failures_are_retried_before_output() {
         "{out:?}"
     );
 }
+
+#[test]
+fn a_stream_that_said_its_last_word_is_complete_while_the_connection_stays_open() {
+    // A gateway that keeps the body open after `[DONE]` (or `message_stop`, or
+    // `response.completed`): the answer is complete there; waiting on would be a stall.
+    let dir = TestDir::new("stream-complete");
+    let held = |pieces: Vec<String>| {
+        let (keep, open) = std::sync::mpsc::channel::<()>();
+        let mut steps: Vec<Step> = pieces.into_iter().map(|p| Step::Send(p.into_bytes())).collect();
+        steps.push(Step::Wait(open));
+        (Reply::stream(steps), keep)
+    };
+    let anthropic = crate::mock::anthropic::turn(
+        &[serde_json::json!({"type": "text", "pieces": ["Done."]})],
+        10,
+        2,
+        "end_turn",
+    );
+    let responses = vec![
+        format!(
+            "event: response.output_text.delta\ndata: {}\n\n",
+            serde_json::json!({"type": "response.output_text.delta", "delta": "Done."})
+        ),
+        format!(
+            "event: response.completed\ndata: {}\n\n",
+            serde_json::json!({"type": "response.completed", "response": {"status": "completed", "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]}], "usage": {"input_tokens": 5, "output_tokens": 3}}})
+        ),
+    ];
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        ("chat", openai::answer(&["Done."], 5, 2)),
+        ("anthropic", anthropic),
+        ("responses", responses),
+    ];
+    for (api, pieces) in cases {
+        let (reply, keep) = held(pieces);
+        let mock = Mock::start(vec![reply]);
+        let zero = match api {
+            "anthropic" => dir.zero().anthropic_at(&mock.url()).env("ZERO_PROVIDER", "anthropic"),
+            "responses" => dir.zero().openai(&mock.v1(), "m").env("ZERO_OPENAI_API", "responses"),
+            _ => dir.zero().openai(&mock.v1(), "m"),
+        };
+        // A stall would be an error after 2 s; the run must not get there.
+        let out = zero
+            .env("ZERO_IDLE_TIMEOUT_MS", "2000")
+            .env("ZERO_MAX_RETRIES", "0")
+            .args(&["exec", "-m", if api == "anthropic" { "any-model" } else { "m" }, "hi"])
+            .run();
+        out.assert_code(0);
+        assert_eq!(out.stdout, "Done.\n", "{api}");
+        drop(keep);
+    }
+}

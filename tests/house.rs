@@ -73,3 +73,66 @@ fn the_architecture_section_names_every_folder_and_top_level_file_of_src() {
     missing.sort();
     assert!(missing.is_empty(), "the Architecture section does not name {missing:?}");
 }
+
+/// The README's `-o json` table: each line's type, its fields, and which are optional.
+fn json_table() -> Vec<(String, Vec<(String, bool)>)> {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme.find("| `-o json` line | Fields |").expect("the -o json table");
+    let mut rows = Vec::new();
+    for line in readme[start..].lines().skip(2) {
+        let Some(row) = line.strip_prefix("| `") else { break };
+        let (kind, fields) = row.split_once("` | ").unwrap();
+        // Each field is the first backquoted word of a comma-separated item.
+        let fields = fields
+            .trim_end_matches(" |")
+            .split(", ")
+            .filter_map(|item| {
+                let name = item.strip_prefix('`')?.split('`').next()?;
+                Some((name.to_string(), item.contains("`?")))
+            })
+            .collect();
+        rows.push((kind.to_string(), fields));
+    }
+    rows
+}
+
+#[test]
+fn the_readme_says_exactly_what_json_output_writes() {
+    let table = json_table();
+    let dir = crate::util::TestDir::new("house-json");
+    dir.write("work/a.txt", "a\n");
+    let script = dir.script(&serde_json::json!({"turns": [
+        {"text": "Looking.", "toolCalls": [{"id": "c1", "name": "read_file", "arguments": {"path": "a.txt"}}],
+         "usage": {"promptTokens": 10, "completionTokens": 2}},
+        {"text": "Done."}
+    ]}));
+    let script = script.to_str().unwrap();
+    let runs = [
+        dir.zero().args(&["exec", "-o", "json", "--script", script, "-r", "high", "go"]).run(),
+        dir.zero().args(&["exec", "-o", "json", "--script", "/nonexistent", "go"]).run(),
+        dir.zero().args(&["exec", "-o", "json", "--list-tools"]).run(),
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    for out in &runs {
+        for line in out.stdout.lines() {
+            let event: serde_json::Value = serde_json::from_str(line).unwrap();
+            let kind = event["type"].as_str().unwrap().to_string();
+            let (_, fields) = table
+                .iter()
+                .find(|(k, _)| *k == kind)
+                .unwrap_or_else(|| panic!("the README's table has no {kind} line"));
+            let keys: Vec<&String> =
+                event.as_object().unwrap().keys().filter(|k| *k != "type").collect();
+            for key in &keys {
+                assert!(fields.iter().any(|(f, _)| f == *key), "{kind}.{key} is not in the table");
+            }
+            for (field, optional) in fields {
+                assert!(*optional || keys.contains(&field), "{kind} has no {field}: {line}");
+            }
+            seen.insert(kind);
+        }
+    }
+    let listed: std::collections::BTreeSet<String> = table.into_iter().map(|(k, _)| k).collect();
+    assert_eq!(seen, listed, "every line of the table was written by one of the runs");
+}

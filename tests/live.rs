@@ -755,3 +755,34 @@ fn mcp_servers_serve_every_turn_with_approvals_and_interrupts() {
         crate::util::read(&log).lines().next().unwrap().trim_start_matches("pid ").parse().unwrap();
     assert!(crate::util::gone_within(pid, Duration::from_secs(5)), "the server outlived zero");
 }
+
+#[test]
+fn sigint_during_a_command_gives_its_output_so_far_then_the_interruption() {
+    let dir = TestDir::new("live-bash-interrupt");
+    // In the workspace: the command writes it from inside bash's sandbox.
+    let started = dir.path("work/started.fifo");
+    crate::util::mkfifo(&started);
+    let command = format!("echo partial; echo oops >&2; echo > {}; sleep 60", started.display());
+    let args = serde_json::to_string(&json!({"command": command})).unwrap();
+    let mock = Mock::start(vec![
+        Reply::sse(&openai::tool_turn("run", "bash", &args)),
+        Reply::sse(&openai::answer(&["Next turn."], 20, 3)),
+    ]);
+    let zero = dir.zero().openai(&mock.v1(), "gpt-4o-mini").args(&LIVE).args(&["--auto", "high"]);
+    let mut live = LiveRun::start(zero);
+    live.prompt("go");
+    // The command has written its first lines and waits.
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut std::fs::File::open(&started).unwrap(), &mut said).unwrap();
+    let pid = live.child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let result = live.until("tool_result");
+    assert_eq!(
+        (&result["status"], &result["output"]),
+        (&json!("error"), &json!("stdout:\npartial\nstderr:\noops\nThe call was interrupted."))
+    );
+    assert_eq!(live.until("turn_end")["status"], "interrupted");
+    // The process ends with its last turn's code.
+    let (code, _) = live.finish();
+    assert_eq!(code, 130);
+}

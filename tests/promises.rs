@@ -889,6 +889,35 @@ fn options_without_effect_are_warned_about_by_name() {
             "--shell-env-keep is ignored: bash does not run in this run, as it needs --auto high (or --skip-permissions-unsafe).",
         ]
     );
+    // bash's sandbox flags mean as little where bash does not run, --sandbox-required too
+    // (whatever this kernel enforces).
+    let out = dir
+        .zero()
+        .env("ZERO_DEBUG_SANDBOX", "none")
+        .args(&["exec", "-o", "json", "--sandbox", "read-only", "--sandbox-writable", "."])
+        .args(&["--sandbox-caches", "off", "--sandbox-network", "off", "--sandbox-required"])
+        .args(&["--script", script.to_str().unwrap(), "hi"])
+        .run();
+    out.assert_code(0);
+    let warnings: Vec<String> = out
+        .events()
+        .iter()
+        .filter(|e| e["type"] == "warning")
+        .map(|e| e["message"].as_str().unwrap().to_string())
+        .collect();
+    let not_run = "is ignored: bash does not run in this run, as it needs --auto high (or --skip-permissions-unsafe).";
+    let mut expected: Vec<String> = [
+        "--sandbox",
+        "--sandbox-network",
+        "--sandbox-writable",
+        "--sandbox-caches",
+        "--sandbox-required",
+    ]
+    .iter()
+    .map(|flag| format!("{flag} {not_run}"))
+    .collect();
+    expected.push("The bash sandbox is not fully enforced: writes are not confined (--sandbox read-only): this kernel has no Landlock; network sockets (--sandbox-network off), typing into a terminal (TIOCSTI), setting extended attributes are not refused: this kernel has no seccomp filters.".to_string());
+    assert_eq!(warnings, expected);
     // Variables an active config profile overrides: named, with the profile, in the run
     // and in `zero config`.
     dir.write(

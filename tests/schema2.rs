@@ -4,7 +4,7 @@
 //! gated call, the statuses and exit codes of `run_end`).
 
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::schema::{valid_id, valid_run_id};
 
@@ -828,4 +828,25 @@ fn the_schema_2_check_rejects_drift() {
         check_sequence(&[start.clone(), call, decision, result, fin(5), end(6, 6)], false).is_err(),
         "a decision without its request"
     );
+}
+
+#[test]
+fn the_printed_schema_keeps_tool_result_meta_open_to_string_members() {
+    // A client that validates against `zero schema 2` keeps working when zero adds a member
+    // to meta, as the protocol promises: an object of strings.
+    let schema = crate::util::printed_schema(2);
+    let result = |meta: Value| {
+        json!({"schemaVersion": 2, "type": "tool_result", "runId": "run_20261201000000_abcdef", "seq": 3,
+               "id": "c1", "name": "bash", "status": "error", "output": "no", "truncated": false,
+               "durationMs": 0, "meta": meta})
+    };
+    let valid = |event: &Value| {
+        crate::jsonschema::validate(schema, &schema["$defs"]["output"], event).is_ok()
+    };
+    assert!(valid(&result(json!({"permission": "denied"}))));
+    assert!(valid(&result(json!({"permission": "denied", "addedLater": "x"}))));
+    assert!(valid(&result(json!({"mcp": {"server": "s", "tool": "t"}, "hook": "named"}))));
+    // Its own members keep their shapes, and an added member is a string.
+    assert!(!valid(&result(json!({"permission": "maybe"}))));
+    assert!(!valid(&result(json!({"addedLater": 1}))));
 }

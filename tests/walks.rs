@@ -500,3 +500,37 @@ fn patterns_nested_too_deeply_or_too_large_are_tool_errors_not_a_crash() {
     assert!(errors[3].contains("glob pattern longer than 4096 characters"), "{}", errors[3]);
     assert!(errors[4].contains("too many {...} alternatives (more than 1024)"), "{}", errors[4]);
 }
+
+#[test]
+fn grep_says_which_files_it_skipped_for_their_size() {
+    let dir = TestDir::new("walk-too-large");
+    dir.write("work/small.txt", "nothing here\n");
+    // Sparse files past the 50 MiB grep searches: skipped by their size, never read.
+    for name in ["big.log", "huge.log"] {
+        let file = std::fs::File::create(dir.path(&format!("work/{name}"))).unwrap();
+        file.set_len(51 * 1024 * 1024).unwrap();
+    }
+    let grep = |pattern: &str| {
+        let script = dir.write("grep.json", &json!({"turns": [
+            {"toolCalls": [{"name": "grep", "arguments": {"pattern": pattern}}]},
+            {"text": "done"}
+        ]}).to_string());
+        let out = dir
+            .zero()
+            .args(&["exec", "-o", "stream-json", "--script", script.to_str().unwrap(), "go"])
+            .run();
+        out.stream().into_iter().find(|e| e["type"] == "tool_result").unwrap()["output"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        grep("needle"),
+        "No matches found.\n... (2 files over the 50 MiB grep searches were not searched: big.log, huge.log)"
+    );
+    std::fs::remove_file(dir.path("work/huge.log")).unwrap();
+    assert_eq!(
+        grep("nothing"),
+        "small.txt:1: nothing here\n... (big.log was not searched: it is over the 50 MiB grep searches)"
+    );
+}

@@ -374,7 +374,9 @@ fn outputs_2() -> Events {
                     ),
                     (
                         "meta",
-                        json!({"type": "object", "additionalProperties": false, "properties": {
+                        // Open, as the protocol says: an object of strings, so a client that
+                        // validates keeps working when a member is added.
+                        json!({"description": "an object of strings: members may be added", "type": "object", "additionalProperties": {"type": "string"}, "properties": {
                             "permission": {"description": "the call was not run for want of permission: denied (or cancelled, when an interrupt cancelled its approval)", "enum": ["denied", "cancelled"]},
                             "mcp": {"description": "the call was of an MCP server's tool", "type": "object", "additionalProperties": false, "required": ["server", "tool"], "properties": {"server": name(), "tool": name()}}
                         }}),

@@ -336,6 +336,10 @@ impl Decoder for AnthropicDecoder {
         Ok(())
     }
 
+    fn complete(&self) -> bool {
+        self.stopped
+    }
+
     fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), CallError> {
         if !self.stopped {
             self.close(out);

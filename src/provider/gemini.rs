@@ -276,6 +276,8 @@ pub struct GeminiDecoder {
     /// Model parts seen, kept when any carries a thought signature.
     parts: Vec<Value>,
     signed: bool,
+    /// A compatible server's `[DONE]` came: nothing more is read.
+    done: bool,
 }
 
 impl Decoder for GeminiDecoder {
@@ -293,6 +295,7 @@ impl Decoder for GeminiDecoder {
             }
         };
         if data.trim() == "[DONE]" {
+            self.done = true;
             return Ok(());
         }
         let chunk = parse_payload("Gemini", &data)?;
@@ -360,6 +363,10 @@ impl Decoder for GeminiDecoder {
             }
         }
         Ok(())
+    }
+
+    fn complete(&self) -> bool {
+        self.done
     }
 
     fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), CallError> {

@@ -176,6 +176,10 @@ pub trait Decoder {
     fn feed(&mut self, frame: Frame, out: &mut Vec<StreamEvent>) -> Result<(), CallError>;
     /// The stream ended without a transport error.
     fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), CallError>;
+    /// The stream has said its last word (`[DONE]`, `message_stop`, `response.completed`):
+    /// nothing more is read, whether or not the server closes the body. A gateway that keeps
+    /// the connection open cannot turn a finished answer into a stall.
+    fn complete(&self) -> bool;
 }
 
 /// Where streamed events go; an error stops the call.
@@ -290,6 +294,9 @@ fn attempt_call<D: Decoder>(
         let fed = decoder.feed(frame, &mut events);
         forward(&mut events, emitted)?;
         fed.map_err(AttemptError::Provider)?;
+        if decoder.complete() {
+            break;
+        }
     }
     let finished = decoder.finish(&mut events);
     forward(&mut events, emitted)?;

@@ -224,6 +224,10 @@ impl Decoder for OpenAiDecoder {
         Ok(())
     }
 
+    fn complete(&self) -> bool {
+        self.done
+    }
+
     fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), CallError> {
         self.complete_all(out);
         if !self.done && !self.finished {

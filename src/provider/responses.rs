@@ -208,6 +208,10 @@ impl Decoder for ResponsesDecoder {
         Ok(())
     }
 
+    fn complete(&self) -> bool {
+        self.ended
+    }
+
     fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), CallError> {
         let open: Vec<u64> = self.slots.keys().copied().collect();
         for index in open {

@@ -622,9 +622,15 @@ fn toolbox(
             .interrupted_by(crate::run::ending::turn_interrupted);
     // What bash would have been given means nothing when bash does not run.
     if let Some(why) = tools::find("bash").and_then(|bash| toolbox.withheld(bash)) {
+        let sandbox = &plan.sandbox;
         let given = [
             plan.shell_env_given.then_some("--shell-env"),
             (!plan.shell_env.keep.is_empty()).then_some("--shell-env-keep"),
+            sandbox.mode.is_some().then_some("--sandbox"),
+            sandbox.network.is_some().then_some("--sandbox-network"),
+            (!sandbox.writable.is_empty()).then_some("--sandbox-writable"),
+            (!sandbox.caches).then_some("--sandbox-caches"),
+            sandbox.required.then_some("--sandbox-required"),
         ];
         for flag in given.into_iter().flatten() {
             warnings.push(Warning::new(
@@ -677,7 +683,9 @@ fn bash_sandbox(
         warnings.extend(narrowed.into_iter().map(|n| Warning::new(WarningCode::IgnoredOption, n)));
     }
     if let Some(message) = unenforced {
-        if plan.sandbox.required {
+        // Where bash does not run, --sandbox-required has nothing to require (its warning
+        // says so).
+        if plan.sandbox.required && bash_runs {
             return Err(Failure::Usage(format!(
                 "{} (--sandbox-required).",
                 message.trim_end_matches('.')

@@ -412,6 +412,7 @@ pub(super) fn grep(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
         total: 0,
         files: 0,
         buffer: Vec::new(),
+        too_large: Vec::new(),
     };
     let mut walked = Walked::default();
     match target.kind() {
@@ -501,6 +502,8 @@ struct Found<'a> {
     files: usize,
     /// The piece of the file being searched (reused from file to file).
     buffer: Vec<u8>,
+    /// Files not searched for being over [`GREP_FILE_LIMIT`].
+    too_large: Vec<String>,
 }
 
 impl Found<'_> {
@@ -508,7 +511,11 @@ impl Found<'_> {
     /// the walk left out.
     fn report(&self, walked: &Walked) -> Outcome {
         if self.lines.is_empty() {
-            return Outcome::ok(format!("No matches found.{}", walked.note()));
+            return Outcome::ok(format!(
+                "No matches found.{}{}",
+                self.skipped_note(),
+                walked.note()
+            ));
         }
         let mut out = self.lines.join("\n");
         if self.mode == "count" {
@@ -520,8 +527,26 @@ impl Found<'_> {
                 self.head_limit
             ));
         }
+        out.push_str(&self.skipped_note());
         out.push_str(&walked.note());
         Outcome::ok(out)
+    }
+
+    /// The files over the size grep searches, named (the first few), so "no matches" is not
+    /// taken for "not there".
+    fn skipped_note(&self) -> String {
+        let Some(first) = self.too_large.first() else { return String::new() };
+        let limit = GREP_FILE_LIMIT / (1024 * 1024);
+        let shown: Vec<&str> =
+            self.too_large.iter().take(MAX_REFUSED_NOTES).map(String::as_str).collect();
+        match self.too_large.len() {
+            1 => format!("\n... ({first} was not searched: it is over the {limit} MiB grep searches)"),
+            n => format!(
+                "\n... ({n} files over the {limit} MiB grep searches were not searched: {}{})",
+                shown.join(", "),
+                if n > shown.len() { ", ..." } else { "" }
+            ),
+        }
     }
 
     /// Searches one file; false when the walk can stop (content mode, enough lines).
@@ -553,6 +578,10 @@ impl Found<'_> {
             true
         });
         self.more |= more;
+        let Some(count) = count else {
+            self.too_large.push(shown.to_string());
+            return true;
+        };
         if count == 0 {
             return true;
         }
@@ -627,7 +656,8 @@ fn open_file_in(dir: &Dir, name: &OsStr) -> Option<(File, u64)> {
 /// oversized files are skipped, and only the first [`GREP_LINE_BYTES`] of a line are
 /// searched. The file is read into `buffer` (reused from file to file) in pieces of at most
 /// [`GREP_PIECE_BYTES`] that end at a line's end, so almost every file takes one read, and
-/// memory stays flat for the large ones. Returns the number of matching lines seen.
+/// memory stays flat for the large ones. Returns the number of matching lines seen, or
+/// `None` for a file over [`GREP_FILE_LIMIT`] (not searched).
 fn search_file(
     file: File,
     size: u64,
@@ -635,9 +665,9 @@ fn search_file(
     buffer: &mut Vec<u8>,
     want_numbers: bool,
     mut on_match: impl FnMut(usize, &[u8]) -> bool,
-) -> usize {
+) -> Option<usize> {
     if size > GREP_FILE_LIMIT {
-        return 0;
+        return None;
     }
     buffer.clear();
     buffer.reserve((size as usize).min(GREP_PIECE_BYTES) + 1);
@@ -652,16 +682,16 @@ fn search_file(
         let room = GREP_PIECE_BYTES - buffer.len();
         let got = match (&mut reader).take(room as u64).read_to_end(buffer) {
             Ok(got) => got,
-            Err(_) => return count,
+            Err(_) => return Some(count),
         };
         read += got as u64;
         if read > GREP_FILE_LIMIT {
-            return 0;
+            return None;
         }
         let at_end = got < room;
         if first {
             if looks_binary(&buffer[..buffer.len().min(8192)]) {
-                return 0;
+                return Some(0);
             }
             first = false;
         }
@@ -705,7 +735,7 @@ fn search_file(
         }
         buffer.drain(..rest);
     }
-    count
+    Some(count)
 }
 
 /// Reports the matching lines of one piece of a file (whole lines, or the searched head of
@@ -787,7 +817,7 @@ mod tests {
             true
         });
         let want = line_by_line(text.as_bytes(), &regex);
-        assert_eq!(count, want.len());
+        assert_eq!(count, Some(want.len()));
         assert_eq!(got.len(), want.len());
         assert!(
             got == want,

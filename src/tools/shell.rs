@@ -35,6 +35,7 @@ pub(super) fn bash(
     args: &Args<'_>,
     env_remove: &[OsString],
     sandbox: &super::sandbox::Sandbox,
+    interrupted: fn() -> bool,
 ) -> Result<Outcome, ArgError> {
     let command = args.required("command", true)?;
     let timeout_ms = args.integer("timeout_ms", 1, MAX_TIMEOUT_MS)?.unwrap_or(DEFAULT_TIMEOUT_MS);
@@ -66,8 +67,11 @@ pub(super) fn bash(
             return Ok(Outcome::error(format!("Error executing bash: cannot start /bin/sh: {err}")))
         }
     };
+    // An interrupt killed it: what it wrote so far, then the interruption, as every call of
+    // an interrupted turn ends (not "Killed by signal 9", which reads as the command's doing).
+    let interrupted = interrupted();
     let mut out = String::new();
-    if timed_out {
+    if timed_out && !interrupted {
         out.push_str(&format!(
             "Error: Command timed out after {} ms; it was killed with everything it started.\n",
             timeout_ms
@@ -89,6 +93,10 @@ pub(super) fn bash(
                 captured.kept.len()
             ));
         }
+    }
+    if interrupted {
+        out.push_str("The call was interrupted.");
+        return Ok(Outcome::error(out));
     }
     if stdout.total == 0 && stderr.total == 0 && !timed_out {
         out.push_str("Command completed with no output.\n");
