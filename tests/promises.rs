@@ -1307,7 +1307,7 @@ fn a_long_command_is_one_row_cut_with_an_ellipsis() {
     let shown: String = format!("echo {}", "x".repeat(300)).chars().take(120).collect();
     assert_eq!(
         out.rows(),
-        format!("[zero] WARNING: Unsafe permissions are active for this run.\n[tool] bash: {shown}...\n[result] ok\n")
+        format!("[zero] WARNING: bash runs in its sandbox (--sandbox workspace-write): commands write only in the workspace, its --add-dir directories, the temp directories and the build caches; network on.\n[tool] bash: {shown}...\n[result] ok\n")
     );
 }
 

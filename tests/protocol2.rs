@@ -783,3 +783,54 @@ fn warnings_carry_their_codes_and_a_retry_pause_has_heartbeats() {
     assert!(beats.len() >= 2, "{out:?}");
     assert!(beats.iter().all(|b| b["phase"] == "model"));
 }
+
+#[test]
+fn auto_high_in_the_sandbox_says_what_confines_bash_and_unsafe_is_kept_for_unconfined_runs() {
+    let dir = TestDir::new("permission-warning");
+    let two = ["-o", "stream-json", "--schema-version", "2", "hi"];
+    let first = |args: &[&str], env: Option<(&str, &str)>| {
+        let mut zero = scripted(&dir, answer(), args).args(&two);
+        if let Some((k, v)) = env {
+            zero = zero.env(k, v);
+        }
+        let out = zero.run();
+        out.assert_code(0);
+        let events = out.stream();
+        let warning = of_type(&events, "warning")
+            .into_iter()
+            .find(|w| w["code"] == "bash_sandboxed" || w["code"] == "unsafe_mode")
+            .map(|w| {
+                (
+                    w["code"].as_str().unwrap().to_string(),
+                    w["message"].as_str().unwrap().to_string(),
+                )
+            });
+        (events[0]["permissionMode"].as_str().unwrap().to_string(), warning)
+    };
+    let unsafe_mode =
+        Some(("unsafe_mode".into(), "Unsafe permissions are active for this run.".into()));
+    // Enforced: what confines bash, though permissionMode stays what Zero's clients expect.
+    assert_eq!(
+        first(&["--auto", "high", "--sandbox-network", "off"], None),
+        (
+            "unsafe".to_string(),
+            Some(("bash_sandboxed".into(), "bash runs in its sandbox (--sandbox workspace-write): commands write only in the workspace, its --add-dir directories, the temp directories and the build caches; network off.".into()))
+        )
+    );
+    assert_eq!(
+        first(&["--auto", "high", "--sandbox", "read-only", "--sandbox-caches", "off"], None).1,
+        Some(("bash_sandboxed".into(), "bash runs in its sandbox (--sandbox read-only): commands write only in the temp directories; network on.".into()))
+    );
+    // Unconfined, or said unsafe: unsafe.
+    assert_eq!(
+        first(&["--auto", "high", "--sandbox", "off"], None),
+        ("unsafe".into(), unsafe_mode.clone())
+    );
+    assert_eq!(first(&["--skip-permissions-unsafe"], None).1, unsafe_mode);
+    assert_eq!(
+        first(&["--auto", "high"], Some(("ZERO_DEBUG_SANDBOX", "no-landlock"))).1,
+        unsafe_mode
+    );
+    // Below high, neither.
+    assert_eq!(first(&["--auto", "medium"], None), ("auto".into(), None));
+}

@@ -10,7 +10,9 @@ use crate::util::TestDir;
 const RECORDED: &str = include_str!("data/schema1-runs.txt");
 
 /// The runs: a tool round trip with text, usage and a failing call; the same at a turn
-/// limit; the same with the unsafe-mode warning.
+/// limit; the same with the unsafe-mode warning (bash unconfined), and with the warning of
+/// bash in its sandbox (which needs Landlock: on a kernel without it, that run's warning is
+/// the unsafe one).
 fn runs() -> String {
     let dir = TestDir::new("recorded");
     dir.write("work/notes.txt", "alpha\nbeta\n");
@@ -28,7 +30,30 @@ fn runs() -> String {
     for args in [
         vec!["exec", "-o", "stream-json", "--provider", "scripted", "--script"],
         vec!["exec", "-o", "stream-json", "--max-turns", "1", "--provider", "scripted", "--script"],
-        vec!["exec", "-o", "stream-json", "--auto", "high", "--provider", "scripted", "--script"],
+        vec![
+            "exec",
+            "-o",
+            "stream-json",
+            "--auto",
+            "high",
+            "--sandbox",
+            "off",
+            "--provider",
+            "scripted",
+            "--script",
+        ],
+        vec![
+            "exec",
+            "-o",
+            "stream-json",
+            "--auto",
+            "high",
+            "--sandbox-caches",
+            "off",
+            "--provider",
+            "scripted",
+            "--script",
+        ],
     ] {
         let mut args: Vec<String> = args.into_iter().map(String::from).collect();
         args.push(script.display().to_string());

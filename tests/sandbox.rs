@@ -310,7 +310,8 @@ fn a_kernel_without_landlock_or_seccomp_is_said_and_can_be_refused() {
     let refused = dir
         .zero()
         .env("ZERO_DEBUG_SANDBOX", "no-landlock")
-        .args(&["exec", "-o", "stream-json", "--sandbox-required", "--script", &script, "go"])
+        .args(&["exec", "-o", "stream-json", "--auto", "high", "--sandbox-required"])
+        .args(&["--script", &script, "go"])
         .run();
     refused.assert_code(2);
     assert_eq!(

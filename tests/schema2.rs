@@ -397,6 +397,7 @@ enum Status {
 #[serde(rename_all = "snake_case")]
 enum WarningCode {
     UnsafeMode,
+    BashSandboxed,
     IgnoredOption,
     Retry,
     OutputLimit,

@@ -511,10 +511,14 @@ fn grep_says_which_files_it_skipped_for_their_size() {
         file.set_len(51 * 1024 * 1024).unwrap();
     }
     let grep = |pattern: &str| {
-        let script = dir.write("grep.json", &json!({"turns": [
-            {"toolCalls": [{"name": "grep", "arguments": {"pattern": pattern}}]},
-            {"text": "done"}
-        ]}).to_string());
+        let script = dir.write(
+            "grep.json",
+            &json!({"turns": [
+                {"toolCalls": [{"name": "grep", "arguments": {"pattern": pattern}}]},
+                {"text": "done"}
+            ]})
+            .to_string(),
+        );
         let out = dir
             .zero()
             .args(&["exec", "-o", "stream-json", "--script", script.to_str().unwrap(), "go"])

@@ -468,8 +468,11 @@ impl Warning {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WarningCode {
-    /// `--auto high` or `--skip-permissions-unsafe`: every tool runs.
+    /// `--skip-permissions-unsafe`, or `--auto high` where bash runs unconfined: every tool
+    /// runs.
     UnsafeMode,
+    /// `--auto high` with bash's sandbox enforced: what confines its commands.
+    BashSandboxed,
     /// An option, variable or value that has no effect in this run.
     IgnoredOption,
     /// A provider call is tried again.
@@ -498,6 +501,7 @@ impl WarningCode {
     /// Every code, for the printed schema.
     pub const ALL: &[WarningCode] = &[
         WarningCode::UnsafeMode,
+        WarningCode::BashSandboxed,
         WarningCode::IgnoredOption,
         WarningCode::Retry,
         WarningCode::OutputLimit,

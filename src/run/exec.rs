@@ -192,7 +192,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
         provider.set_cache_key(info.session_id.clone());
     }
     // 10-11. run_start first, then the warnings; then the MCP servers start, all at once.
-    start(plan, env, shared, &info, &warnings)?;
+    start(plan, env, shared, &info, &warnings, toolbox.sandbox())?;
     for warning in start_mcp(&mcp_servers, &mut toolbox, env, shared, true)? {
         lock(shared).warning(&warning)?;
     }
@@ -798,22 +798,35 @@ impl OpenSession {
     }
 }
 
-/// Steps 10-11: `run_start`, the unsafe-mode warning, the others, then heartbeats.
+/// The warning of a run whose level lets every tool run: what confines bash, or, where nothing
+/// does (or `--skip-permissions-unsafe` says so), that the run is unsafe.
+fn permission_warning(plan: &RunPlan, sandbox: &tools::sandbox::Sandbox) -> Option<Warning> {
+    if plan.mode != PermissionMode::Unsafe {
+        return None;
+    }
+    match sandbox.confinement().filter(|_| !plan.skip_permissions) {
+        Some(confined) => Some(Warning::new(WarningCode::BashSandboxed, confined)),
+        None => Some(Warning::new(
+            WarningCode::UnsafeMode,
+            "Unsafe permissions are active for this run.",
+        )),
+    }
+}
+
+/// Steps 10-11: `run_start`, the permission warning, the others, then heartbeats.
 fn start(
     plan: &RunPlan,
     env: &Env,
     shared: &Shared,
     info: &RunInfo,
     warnings: &[Warning],
+    sandbox: &tools::sandbox::Sandbox,
 ) -> Result<(), Stop> {
     {
         let mut out = lock(shared);
         out.run_start(info)?;
-        if plan.mode == PermissionMode::Unsafe {
-            out.warning(&Warning::new(
-                WarningCode::UnsafeMode,
-                "Unsafe permissions are active for this run.",
-            ))?;
+        if let Some(warning) = permission_warning(plan, sandbox) {
+            out.warning(&warning)?;
         }
         for warning in warnings.iter().chain(&crate::run::ending::signals_missing()) {
             out.warning(warning)?;

@@ -78,6 +78,8 @@ pub struct RunPlan {
     pub cwd: Option<PathBuf>,
     pub autonomy: Autonomy,
     pub mode: PermissionMode,
+    /// `--skip-permissions-unsafe` was given: the run is called unsafe, sandbox or not.
+    pub skip_permissions: bool,
     pub enabled_tools: Vec<String>,
     pub disabled_tools: Vec<String>,
     pub shell_env: ShellEnv,
@@ -343,6 +345,7 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
         autonomy,
         ephemeral: args.ephemeral,
         mode,
+        skip_permissions: args.skip_permissions_unsafe,
         enabled_tools,
         disabled_tools,
         shell_env: ShellEnv { inherit, keep: args.shell_env_keep.clone() },

@@ -313,6 +313,35 @@ impl Sandbox {
         }
     }
 
+    /// What confines bash, for the warning of a run whose level lets it run (`None` when
+    /// nothing does: `--sandbox off`, or a kernel without Landlock).
+    pub fn confinement(&self) -> Option<String> {
+        self.abi?;
+        let mode = self.request.mode;
+        let mut places = Vec::new();
+        if mode == Mode::WorkspaceWrite {
+            places.push("the workspace");
+            places.push("its --add-dir directories");
+        }
+        places.push("the temp directories");
+        if !self.request.writable.is_empty() {
+            places.push("the --sandbox-writable directories");
+        }
+        if self.request.caches {
+            places.push("the build caches");
+        }
+        let last = places.pop().unwrap_or_default();
+        let places = match places.is_empty() {
+            true => last.to_string(),
+            false => format!("{} and {last}", places.join(", ")),
+        };
+        let network = if self.request.network { "on" } else { "off" };
+        Some(format!(
+            "bash runs in its sandbox (--sandbox {}): commands write only in {places}; network {network}.",
+            mode.name()
+        ))
+    }
+
     /// `run_start.sandbox`.
     pub fn describe(&self) -> serde_json::Value {
         serde_json::json!({

@@ -540,7 +540,9 @@ impl Found<'_> {
         let shown: Vec<&str> =
             self.too_large.iter().take(MAX_REFUSED_NOTES).map(String::as_str).collect();
         match self.too_large.len() {
-            1 => format!("\n... ({first} was not searched: it is over the {limit} MiB grep searches)"),
+            1 => format!(
+                "\n... ({first} was not searched: it is over the {limit} MiB grep searches)"
+            ),
             n => format!(
                 "\n... ({n} files over the {limit} MiB grep searches were not searched: {}{})",
                 shown.join(", "),
