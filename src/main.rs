@@ -55,9 +55,7 @@ fn main() -> ExitCode {
         Command::Doctor { json, offline } => {
             commands::doctor(json, offline, &config::Env::from_process())
         }
-        Command::McpList { json, configs, strict } => {
-            commands::mcp_list(json, &configs, strict, &config::Env::from_process())
-        }
+        Command::McpList(args) => commands::mcp_list(&args, &config::Env::from_process()),
         Command::Redact(names) => commands::redact(&names, &config::Env::from_process()),
         Command::Schema(version) => commands::print_schema(&version),
         Command::Exec(args) => {

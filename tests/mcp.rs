@@ -728,18 +728,36 @@ fn mcp_list_starts_lists_and_stops_each_server() {
         (t["name"].as_str(), t["status"].as_str(), t["protocolVersion"].as_str()),
         (Some("t"), Some("ready"), Some("2025-11-25"))
     );
-    assert_eq!(t["tools"][0], json!({"name": "echo", "readOnly": true}));
-    assert_eq!(t["tools"][7], json!({"name": "touch", "readOnly": false}));
+    assert_eq!(t["tools"][0], json!({"name": "echo", "readOnly": true, "offered": true}));
+    // The same rules as a run: at --auto low, what is not read-only is left out, and why.
+    assert_eq!(
+        t["tools"][7],
+        json!({"name": "touch", "readOnly": false, "offered": false, "leftOut": "needs --auto high (or \"trust\": true for server t): it is not marked read-only"})
+    );
+    assert_eq!(t["offered"], 7);
     assert_eq!(listed["servers"][1]["status"], "failed");
     assert!(listed["servers"][1].get("protocolVersion").is_none());
     let text = dir.zero().args(&["mcp", "list", "--mcp-config", &config]).run();
     text.assert_code(0);
     assert!(
         text.stdout.starts_with(
-            "t: ready (stdio, protocol 2025-11-25), 8 tools\n  mcp__t__echo  (read-only)\n"
+            "t: ready (stdio, protocol 2025-11-25), 7 of 8 tools offered at --auto low\n  mcp__t__echo  (read-only)\n"
         ),
         "{text:?}"
     );
+    assert!(text.stdout.contains("  mcp__t__touch  (may change things; left out: needs --auto high (or \"trust\": true for server t): it is not marked read-only)\n"), "{text:?}");
+    // The level and the filters of a run, read as zero exec reads them.
+    let high = dir
+        .zero()
+        .args(&["mcp", "list", "--json", "--mcp-config", &config, "--auto", "high"])
+        .args(&["--disabled-tools", "mcp__t__fail"])
+        .run();
+    let listed: Value = serde_json::from_str(&high.stdout).unwrap();
+    let t = &listed["servers"][0];
+    assert_eq!(t["offered"], 7);
+    assert_eq!(t["tools"][7]["offered"], true);
+    assert_eq!(t["tools"][2]["leftOut"], "left out by --enabled-tools or --disabled-tools");
+    dir.zero().args(&["mcp", "list", "--auto", "highest"]).run().assert_code(2);
     assert!(text.stdout.contains("x: failed (stdio): sent something that is not JSON-RPC: Server listening on port 3000 (stderr: about to say nonsense)\n"), "{text:?}");
     // A required server that fails is exit 3.
     broken["required"] = json!(true);

@@ -23,6 +23,9 @@ pub struct Options {
     redact_env: Vec<String>,
     mcp_configs: Vec<String>,
     strict_mcp_config: bool,
+    auto: Option<String>,
+    enabled_tools: Vec<String>,
+    disabled_tools: Vec<String>,
 }
 
 const JSON: Flag<Options> =
@@ -94,6 +97,28 @@ const STRICT_MCP_CONFIG: Flag<Options> = Flag::new(
     "",
     "only the --mcp-config servers, none from\nthe user config file",
     Slot::Switch(|o| &mut o.strict_mcp_config),
+);
+
+const AUTO: Flag<Options> = Flag::new(
+    "auto",
+    None,
+    " <LEVEL>",
+    "low (default), medium or high: the level whose\noffer is shown",
+    Slot::Text(|o| &mut o.auto),
+);
+const ENABLED_TOOLS: Flag<Options> = Flag::new(
+    "enabled-tools",
+    None,
+    " <NAMES>",
+    "only these tools (mcp__<server>__<tool>,\nmcp__<server>), as zero exec takes them",
+    Slot::Texts(|o| &mut o.enabled_tools),
+);
+const DISABLED_TOOLS: Flag<Options> = Flag::new(
+    "disabled-tools",
+    None,
+    " <NAMES>",
+    "not these tools, as zero exec takes them",
+    Slot::Texts(|o| &mut o.disabled_tools),
 );
 
 /// One companion command: its name as typed, the words it takes, what it does, its flags,
@@ -221,16 +246,32 @@ pub const MCP_LIST: Companion = Companion {
     summary: "",
     about: "Starts each configured MCP server (the config file's mcpServers and each
 --mcp-config, as zero exec would), prints its status, protocol version and
-tools (each with whether it is marked read-only), and stops it. Exit 0 when
-every required server started, 3 when one failed or the configuration is
-invalid.
+tools (each with whether it is marked read-only, and why a run with these
+flags would leave it out: a filter, a name taken twice, the limits, or the
+level), and stops it. Exit 0 when every required server started, 3 when one
+failed or the configuration is invalid.
 ",
-    flags: &[JSON, MCP_CONFIG, STRICT_MCP_CONFIG, flags::help()],
+    flags: &[
+        JSON,
+        MCP_CONFIG,
+        STRICT_MCP_CONFIG,
+        AUTO,
+        ENABLED_TOOLS,
+        DISABLED_TOOLS,
+        flags::help(),
+    ],
     build: |o, words| {
         no_words(
             "mcp list",
             words,
-            Command::McpList { json: o.json, configs: o.mcp_configs, strict: o.strict_mcp_config },
+            Command::McpList(super::McpListArgs {
+                json: o.json,
+                configs: o.mcp_configs,
+                strict: o.strict_mcp_config,
+                auto: o.auto,
+                enabled_tools: o.enabled_tools,
+                disabled_tools: o.disabled_tools,
+            }),
         )
     },
 };

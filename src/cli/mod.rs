@@ -56,18 +56,27 @@ pub enum Command {
         json: bool,
         offline: bool,
     },
-    /// `zero mcp list [--json] [--mcp-config ...] [--strict-mcp-config]`.
-    McpList {
-        json: bool,
-        configs: Vec<String>,
-        strict: bool,
-    },
+    /// `zero mcp list [--json] [--mcp-config ...] [--strict-mcp-config] [--auto LEVEL]
+    /// [--enabled-tools ...] [--disabled-tools ...]`.
+    McpList(McpListArgs),
     /// `zero redact`, with the extra variables to treat as secret.
     Redact(Vec<String>),
     /// `zero schema [VERSION]`: the JSON Schema of that stream-json version, as typed.
     Schema(String),
     /// A command-line error outside `exec`: print on stderr, exit 2.
     Invalid(String),
+}
+
+/// `zero mcp list`: which servers, and the run whose offer it shows (its level and filters,
+/// as typed).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct McpListArgs {
+    pub json: bool,
+    pub configs: Vec<String>,
+    pub strict: bool,
+    pub auto: Option<String>,
+    pub enabled_tools: Vec<String>,
+    pub disabled_tools: Vec<String>,
 }
 
 /// `--resume` as typed.

@@ -167,7 +167,7 @@ fn mcp_servers(env: &Env, offline: bool) -> Vec<Check> {
             })
             .collect();
     }
-    crate::mcp::check(&servers, &context)
+    crate::mcp::check(&servers, &context, &|_, _| true, false)
         .into_iter()
         .map(|checked| {
             let r = checked.report;

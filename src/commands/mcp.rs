@@ -6,10 +6,12 @@
 use serde_json::json;
 
 use super::{fail, print, print_json};
+use crate::cli::McpListArgs;
 use crate::config::{self, Env};
 use crate::error::{Exit, Failure};
 use crate::mcp::{self, Checked};
 use crate::redact::Redactor;
+use crate::tools::{self, Autonomy};
 
 /// The servers a run here would start, the context to start them in, and the redactor that
 /// knows their secrets; or the failure.
@@ -39,15 +41,24 @@ pub(super) fn configured(
 }
 
 /// `zero mcp list`.
-pub fn list(json: bool, configs: &[String], strict: bool, env: &Env) -> Exit {
-    let (servers, context, redactor) = match configured(configs, strict, env) {
+pub fn list(args: &McpListArgs, env: &Env) -> Exit {
+    let plain = Redactor::new(env.secret_values());
+    let (servers, context, redactor) = match configured(&args.configs, args.strict, env) {
         Ok(found) => found,
-        Err(failure) => {
-            return fail(&Redactor::new(env.secret_values()), &failure.message(), failure.exit())
+        Err(failure) => return fail(&plain, &failure.message(), failure.exit()),
+    };
+    // The run whose offer is shown: its level and filters, read as zero exec reads them.
+    let level = tools::parse_autonomy(args.auto.as_deref());
+    let enabled = tools::parse_filter(&args.enabled_tools, "enabled");
+    let disabled = tools::parse_filter(&args.disabled_tools, "disabled");
+    let (level, enabled, disabled) = match (level, enabled, disabled) {
+        (Ok(level), Ok(enabled), Ok(disabled)) => (level, enabled, disabled),
+        (Err(failure), _, _) | (_, Err(failure), _) | (_, _, Err(failure)) => {
+            return fail(&plain, &failure.message(), failure.exit())
         }
     };
     if servers.is_empty() {
-        let written = if json {
+        let written = if args.json {
             print_json(&json!({"servers": []}))
         } else {
             print(
@@ -56,13 +67,15 @@ pub fn list(json: bool, configs: &[String], strict: bool, env: &Env) -> Exit {
         };
         return written;
     }
-    let checked = mcp::check(&servers, &context);
+    let wanted =
+        |name: &str, server: &str| tools::mcp_filtered_in(&enabled, &disabled, name, server);
+    let checked = mcp::check(&servers, &context, &wanted, level == Autonomy::High);
     let failed_required = checked.iter().any(|c| c.report.required && c.report.error.is_some());
-    let written = if json {
+    let written = if args.json {
         let list: Vec<_> = checked.iter().map(as_json).collect();
         print_json(&redactor.redact_value(json!({ "servers": list })))
     } else {
-        print(&redactor.redact_str(&as_text(&checked)))
+        print(&redactor.redact_str(&as_text(&checked, level)))
     };
     match (written, failed_required) {
         (Exit::Success, true) => Exit::Setup,
@@ -83,15 +96,23 @@ fn as_json(checked: &Checked) -> serde_json::Value {
     if let Some(error) = &r.error {
         server["error"] = json!(error);
     }
+    server["offered"] = json!(r.tools);
     server["tools"] = checked
         .tools
         .iter()
-        .map(|(name, read_only)| json!({"name": name, "readOnly": read_only}))
+        .map(|t| {
+            let mut tool =
+                json!({"name": t.name, "readOnly": t.read_only, "offered": t.left_out.is_none()});
+            if let Some(why) = &t.left_out {
+                tool["leftOut"] = json!(why);
+            }
+            tool
+        })
         .collect();
     server
 }
 
-fn as_text(checked: &[Checked]) -> String {
+fn as_text(checked: &[Checked], level: Autonomy) -> String {
     let mut text = String::new();
     for Checked { report: r, tools } in checked {
         let required = if r.required { " (required)" } else { "" };
@@ -100,18 +121,22 @@ fn as_text(checked: &[Checked]) -> String {
                 text.push_str(&format!("{}{required}: failed ({}): {error}\n", r.name, r.transport))
             }
             None => text.push_str(&format!(
-                "{}{required}: ready ({}, protocol {}), {} tool{}\n",
+                "{}{required}: ready ({}, protocol {}), {} of {} tool{} offered at --auto {level}\n",
                 r.name,
                 r.transport,
                 r.protocol.as_deref().unwrap_or("?"),
+                r.tools,
                 tools.len(),
                 if tools.len() == 1 { "" } else { "s" }
             )),
         }
-        for (name, read_only) in tools {
-            let flag = if *read_only { "read-only" } else { "may change things" };
-            let exposed = mcp::exposed_name(&r.name, name);
-            text.push_str(&format!("  {exposed}  ({flag})\n"));
+        for tool in tools {
+            let flag = if tool.read_only { "read-only" } else { "may change things" };
+            let exposed = mcp::exposed_name(&r.name, &tool.name);
+            match &tool.left_out {
+                None => text.push_str(&format!("  {exposed}  ({flag})\n")),
+                Some(why) => text.push_str(&format!("  {exposed}  ({flag}; left out: {why})\n")),
+            }
         }
     }
     text

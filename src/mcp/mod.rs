@@ -92,6 +92,21 @@ pub struct Offered {
     pub trusted: bool,
 }
 
+impl Offered {
+    /// Why this tool is not offered in a run at this level (`unsafe_mode`: `--auto high`), or
+    /// `None` when it is: it runs without asking when it is read-only, its server is trusted,
+    /// or the level is high; with a client to ask (`asking`), every tool is offered.
+    pub fn withheld(&self, unsafe_mode: bool, asking: bool) -> Option<String> {
+        let permitted = self.read_only || self.trusted || unsafe_mode;
+        (!asking && !permitted).then(|| {
+            format!(
+                "needs --auto high (or \"trust\": true for server {}): it is not marked read-only",
+                self.server_name
+            )
+        })
+    }
+}
+
 /// How a server's start ended, for `mcp_server` and `zero mcp list`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
@@ -131,6 +146,9 @@ pub struct Mcp {
     /// Tools once offered whose server failed since: a later call of one fails at once with
     /// its server's reason, not as a tool zero never heard of.
     gone: Vec<(String, String)>,
+    /// Why each listed tool the last offer left out was left out: (server index, the
+    /// server's name for the tool, why), for `zero mcp list`.
+    left_out: Vec<(usize, String, String)>,
 }
 
 /// Tools named one by one in a warning; past that, a count.
@@ -198,7 +216,13 @@ impl Mcp {
 
     /// The servers, before any offer.
     fn of(servers: Vec<Server>) -> Mcp {
-        Mcp { servers, offered: Vec::new(), said: HashSet::new(), gone: Vec::new() }
+        Mcp {
+            servers,
+            offered: Vec::new(),
+            said: HashSet::new(),
+            gone: Vec::new(),
+            left_out: Vec::new(),
+        }
     }
 
     /// The run has MCP servers (else there is nothing to refresh).
@@ -239,6 +263,10 @@ impl Mcp {
         let mut warnings = Vec::new();
         let mut over: Vec<String> = Vec::new();
         let mut clashes = 0;
+        let mut left_out: Vec<(usize, String, String)> = Vec::new();
+        let mut leave = |index: usize, tool: &str, why: String| {
+            left_out.push((index, tool.to_string(), why));
+        };
         for (index, server) in self.servers.iter().enumerate() {
             if let Some(why) = server.failure() {
                 let lost = self.offered.iter().filter(|o| o.server == index);
@@ -258,10 +286,32 @@ impl Mcp {
                 let allowed = config.enabled_tools.as_ref().is_none_or(|e| e.contains(&tool.name))
                     && !config.disabled_tools.contains(&tool.name);
                 let name = exposed_name(&config.name, &tool.name);
-                if !allowed || !wanted(&name, &config.name) {
+                if !allowed {
+                    leave(
+                        index,
+                        &tool.name,
+                        format!(
+                            "left out by mcpServers.{}.enabledTools or disabledTools",
+                            config.name
+                        ),
+                    );
+                    continue;
+                }
+                if !wanted(&name, &config.name) {
+                    leave(
+                        index,
+                        &tool.name,
+                        "left out by --enabled-tools or --disabled-tools".to_string(),
+                    );
                     continue;
                 }
                 if tool.needs_tasks {
+                    leave(
+                        index,
+                        &tool.name,
+                        "it runs only as a task (taskSupport: required), which zero does not offer"
+                            .to_string(),
+                    );
                     warnings.push(format!(
                         "MCP tool \"{}\" of server {} is left out: it runs only as a task (taskSupport: required), which zero does not offer.",
                         tool.name, config.name
@@ -269,6 +319,12 @@ impl Mcp {
                     continue;
                 }
                 if tool.input_schema.get("type").is_some_and(|t| t != "object") {
+                    leave(
+                        index,
+                        &tool.name,
+                        "its inputSchema is not an object schema, which providers refuse"
+                            .to_string(),
+                    );
                     warnings.push(format!(
                         "MCP tool \"{}\" of server {} is left out: its inputSchema is not an object schema, which providers refuse.",
                         tool.name, config.name
@@ -276,6 +332,11 @@ impl Mcp {
                     continue;
                 }
                 if !names.insert(name.clone()) {
+                    leave(
+                        index,
+                        &tool.name,
+                        format!("its name {name} is already taken by another MCP tool"),
+                    );
                     clashes += 1;
                     if clashes <= MAX_NAMED {
                         warnings.push(format!(
@@ -288,6 +349,7 @@ impl Mcp {
                 let definition = json!({"name": name, "description": tool.description, "inputSchema": tool.input_schema});
                 let bytes = definition.to_string().len();
                 if offered.len() == MAX_TOOLS || size + bytes > MAX_DEFINITIONS {
+                    leave(index, &tool.name, format!("past the per-run limits ({MAX_TOOLS} MCP tools, {} KiB of their definitions)", MAX_DEFINITIONS / 1024));
                     over.push(name);
                     continue;
                 }
@@ -326,6 +388,7 @@ impl Mcp {
             ));
         }
         self.offered = offered;
+        self.left_out = left_out;
         warnings.retain(|w| self.said.insert(w.clone()));
         warnings
     }
@@ -463,11 +526,13 @@ impl Mcp {
         let deadline = Instant::now() + timeout;
         let failed =
             |why: &str| error(format!("Error: MCP server {} failed: {why}", offered.server_name));
-        let id = match server.call(&offered.tool, arguments, deadline, interrupt_fd) {
-            Ok(id) => id,
-            Err(why) => return failed(&why),
-        };
+        // Pending before it is sent: a signal that comes as the server reads the request
+        // still cancels it (a cancellation of a request never read is ignored).
+        let id = server.reserve_id();
         let _pending = Pending::register(id, server.notifier());
+        if let Err(why) = server.call(id, &offered.tool, arguments, deadline, interrupt_fd) {
+            return failed(&why);
+        }
         loop {
             server.pump();
             if let Some(answer) = server.answer(id) {
@@ -523,24 +588,57 @@ impl Drop for Mcp {
 }
 
 /// One server as `zero mcp list` and `zero doctor` show it: how its start ended, and every
-/// tool it lists (before any filter) with its read-only flag.
+/// tool it lists with its read-only flag and, when a run would not offer it, why.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checked {
     pub report: Report,
-    pub tools: Vec<(String, bool)>,
+    pub tools: Vec<CheckedTool>,
 }
 
-/// Starts each server, lists its tools and stops it (`zero mcp list`, `zero doctor`).
-pub fn check(configs: &[config::ServerConfig], context: &Context) -> Vec<Checked> {
+/// A tool a server lists, as a run would treat it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedTool {
+    pub name: String,
+    pub read_only: bool,
+    /// Why a run with these filters and this level would not offer it.
+    pub left_out: Option<String>,
+}
+
+/// Starts each server, lists its tools and stops it (`zero mcp list`, `zero doctor`). Each
+/// tool is judged by exec's rules: the servers' and the run's filters (`wanted`, given the
+/// exposed name and the server's), names, limits, and the level (`unsafe_mode`: `--auto high`).
+pub fn check(
+    configs: &[config::ServerConfig],
+    context: &Context,
+    wanted: &dyn Fn(&str, &str) -> bool,
+    unsafe_mode: bool,
+) -> Vec<Checked> {
     let mut mcp = Mcp::start(configs, context, &mut |_| false);
-    let _ = mcp.offer(&|_, _| true);
+    let _ = mcp.offer(wanted);
     let checked = mcp
         .servers
         .iter()
         .enumerate()
-        .map(|(i, server)| Checked {
-            report: mcp.report(i, server),
-            tools: server.tools.iter().map(|t| (t.name.clone(), t.read_only)).collect(),
+        .map(|(i, server)| {
+            let tools = server
+                .tools
+                .iter()
+                .map(|t| {
+                    let offered = mcp.offered.iter().find(|o| o.server == i && o.tool == t.name);
+                    let left_out = match offered {
+                        Some(offered) => offered.withheld(unsafe_mode, false),
+                        None => mcp
+                            .left_out
+                            .iter()
+                            .find(|(s, tool, _)| *s == i && *tool == t.name)
+                            .map(|(_, _, why)| why.clone()),
+                    };
+                    CheckedTool { name: t.name.clone(), read_only: t.read_only, left_out }
+                })
+                .collect::<Vec<_>>();
+            let mut report = mcp.report(i, server);
+            report.tools = tools.iter().filter(|t| t.left_out.is_none()).count();
+            Checked { report, tools }
         })
         .collect();
     mcp.hang_up();
@@ -598,6 +696,7 @@ mod tests {
             offered: Vec::new(),
             said: HashSet::new(),
             gone: Vec::new(),
+            left_out: Vec::new(),
         };
         let warnings = mcp.offer(&|_, _| true);
         assert_eq!(names(&mcp), ["mcp__a___x", "mcp__a__b_c", "mcp__a___d"]);
@@ -621,6 +720,7 @@ mod tests {
             offered: Vec::new(),
             said: HashSet::new(),
             gone: Vec::new(),
+            left_out: Vec::new(),
         };
         let warnings = mcp.offer(&|_, _| true);
         assert_eq!(mcp.offered().len(), MAX_TOOLS);
@@ -635,6 +735,7 @@ mod tests {
             offered: Vec::new(),
             said: HashSet::new(),
             gone: Vec::new(),
+            left_out: Vec::new(),
         };
         let warnings = mcp.offer(&|_, _| true);
         assert_eq!(names(&mcp), ["mcp__s__a", "mcp__s__b", "mcp__s__d"]);
@@ -648,6 +749,7 @@ mod tests {
             offered: Vec::new(),
             said: HashSet::new(),
             gone: Vec::new(),
+            left_out: Vec::new(),
         };
         assert!(mcp.offer(&|name, _| name != "mcp__s__a").is_empty());
         assert_eq!(names(&mcp), ["mcp__s__b", "mcp__s__c"]);

@@ -470,8 +470,15 @@ impl Server {
     }
 
     /// Sends `tools/call`; its id, to wait for with [`Server::answer`].
+    /// The id the next request will carry (taken by [`Server::call`]).
+    pub fn reserve_id(&mut self) -> u64 {
+        self.take_id()
+    }
+
+    /// Sends request `id` (from [`Server::reserve_id`]) calling `tool`.
     pub fn call(
         &mut self,
+        id: u64,
         tool: &str,
         arguments: Value,
         deadline: Instant,
@@ -480,7 +487,6 @@ impl Server {
         if let Some(why) = self.failure() {
             return Err(why.to_string());
         }
-        let id = self.take_id();
         let request =
             wire::request(id, "tools/call", json!({"name": tool, "arguments": arguments}));
         let Some(link) = self.link.as_mut() else { return Err("not connected".into()) };

@@ -155,7 +155,7 @@ pub fn parse_filter(raw: &[String], which: &str) -> Result<Vec<String>, Failure>
 
 /// Whether an MCP tool passes `--enabled-tools` / `--disabled-tools`, which name it in full
 /// or all of its server's tools as `mcp__<server>`.
-fn mcp_filtered_in(enabled: &[String], disabled: &[String], name: &str, server: &str) -> bool {
+pub fn mcp_filtered_in(enabled: &[String], disabled: &[String], name: &str, server: &str) -> bool {
     let names = |list: &[String]| {
         list.iter()
             .any(|e| e == name || e.strip_prefix(crate::mcp::PREFIX).is_some_and(|s| s == server))
@@ -383,12 +383,7 @@ impl Toolbox {
 
     /// Why an MCP tool is not offered, or `None` when it is.
     pub fn mcp_withheld(&self, tool: &crate::mcp::Offered) -> Option<String> {
-        (!self.asking && !self.mcp_permitted(tool)).then(|| {
-            format!(
-                "needs --auto high (or \"trust\": true for server {}): it is not marked read-only",
-                tool.server_name
-            )
-        })
+        tool.withheld(self.mode == PermissionMode::Unsafe, self.asking)
     }
 
     /// Lets the tools that edit files run (`--auto medium`) although the mode is `auto`.
