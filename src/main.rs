@@ -16,6 +16,7 @@ mod conversation;
 mod error;
 mod jsonschema;
 mod mcp;
+mod net;
 mod output;
 mod protocol;
 mod provider;

@@ -136,3 +136,17 @@ fn the_readme_says_exactly_what_json_output_writes() {
     let listed: std::collections::BTreeSet<String> = table.into_iter().map(|(k, _)| k).collect();
     assert_eq!(seen, listed, "every line of the table was written by one of the runs");
 }
+
+/// The sources of one folder of `src/`, joined.
+fn folder(name: &str) -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(name);
+    sources().into_iter().filter(|(p, _)| p.starts_with(&dir)).map(|(_, t)| t).collect()
+}
+
+#[test]
+fn providers_and_the_mcp_client_share_the_network_room_and_not_each_other() {
+    let (provider, mcp) = (folder("provider"), folder("mcp"));
+    assert!(!provider.contains("crate::mcp"), "provider/ imports mcp/");
+    assert!(!mcp.contains("crate::provider"), "mcp/ imports provider/");
+    assert!(provider.contains("crate::net::") && mcp.contains("crate::net::"));
+}

@@ -14,7 +14,7 @@ use super::{print, print_json};
 use crate::clock::Utc;
 use crate::config::{self, Env, ProviderKind, Runtime};
 use crate::error::Exit;
-use crate::provider::http::{Http, NetSettings};
+use crate::net::http::{Http, NetSettings};
 
 /// The connectivity probe gives up after this long, whatever the network does.
 const PROBE_CONNECT: Duration = Duration::from_secs(3);
@@ -306,7 +306,7 @@ fn adapter(runtime: &Runtime) -> Check {
     };
     let api = format!("{format} at {}", runtime.request_url());
     // Decided on a parse: `http://localhost:1@attacker.example` is attacker.example.
-    let plain_elsewhere = crate::provider::url::Url::parse(base)
+    let plain_elsewhere = crate::net::url::Url::parse(base)
         .ok()
         .filter(|url| !url.https && !url.is_loopback())
         .map(|url| url.host);

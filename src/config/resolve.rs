@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::Failure;
+use crate::net::http::{ExtraRoots, NetSettings};
 use crate::protocol::events::{Warning, WarningCode};
-use crate::provider::http::{ExtraRoots, NetSettings};
 use crate::provider::models::{self, Effort, Family, Model, ModelSpec, Profile};
 
 use super::command::provider_command;
@@ -662,7 +662,7 @@ fn endpoint(env: &Env, source: &Source, kind: ProviderKind) -> (Option<String>, 
 /// Trims, removes trailing slashes, and checks for `http(s)://host`.
 pub(super) fn normalize_url(url: &str) -> Option<String> {
     let url = url.trim().trim_end_matches('/');
-    let valid = crate::provider::url::Url::parse(url).is_ok() && !url.contains(char::is_whitespace);
+    let valid = crate::net::url::Url::parse(url).is_ok() && !url.contains(char::is_whitespace);
     valid.then(|| url.to_string())
 }
 
@@ -692,7 +692,7 @@ fn custom_host(env: &Env, source: &Source, kind: ProviderKind) -> bool {
 /// official path or none.
 fn is_vendor_url(url: &str, official: &str) -> bool {
     let (Ok(url), Ok(vendor)) =
-        (crate::provider::url::Url::parse(url), crate::provider::url::Url::parse(official))
+        (crate::net::url::Url::parse(url), crate::net::url::Url::parse(official))
     else {
         return false;
     };
@@ -859,7 +859,7 @@ pub fn net_settings(env: &Env) -> Result<NetSettings, Failure> {
     debug_assert!(["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY"]
         .iter()
         .all(|v| SETTING_VARS.contains(v)));
-    net.proxies = crate::provider::url::Proxies {
+    net.proxies = crate::net::url::Proxies {
         https: either("HTTPS_PROXY").map(str::to_string),
         http: either("HTTP_PROXY").map(str::to_string),
         all: either("ALL_PROXY").map(str::to_string),

@@ -161,7 +161,7 @@ fn read_file(path: &std::path::Path) -> Result<String, String> {
     }
     let file = std::fs::File::open(path).map_err(|err| match err.kind() {
         std::io::ErrorKind::NotFound => "no such file".to_string(),
-        _ => crate::provider::http::io_text(&err),
+        _ => crate::net::http::io_text(&err),
     })?;
     let meta = file.metadata().map_err(|e| e.to_string())?;
     if !meta.is_file() {

@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::wire::{self, MAX_MESSAGE_BYTES};
-use crate::provider::http::Http;
-use crate::provider::sse::{Frame, SseReader};
+use crate::net::http::Http;
+use crate::net::sse::{Frame, SseReader};
 use crate::sys::threads::{self, Named};
 
 /// Messages read from the server and not yet taken by the main loop.
@@ -627,7 +627,7 @@ fn read_stream<R: std::io::BufRead>(
             }
             Ok(None) => return Ok(false),
             // A broken connection is resumed like an ended stream.
-            Err(crate::provider::sse::SseError::Io(_)) => return Ok(false),
+            Err(crate::net::sse::SseError::Io(_)) => return Ok(false),
             Err(err) => return Err(format!("the event stream: {err}")),
         }
     }

@@ -161,8 +161,8 @@ pub struct Server {
 
 /// What a server link needs from the run.
 pub struct Context {
-    pub net: crate::provider::http::NetSettings,
-    pub roots: crate::provider::http::ExtraRoots,
+    pub net: crate::net::http::NetSettings,
+    pub roots: crate::net::http::ExtraRoots,
     pub env_remove: Vec<std::ffi::OsString>,
     /// The workspace first, then the added directories.
     pub directories: Vec<std::path::PathBuf>,
@@ -204,8 +204,7 @@ impl Server {
                 StdioLink::start(&launch).map(Link::Stdio)
             }
             Transport::Http { url, headers } => {
-                let http =
-                    crate::provider::http::Http::new(context.net.clone(), &context.roots, url);
+                let http = crate::net::http::Http::new(context.net.clone(), &context.roots, url);
                 HttpLink::new(http, url, headers).map(Link::Http)
             }
         };

@@ -105,11 +105,7 @@ impl StdioLink {
             } else {
                 ""
             };
-            format!(
-                "cannot start {}: {}{hint}",
-                launch.command,
-                crate::provider::http::io_text(&err)
-            )
+            format!("cannot start {}: {}{hint}", launch.command, crate::net::http::io_text(&err))
         })?;
         let (stdin, stdout, stderr) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take());

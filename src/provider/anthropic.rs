@@ -16,9 +16,9 @@ use super::{
 };
 use crate::conversation::{Message, Role, ToolCall};
 use crate::error::Stop;
-use crate::provider::http::{error_message, Http};
+use crate::net::http::{error_message, Http};
+use crate::net::sse::Frame;
 use crate::provider::models::{Effort, Usage};
-use crate::provider::sse::Frame;
 
 pub const API_VERSION: &str = "2023-06-01";
 

@@ -12,9 +12,9 @@ use super::{
 };
 use crate::conversation::{Message, Role, ToolCall};
 use crate::error::Stop;
-use crate::provider::http::{body_detail, error_message, Http};
+use crate::net::http::{body_detail, error_message, Http};
+use crate::net::sse::Frame;
 use crate::provider::models::{Effort, Usage};
-use crate::provider::sse::Frame;
 
 pub struct Gemini {
     pub http: Http,

@@ -6,13 +6,10 @@
 
 pub mod anthropic;
 pub mod gemini;
-pub mod http;
 pub mod models;
 pub mod openai;
 pub mod responses;
 pub mod scripted;
-pub mod sse;
-pub mod url;
 
 #[cfg(test)]
 mod replay_tests;
@@ -23,10 +20,10 @@ use serde_json::Value;
 
 use crate::conversation::{Message, ToolCall, ToolSpec};
 use crate::error::{Failure, Stop};
+use crate::net::http::{CallError, Http, Retry};
+use crate::net::sse::{Frame, SseReader};
 use crate::protocol::events::{Warning, WarningCode};
-use crate::provider::http::{CallError, Http, Retry};
 use crate::provider::models::Usage;
-use crate::provider::sse::{Frame, SseReader};
 
 /// What one call sends.
 pub struct Request<'a> {
@@ -162,7 +159,7 @@ pub(crate) fn event_data(frame: Frame) -> Result<Option<String>, CallError> {
     let data = match frame {
         Frame::Event { data, .. } => data,
         Frame::Stray(text) => {
-            let detail = crate::provider::http::body_detail(&text).unwrap_or_default();
+            let detail = crate::net::http::body_detail(&text).unwrap_or_default();
             return Err(CallError::fatal(format!(
                 "Provider returned a response that is not an event stream: {detail}"
             )));

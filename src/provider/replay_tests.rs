@@ -13,8 +13,8 @@ use super::gemini::GeminiDecoder;
 use super::openai::OpenAiDecoder;
 use super::responses::ResponsesDecoder;
 use super::{Decoder, StreamEvent};
-use crate::provider::http::status_error;
-use crate::provider::sse::SseReader;
+use crate::net::http::status_error;
+use crate::net::sse::SseReader;
 
 fn fixtures() -> Option<PathBuf> {
     match std::env::var_os("ZERO_RECORDED_FIXTURES") {

@@ -18,9 +18,9 @@ use super::{
 };
 use crate::conversation::{Message, Role, ToolCall};
 use crate::error::Stop;
-use crate::provider::http::error_message;
+use crate::net::http::error_message;
+use crate::net::sse::Frame;
 use crate::provider::models::{Effort, Usage};
-use crate::provider::sse::Frame;
 
 use super::openai::Endpoint;
 

@@ -10,7 +10,7 @@
 use std::io::{BufReader, Read};
 use std::time::{Duration, Instant};
 
-use crate::provider::sse::{Frame, SseReader};
+use crate::net::sse::{Frame, SseReader};
 use crate::provider::{
     anthropic::AnthropicDecoder, gemini::GeminiDecoder, openai::OpenAiDecoder,
     responses::ResponsesDecoder, Decoder,
@@ -572,13 +572,13 @@ fn fuzz_retry_hints_are_always_within_bounds() {
         "0", "1", "9", "5", ".", "e", "E", "-", "+", "20", "300", "NaN", "nan", "inf", "-inf", " ",
         ",", ":", "GMT", "Sun", "Wed", "Nov", "Oct", "1994", "9999", "08:49:37", "é",
     ];
-    let max = crate::provider::http::MAX_RETRY_AFTER;
+    let max = crate::net::http::MAX_RETRY_AFTER;
     campaign("retry-after", 10_000, |rng| {
         let millis = String::from_utf8_lossy(&text(rng, dict, 6)).into_owned();
         let seconds = String::from_utf8_lossy(&text(rng, dict, 8)).into_owned();
         let millis = rng.chance(2).then_some(millis.as_str());
         let now = rng.next() as i64 >> rng.below(64);
-        if let Some(wait) = crate::provider::http::retry_hint(millis, Some(&seconds), now) {
+        if let Some(wait) = crate::net::http::retry_hint(millis, Some(&seconds), now) {
             assert!(wait <= max, "{millis:?} {seconds:?} gave {wait:?}");
         }
         let _ = crate::clock::parse_http_date(&seconds);

@@ -146,7 +146,7 @@ pub fn stream_emitter(
 pub fn decode_body<D: crate::provider::Decoder + Default>(
     body: &str,
 ) -> (Vec<crate::provider::StreamEvent>, Option<String>) {
-    let mut sse = crate::provider::sse::SseReader::new(body.as_bytes());
+    let mut sse = crate::net::sse::SseReader::new(body.as_bytes());
     let mut decoder = D::default();
     let mut out = Vec::new();
     while let Some(frame) = sse.next_frame().unwrap() {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::provider::sse::SseReader;
+use crate::net::sse::SseReader;
 use crate::provider::ToolSpec;
 
 /// Decodes a whole SSE body; the error, if any, ends the list.

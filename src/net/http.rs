@@ -15,7 +15,7 @@ use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
 use ureq::Timeout;
 
 use crate::error::Failure;
-use crate::provider::sse::SseError;
+use crate::net::sse::SseError;
 use crate::text::summarize;
 
 /// Error bodies are read up to this size.
@@ -108,7 +108,7 @@ pub struct NetSettings {
     pub total: Duration,
     pub max_retries: u32,
     /// The proxies of the environment (which one a URL takes: `url::Proxies::for_url`).
-    pub proxies: crate::provider::url::Proxies,
+    pub proxies: crate::net::url::Proxies,
 }
 
 impl Default for NetSettings {
@@ -119,7 +119,7 @@ impl Default for NetSettings {
             idle: Duration::from_secs(300),
             total: Duration::from_secs(3600),
             max_retries: 2,
-            proxies: crate::provider::url::Proxies::default(),
+            proxies: crate::net::url::Proxies::default(),
         }
     }
 }
