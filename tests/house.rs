@@ -150,3 +150,21 @@ fn providers_and_the_mcp_client_share_the_network_room_and_not_each_other() {
     assert!(!mcp.contains("crate::provider"), "mcp/ imports provider/");
     assert!(provider.contains("crate::net::") && mcp.contains("crate::net::"));
 }
+
+#[test]
+fn nothing_outside_output_locks_the_emitter() {
+    let output = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/output");
+    let mut found = Vec::new();
+    for (path, text) in sources().into_iter().filter(|(p, _)| !p.starts_with(&output)) {
+        for (n, line) in text.lines().enumerate() {
+            let locks_it =
+                ["lock(shared", "lock(out", "lock(&self.out", "lock(self.out", "output::lock"]
+                    .iter()
+                    .any(|pattern| line.contains(pattern));
+            if locks_it {
+                found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "emitter locks outside output/:\n{}", found.join("\n"));
+}

@@ -7,8 +7,10 @@
 //! grow into a secret, and that tail is released when the next delta decides it, when the
 //! turn ends, or before a tool call.
 
+mod handle;
 mod views;
 
+pub use handle::Output;
 pub use views::call_summary;
 
 use std::cell::Cell;
@@ -151,8 +153,8 @@ pub struct RunInfo {
     pub sandbox: Option<Value>,
 }
 
-/// The emitter, shared with the interrupt and panic handlers so they can end the stream.
-pub type Shared = Arc<Mutex<Emitter>>;
+/// The emitter, shared with the heartbeat thread and the endings (held as [`Output`]).
+type Shared = Arc<Mutex<Emitter>>;
 
 thread_local! {
     /// This thread holds the emitter's lock (so a panic here cannot take it again).
@@ -185,10 +187,15 @@ impl Drop for Held<'_> {
 
 /// Locks the shared emitter; a poisoned lock (a panic while writing) is still usable, since
 /// every write is a whole line.
-pub fn lock(shared: &Shared) -> Held<'_> {
-    let guard = shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    HOLDING.with(|h| h.set(true));
-    Held { guard }
+fn lock(shared: &Shared) -> Held<'_> {
+    Held::from_guard(shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+}
+
+impl<'a> Held<'a> {
+    fn from_guard(guard: MutexGuard<'a, Emitter>) -> Held<'a> {
+        HOLDING.with(|h| h.set(true));
+        Held { guard }
+    }
 }
 
 /// Whether the calling thread holds the emitter's lock right now.
@@ -988,7 +995,7 @@ const MIN_BEAT_WAIT: Duration = Duration::from_millis(10);
 /// provider or a wait for a tool when a heartbeat is due.
 /// A thread that cannot be started (a container's thread limit) is said in a warning, and the
 /// run goes on without heartbeats.
-pub fn start_heartbeats(shared: &Shared) -> Result<(), OutputClosed> {
+fn start_heartbeats(shared: &Shared) -> Result<(), OutputClosed> {
     if lock(shared).heartbeat_interval().is_none() {
         return Ok(());
     }

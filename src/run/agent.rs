@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::conversation::{Answer, Message, ToolCall, ToolSpec};
 use crate::error::{Failure, Stop};
-use crate::output::{lock, Decision, Finished, Gate, Phase, Shared};
+use crate::output::{Decision, Finished, Gate, Output, Phase};
 use crate::protocol::events::{Action, DecidedBy, Warning, WarningCode};
 use crate::provider::models::{self, Model, Usage};
 use crate::provider::{Provider, Request, StreamEvent};
@@ -104,7 +104,7 @@ impl Journal for NoJournal {
 pub struct Agent<'a> {
     pub provider: &'a mut Provider,
     pub tools: &'a mut Toolbox,
-    pub out: &'a Shared,
+    pub out: &'a Output,
     pub journal: &'a mut dyn Journal,
     pub max_turns: u32,
     /// The registry model, for prices.
@@ -131,7 +131,7 @@ struct Calls {
 /// Writes one event of a model call that is not a delta: a tool call (recorded, and kept for
 /// running), its usage, a warning.
 fn write_call_event(
-    out: &Shared,
+    out: &Output,
     journal: &mut dyn Journal,
     (model, limits, answer_tool, tools): (Option<&'static Model>, &mut Limits, bool, &Toolbox),
     calls: &mut Vec<ToolCall>,
@@ -146,17 +146,17 @@ fn write_call_event(
                 true => SideEffect::Unknown,
                 false => tools.side_effect_of(&call.name),
             };
-            lock(out).tool_call(&call.id, &call.name, &call.arguments, side_effect)?;
+            out.tool_call(&call.id, &call.name, &call.arguments, side_effect)?;
             journal.tool_call(&call, side_effect);
             calls.push(call);
         }
         StreamEvent::Usage(usage) => {
             let cost = model.and_then(|m| models::cost(m, &usage));
             limits.record(usage.prompt_tokens, cost);
-            lock(out).usage(&usage, cost)?;
+            out.usage(&usage, cost)?;
             journal.usage(&usage);
         }
-        StreamEvent::Warning(warning) => lock(out).warning(&warning)?,
+        StreamEvent::Warning(warning) => out.warning(&warning)?,
         // Deltas and native content are handled where they arrive.
         StreamEvent::Text(_)
         | StreamEvent::LastText(_)
@@ -209,20 +209,20 @@ impl Agent<'_> {
             self.limits.check_budget()?;
             // An MCP server said its tools changed: the next call offers the new list.
             let refreshed = self.tools.mcp().any().then(|| {
-                lock(self.out).set_phase(Some(Phase::Tool), None);
+                self.out.set_phase(Some(Phase::Tool), None);
                 let refreshed = self.tools.refresh_mcp();
-                lock(self.out).set_phase(None, None);
+                self.out.set_phase(None, None);
                 refreshed
             });
             if let Some((failed, left_out)) = refreshed.flatten() {
-                let mut out = lock(self.out);
+                let out = self.out;
                 for server in &failed {
                     out.warning(&Warning::new(WarningCode::McpServerFailed, &server.warning))?;
                 }
                 for warning in left_out {
                     out.warning(&Warning::new(WarningCode::McpToolLeftOut, warning))?;
                 }
-                drop(out);
+
                 // The model is told, as the session keeps it: its tools will not come back.
                 for server in failed {
                     self.journal.note(
@@ -236,10 +236,10 @@ impl Agent<'_> {
             }
             let fitted = self.limits.fit(messages, &specs)?;
             if let Some(warning) = &fitted.warning {
-                lock(self.out).warning(warning)?;
+                self.out.warning(warning)?;
             }
             let Said { text, calls, native } = self.model_call(&fitted.messages, &specs)?;
-            lock(self.out).end_turn()?;
+            self.out.end_turn()?;
             self.journal.assistant(&text, &calls, &native);
             let mut message = Message::assistant(text.clone(), calls.clone());
             message.native = native;
@@ -249,7 +249,7 @@ impl Agent<'_> {
                 if failed >= schema.attempts {
                     return Err(not_matched(failed, "no structured_output call").into());
                 }
-                lock(self.out).not_the_answer();
+                self.out.not_the_answer();
                 // The reminder is part of the conversation, as the session keeps it.
                 self.journal.note(
                     Kind::Message,
@@ -305,17 +305,17 @@ impl Agent<'_> {
                 StreamEvent::Text(delta) => {
                     spoke = true;
                     said.text.push_str(&delta);
-                    lock(out).text(&delta)?;
+                    out.text(&delta)?;
                 }
                 StreamEvent::LastText(delta) => {
                     spoke = true;
                     said.text.push_str(&delta);
-                    lock(out).last_text(&delta)?;
+                    out.last_text(&delta)?;
                 }
                 // Reasoning is never part of the answer; schema 2 shows it.
                 StreamEvent::Reasoning(delta) => {
                     spoke = true;
-                    lock(out).reasoning(&delta)?;
+                    out.reasoning(&delta)?;
                 }
                 StreamEvent::Native(value) => said.native.push(value),
                 event @ StreamEvent::ToolCall(_) => {
@@ -334,10 +334,10 @@ impl Agent<'_> {
             Ok(())
         };
         let request = Request { messages, tools: specs };
-        lock(out).set_phase(Some(Phase::Model), None);
+        out.set_phase(Some(Phase::Model), None);
         let streamed = self.provider.stream(&request, &mut sink);
         // No heartbeat claims the model is still answering once the call is over.
-        lock(out).set_phase(None, None);
+        out.set_phase(None, None);
         // What the call did is written however it ended: its text first, then the rest.
         for event in deferred {
             write_call_event(
@@ -409,7 +409,7 @@ impl Agent<'_> {
         duration: Duration,
         messages: &mut Vec<Message>,
     ) -> Result<(), Stop> {
-        lock(self.out).tool_result(&Finished {
+        self.out.tool_result(&Finished {
             id: &call.id,
             name: &call.name,
             ok: outcome.ok,
@@ -446,7 +446,7 @@ impl Agent<'_> {
         };
         let decision =
             Decision { action: Action::Allow, reason: &reason, decided_by: DecidedBy::Policy };
-        lock(self.out).permission_decision(&gate, &decision)?;
+        self.out.permission_decision(&gate, &decision)?;
         self.note_decision(&gate, &decision, None);
         Ok(())
     }
@@ -465,11 +465,11 @@ impl Agent<'_> {
         };
         let Some(approvals) = self.approvals.as_deref_mut() else {
             let reason = gated.denial.trim_start_matches("Error: ");
-            let mut out = lock(self.out);
+            let out = self.out;
             out.permission_request(&gate, None)?;
             let decision = Decision { action: Action::Deny, reason, decided_by: DecidedBy::Policy };
             out.permission_decision(&gate, &decision)?;
-            drop(out);
+
             self.note_decision(&gate, &decision, None);
             return Ok((Toolbox::denied(gated), Duration::ZERO));
         };
@@ -485,14 +485,14 @@ impl Agent<'_> {
             }
         } else {
             let (id, timeout) = approvals.request();
-            lock(self.out).permission_request(&gate, Some((&id, timeout)))?;
+            self.out.permission_request(&gate, Some((&id, timeout)))?;
             self.journal.note(
                 Kind::PermissionRequest,
                 serde_json::json!({"id": call.id, "name": call.name, "requestId": id, "sideEffect": gated.side_effect, "reason": gated.reason}),
             );
-            lock(self.out).set_phase(Some(Phase::Approval), Some(&call.id));
+            self.out.set_phase(Some(Phase::Approval), Some(&call.id));
             let verdict = approvals.wait(&id);
-            lock(self.out).set_phase(None, None);
+            self.out.set_phase(None, None);
             match verdict {
                 // An interrupt cancels the wait: the call gets its decision and its result,
                 // and the turn's other calls get theirs (see `run`).
@@ -502,7 +502,7 @@ impl Agent<'_> {
                         reason: "The approval was cancelled by an interrupt (SIGINT).",
                         decided_by: DecidedBy::Interrupt,
                     };
-                    lock(self.out).permission_decision(&gate, &decision)?;
+                    self.out.permission_decision(&gate, &decision)?;
                     self.note_decision(&gate, &decision, None);
                     let outcome =
                         Outcome { refused: Some(Refusal::Cancelled), ..interrupted_outcome() };
@@ -521,7 +521,7 @@ impl Agent<'_> {
             reason: &verdict.reason,
             decided_by: verdict.decided_by,
         };
-        lock(self.out).permission_decision(&gate, &decision)?;
+        self.out.permission_decision(&gate, &decision)?;
         self.note_decision(&gate, &decision, Some(verdict.for_session));
         if !verdict.allowed {
             let denial = format!("Error: Permission denied for {}: {}", call.name, verdict.reason);
@@ -533,11 +533,11 @@ impl Agent<'_> {
 
     /// Runs one call (`approved`: the client allowed it), timed, with heartbeats.
     fn run_tool(&mut self, call: &ToolCall, approved: bool) -> (Outcome, Duration) {
-        lock(self.out).set_phase(Some(Phase::Tool), Some(&call.id));
+        self.out.set_phase(Some(Phase::Tool), Some(&call.id));
         let started = Instant::now();
         let outcome = if approved { self.tools.run_approved(call) } else { self.tools.run(call) };
         let duration = started.elapsed();
-        lock(self.out).set_phase(None, None);
+        self.out.set_phase(None, None);
         (outcome, duration)
     }
 
@@ -561,7 +561,6 @@ mod tests {
 
     use crate::testing::kit::{SharedBuf, TempDir};
     use crate::tools::{PermissionMode, Workspace};
-    use std::sync::{Arc, Mutex};
 
     struct Run {
         result: Result<String, Stop>,
@@ -576,7 +575,7 @@ mod tests {
     /// What a run wrote to stdout so far, and the emitter it wrote with.
     struct Written {
         sink: SharedBuf,
-        out: Shared,
+        out: Output,
     }
 
     /// A run in schema `schema`, with an approver; also returns the emitter.
@@ -590,7 +589,7 @@ mod tests {
     ) -> (Run, Written) {
         let (mut emitter, sink) = crate::testing::kit::stream_emitter("run_t", schema);
         emitter.set_heartbeat(std::time::Duration::from_millis(100));
-        let out: Shared = Arc::new(Mutex::new(emitter));
+        let out: Output = Output::new(emitter);
         let mut provider = Provider::Scripted(Scripted::from_text(script));
         let mut tools = Toolbox::new(Workspace::new(dir).unwrap(), mode, vec![], vec![])
             .asking_for_approval(approvals.is_some());
@@ -696,7 +695,7 @@ mod tests {
             run_with(script, PermissionMode::Auto, 12, &dir.path, None, SchemaVersion::V2);
         assert!(run.result.is_err());
         let later = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        assert!(lock(&written.out).beat(later).is_some(), "heartbeats are on");
+        assert!(written.out.beat(later).is_some(), "heartbeats are on");
         // Nothing is written: the silence after the call is not the model's.
         assert_eq!(written.sink.text(), "");
     }

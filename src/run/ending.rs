@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::error::Failure;
-use crate::output::{self, Format, Shared};
+use crate::output::{self, Format, Output};
 use crate::protocol::events::{SchemaVersion, Warning, WarningCode};
 use crate::session::{Kind, Session};
 use crate::sys::threads::lock_for;
@@ -48,7 +48,7 @@ pub fn turn_interrupted() -> bool {
 
 /// What a signal does: in a live turn, a first SIGINT stops that turn (its command's process
 /// group is killed at once); anything else ends the process.
-fn on_signal(shared: &Shared, signum: i32) {
+fn on_signal(shared: &Output, signum: i32) {
     let in_turn = LIVE_STATE.load(Ordering::SeqCst) == LIVE_IN_TURN;
     if signum == crate::sys::signals::SIGINT && in_turn {
         let mut last = LAST_TURN_INTERRUPT.lock().unwrap_or_else(|p| p.into_inner());
@@ -110,16 +110,13 @@ pub fn signals_missing() -> Option<Warning> {
     })
 }
 
-pub fn install(shared: &Shared) {
-    {
-        let emitter = output::lock(shared);
-        let _ = FALLBACK.set(Fallback {
-            format: emitter.format(),
-            run_id: emitter.run_id().to_string(),
-            ended: emitter.ended_flag(),
-            wire: emitter.wire(),
-        });
-    }
+pub fn install(shared: &Output) {
+    let _ = FALLBACK.set(Fallback {
+        format: shared.format(),
+        run_id: shared.run_id(),
+        ended: shared.ended_flag(),
+        wire: shared.wire(),
+    });
     let for_signals = shared.clone();
     // Without the handler the default action (terminate) still applies; the run says so
     // once it has started (see `signals_missing`).
@@ -152,19 +149,15 @@ const LINE_IN_PROGRESS: Duration = Duration::from_secs(5);
 const ENDING_LINES: Duration = Duration::from_secs(2);
 
 /// Writes the failure through the emitter, kills what the run started, records, and exits.
-fn end_from_outside(shared: &Shared, failure: Failure) -> ! {
+fn end_from_outside(shared: &Output, failure: Failure) -> ! {
     // The lock is kept until exit, so the main thread cannot write after the end; it is taken
     // before anything is killed, so a tool that ends now cannot report first. Whoever holds it
     // is writing a line, perhaps to a reader that is slow: the line is let finish, so it is
     // never torn, but not for ever. A second signal meanwhile exits at once, in live mode too.
     crate::sys::signals::set_ending();
-    let mut emitter = lock_for(shared, LINE_IN_PROGRESS);
-    if let Some(emitter) = emitter.as_mut() {
-        // A reader that stopped reading must not keep the process alive: the ending's lines
-        // are written if they can be, within a deadline.
-        crate::sys::stdio::write_deadline(Instant::now() + ENDING_LINES);
-        let _ = emitter.failure(&failure);
-    }
+    // Held until the process exits. A reader that stopped reading must not keep the process
+    // alive: the ending's lines are written if they can be, within a deadline.
+    let _held = shared.end_from_outside(&failure, LINE_IN_PROGRESS, ENDING_LINES);
     finish(&failure);
 }
 

@@ -18,7 +18,7 @@ use crate::config::{self, Env, OpenAiApi, ProviderKind, Runtime};
 use crate::conversation::{Message, ToolCall};
 use crate::error::{Exit, Failure, Stop};
 use crate::net::http::Http;
-use crate::output::{lock, Emitter, Format, RunInfo, Shared};
+use crate::output::{Emitter, Format, Output, RunInfo};
 use crate::protocol::events::{ListedTool, RunDetails, SchemaVersion, Warning, WarningCode};
 use crate::protocol::images::{self, Image};
 use crate::protocol::input::{self, InputFormat, PromptText};
@@ -48,7 +48,7 @@ fn startup_redactor(env: &Env) -> Redactor {
 
 /// Runs `zero exec` and returns the exit code. `on_start` receives the shared emitter as soon
 /// as it exists (for the interrupt and panic handlers).
-pub fn run(args: ExecArgs, mut process: Process, on_start: impl FnOnce(&Shared)) -> Exit {
+pub fn run(args: ExecArgs, mut process: Process, on_start: impl FnOnce(&Output)) -> Exit {
     // 1. The output format, before anything else can fail.
     let format = match super::plan::output_format(&args) {
         Ok(format) => format,
@@ -64,7 +64,7 @@ pub fn run(args: ExecArgs, mut process: Process, on_start: impl FnOnce(&Shared))
     }
     let emitter =
         Emitter::new(format, crate::clock::new_run_id(), process.stdout, process.stderr, redactor);
-    let shared: Shared = Arc::new(Mutex::new(emitter));
+    let shared: Output = Output::new(emitter);
     on_start(&shared);
     let env = process.env;
     let result = run_exec(&args, &env, &shared);
@@ -75,13 +75,13 @@ pub fn run(args: ExecArgs, mut process: Process, on_start: impl FnOnce(&Shared))
 }
 
 /// Ends the run: the failure is reported (unless the output is gone) and mapped to its code.
-fn finish(shared: &Shared, result: Result<Exit, Stop>) -> Exit {
+fn finish(shared: &Output, result: Result<Exit, Stop>) -> Exit {
     match result {
         Ok(exit) => exit,
         Err(Stop::OutputClosed) => Exit::Internal,
         Err(Stop::Failed(failure)) => {
             crate::run::ending::record_failure(&failure);
-            match lock(shared).failure(&failure) {
+            match shared.failure(&failure) {
                 Ok(()) => failure.exit(),
                 Err(_) => Exit::Internal,
             }
@@ -91,12 +91,12 @@ fn finish(shared: &Shared, result: Result<Exit, Stop>) -> Exit {
 
 /// Runs `zero exec`; the exit code of a run that ended as it should (0, or a live process's
 /// last turn's).
-fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
+fn run_exec(args: &ExecArgs, env: &Env, shared: &Output) -> Result<Exit, Stop> {
     // The schema version the flag asks for (live mode speaks 2): every later error is written
     // in it.
     match super::plan::schema_version(args)? {
-        Some(version) => lock(shared).set_schema(version),
-        None if args.live => lock(shared).set_schema(SchemaVersion::V2),
+        Some(version) => shared.set_schema(version),
+        None if args.live => shared.set_schema(SchemaVersion::V2),
         None => {}
     }
     // 2-4, 7. Everything the command line alone decides, before anything is read or changed.
@@ -106,7 +106,7 @@ fn run_exec(args: &ExecArgs, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
 
 /// Runs a plan, in the module's order: the workspace, the session selection, the prompt, the
 /// configuration and provider, then the session, `run_start` and the agent loop.
-fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
+fn execute(plan: &RunPlan, env: &Env, shared: &Output) -> Result<Exit, Stop> {
     // Paths on the command line mean what they say where zero was started, not below `-C`.
     let started_in = std::env::current_dir()
         .map_err(|err| Failure::Usage(format!("Cannot read the current directory: {err}")))?;
@@ -115,7 +115,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     // Which session to continue is decided before the prompt, since `--resume WORD` may
     // turn out to be a prompt word. Nothing is opened yet.
     let store = Store::locate(env);
-    let redactor_now = lock(shared).redactor().clone();
+    let redactor_now = shared.redactor();
     let workspace_sessions = WorkspaceSessions { cwd: &cwd, redactor: &redactor_now };
     let (selection, prompt_words) = select_session(plan, store.as_ref().ok(), &workspace_sessions)?;
     // 6. The prompt (stdin is consumed here, before provider setup).
@@ -128,7 +128,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     }
     register_secrets(plan, runtime.as_ref(), shared);
     for secret in &mcp_servers.secrets {
-        lock(shared).add_secret_min(secret, 4);
+        shared.add_secret_min(secret, 4);
     }
     let toolbox = toolbox(plan, env, &cwd, &settings.add_dirs.value, &mut warnings)?;
     let places = sandbox_places(env);
@@ -163,7 +163,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     let (Some(runtime), false) = (runtime, plan.list_tools) else {
         warnings.extend(start_mcp(&mcp_servers, &mut toolbox, env, shared, false)?);
         let rows = tool_rows(&toolbox, output_schema.as_ref());
-        lock(shared).tool_list(plan.mode, &rows, &info, &warnings)?;
+        shared.tool_list(plan.mode, &rows, &info, &warnings)?;
         return Ok(Exit::Success);
     };
     let prompt = prompt.unwrap_or_default();
@@ -194,7 +194,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     // 10-11. run_start first, then the warnings; then the MCP servers start, all at once.
     start(plan, env, shared, &info, &warnings, toolbox.sandbox())?;
     for warning in start_mcp(&mcp_servers, &mut toolbox, env, shared, true)? {
-        lock(shared).warning(&warning)?;
+        shared.warning(&warning)?;
     }
     // 13. The agent loop, with the earlier conversation trimmed to the model's context. The
     // project instructions follow the system prompt as a message of their own, read afresh
@@ -248,7 +248,7 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Shared) -> Result<Exit, Stop> {
     if let Some(s) = &session {
         session_lock(s).sync();
     }
-    lock(shared).success(&answer)?;
+    shared.success(&answer)?;
     Ok(Exit::Success)
 }
 
@@ -259,7 +259,7 @@ fn the_prompt(
     plan: &RunPlan,
     words: &[String],
     started_in: &Path,
-    shared: &Shared,
+    shared: &Output,
 ) -> Result<Option<Prompt>, Failure> {
     if plan.list_tools {
         return Ok(None);
@@ -271,7 +271,7 @@ fn the_prompt(
     let mut version = plan.schema_version;
     let read = read_prompt(plan, words, prompt_file.as_deref(), &mut version);
     if let Some(version) = version {
-        lock(shared).set_schema(version);
+        shared.set_schema(version);
     }
     read.map(Some)
 }
@@ -292,7 +292,7 @@ struct Setup {
 
 /// Step 7: the configuration file, the provider runtime and the turn limit, and the warnings
 /// for what the plan asked that has no effect.
-fn setup(plan: &RunPlan, env: &Env, started_in: &Path, shared: &Shared) -> Result<Setup, Failure> {
+fn setup(plan: &RunPlan, env: &Env, started_in: &Path, shared: &Output) -> Result<Setup, Failure> {
     let user_config = config::load_user_config(env)?;
     let flags = config::SettingFlags {
         no_project_instructions: plan.no_project_instructions,
@@ -328,7 +328,7 @@ fn setup(plan: &RunPlan, env: &Env, started_in: &Path, shared: &Shared) -> Resul
             "--schema-version is ignored: it versions stream-json lines, and this run reads and writes none (-o stream-json or -i stream-json).",
         ));
     }
-    let mut out = lock(shared);
+    let out = shared;
     match plan.heartbeat_ms {
         Some(_) if !out.schema2() => warnings.push(Warning::new(
             WarningCode::IgnoredOption,
@@ -426,7 +426,7 @@ fn start_mcp(
     servers: &crate::mcp::config::Servers,
     toolbox: &mut Toolbox,
     env: &Env,
-    shared: &Shared,
+    shared: &Output,
     announce: bool,
 ) -> Result<Vec<Warning>, Stop> {
     let mut warnings = Vec::new();
@@ -443,7 +443,7 @@ fn start_mcp(
     };
     let mut required_failed: Option<crate::mcp::Report> = None;
     // Heartbeats say zero is waiting on tools (a slow `npx` start is not a hang).
-    lock(shared).set_phase(Some(crate::output::Phase::Tool), None);
+    shared.set_phase(Some(crate::output::Phase::Tool), None);
     let mcp = crate::mcp::Mcp::start(&servers.servers, &context, &mut |server| {
         let failed = server.failure().is_some() && server.config.required;
         if failed {
@@ -458,10 +458,10 @@ fn start_mcp(
         }
         failed
     });
-    lock(shared).set_phase(None, None);
+    shared.set_phase(None, None);
     if let Some(report) = required_failed {
         if announce {
-            lock(shared).mcp_server(&report)?;
+            shared.mcp_server(&report)?;
         }
         drop(mcp);
         crate::sys::process::stop_kept_groups();
@@ -484,7 +484,7 @@ fn start_mcp(
             .filter(|o| o.server == index && toolbox.mcp_withheld(o).is_none())
             .count();
         if announce {
-            lock(shared).mcp_server(&report)?;
+            shared.mcp_server(&report)?;
         }
         if let Some(error) = &report.error {
             warnings.push(Warning::new(
@@ -562,7 +562,7 @@ fn attach_images(
     plan: &RunPlan,
     started_in: &Path,
     prompt: &mut Prompt,
-    shared: &Shared,
+    shared: &Output,
     warnings: &mut Vec<Warning>,
 ) -> Result<(), Failure> {
     for path in &plan.images {
@@ -574,7 +574,7 @@ fn attach_images(
         }
         prompt.images.push(images::from_file(&started_in.join(path))?);
     }
-    let schema1_stream = plan.output_format == Format::StreamJson && !lock(shared).schema2();
+    let schema1_stream = plan.output_format == Format::StreamJson && !shared.schema2();
     if schema1_stream && !prompt.images.is_empty() {
         warnings.push(Warning::new(
             WarningCode::IgnoredOption,
@@ -588,8 +588,8 @@ fn attach_images(
 /// The key in use is a secret whatever its length (local gateways use keys like `sk-1234`),
 /// and so is each `--redact-env` value; at least 4 characters, so that a one-letter value
 /// cannot blank out text.
-fn register_secrets(plan: &RunPlan, runtime: Option<&Runtime>, shared: &Shared) {
-    let mut out = lock(shared);
+fn register_secrets(plan: &RunPlan, runtime: Option<&Runtime>, shared: &Output) {
+    let out = shared;
     if let Some(key) = runtime.and_then(|r| r.api_key.as_ref()) {
         out.add_secret_min(key, 4);
     }
@@ -780,13 +780,13 @@ impl OpenSession {
         runtime: &Runtime,
         cwd: &Path,
         prompt: &str,
-        shared: &Shared,
+        shared: &Output,
         warnings: &mut Vec<Warning>,
     ) -> Result<(Option<Session>, Vec<Message>), Failure> {
         if plan.ephemeral {
             return Ok((None, read_history(self.store, self.selection, self.budget, warnings)?));
         }
-        let redactor = lock(shared).redactor().clone();
+        let redactor = shared.redactor();
         let new = NewSession {
             // Redacted before it is cut, so no part of a secret survives the cut.
             title: session::title_of(&redactor.redact_str(prompt)),
@@ -817,13 +817,13 @@ fn permission_warning(plan: &RunPlan, sandbox: &tools::sandbox::Sandbox) -> Opti
 fn start(
     plan: &RunPlan,
     env: &Env,
-    shared: &Shared,
+    shared: &Output,
     info: &RunInfo,
     warnings: &[Warning],
     sandbox: &tools::sandbox::Sandbox,
 ) -> Result<(), Stop> {
     {
-        let mut out = lock(shared);
+        let out = shared;
         out.run_start(info)?;
         if let Some(warning) = permission_warning(plan, sandbox) {
             out.warning(&warning)?;
@@ -832,12 +832,12 @@ fn start(
             out.warning(warning)?;
         }
     }
-    crate::output::start_heartbeats(shared)?;
+    shared.start_heartbeats()?;
     // Failpoints for the panic-handling tests (a panic here, or inside the emitter while it
     // holds its lock); they do not exist in release builds.
     if cfg!(debug_assertions) {
         match env.get("ZERO_DEBUG_PANIC") {
-            Some("emitter") => lock(shared).panic_on_next_text(),
+            Some("emitter") => shared.panic_on_next_text(),
             Some(_) => panic!("ZERO_DEBUG_PANIC is set"),
             None => {}
         }
@@ -993,7 +993,7 @@ fn torn(message: String) -> Warning {
 /// Records the run in its session as it happens.
 struct SessionJournal {
     session: Option<Arc<Mutex<Session>>>,
-    out: Shared,
+    out: Output,
     model: Option<&'static Model>,
 }
 
@@ -1007,7 +1007,7 @@ impl SessionJournal {
         };
         if let Some(message) = failure {
             // The run goes on; the wrapper learns that history is incomplete.
-            let _ = lock(&self.out).warning(&Warning::new(
+            let _ = self.out.warning(&Warning::new(
                 WarningCode::SessionUnavailable,
                 format!("Session recording stopped: {message}"),
             ));

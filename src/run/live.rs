@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use crate::conversation::Message;
 use crate::error::{Exit, Failure, Stop};
-use crate::output::{lock, Shared};
+use crate::output::Output;
 use crate::protocol::events::{DecidedBy, RunStatus};
 use crate::protocol::input::{
     self, Answer, LiveLine, LiveLineError, StreamPrompt, MAX_LINE_BYTES_V2,
@@ -95,7 +95,7 @@ fn pump(mut reader: impl BufRead, tx: &SyncSender<Incoming>) {
 
 /// What the live loop needs of the run `exec` set up.
 pub struct Live<'a> {
-    pub out: &'a Shared,
+    pub out: &'a Output,
     pub provider: &'a mut Provider,
     pub tools: &'a mut Toolbox,
     pub journal: &'a mut dyn Journal,
@@ -168,7 +168,7 @@ pub fn run(live: Live<'_>) -> Result<Exit, Stop> {
         crate::run::ending::set_live_turn(false);
         last = match result {
             Ok(answer) => {
-                lock(out).turn_answer(&answer)?;
+                out.turn_answer(&answer)?;
                 (RunStatus::Success, Exit::Success)
             }
             // A line that is not JSON, read during an approval: the process ends.
@@ -177,7 +177,7 @@ pub fn run(live: Live<'_>) -> Result<Exit, Stop> {
                 let payload =
                     serde_json::json!({"code": failure.code_v2(), "message": failure.message()});
                 journal.note(Kind::Error, payload);
-                lock(out).turn_error(&failure)?;
+                out.turn_error(&failure)?;
                 (failure.status_v2(), failure.exit())
             }
             Err(stop) => return Err(stop),
@@ -186,9 +186,9 @@ pub fn run(live: Live<'_>) -> Result<Exit, Stop> {
         if let Some(s) = &session {
             s.lock().unwrap_or_else(|p| p.into_inner()).sync();
         }
-        lock(out).turn_end(turn, last.0)?;
+        out.turn_end(turn, last.0)?;
     }
-    lock(out).live_end(last.0, last.1)?;
+    out.live_end(last.0, last.1)?;
     Ok(last.1)
 }
 
@@ -199,7 +199,7 @@ struct Inbox {
     /// Turns that arrived while an approval was pending, in order.
     queue: VecDeque<StreamPrompt>,
     eof: bool,
-    out: Shared,
+    out: Output,
     /// `(tool, side effect)` pairs allowed for the rest of the process.
     grants: Vec<(String, SideEffect)>,
     /// When the pending request was made (before its line was written): an answer read
@@ -261,7 +261,7 @@ impl Inbox {
                 Ok(LiveLine::Turn(prompt)) => Ok(Got::Turn(prompt, number)),
                 Ok(LiveLine::Response(response)) => Ok(Got::Response(response, number, read_at)),
                 Err(LiveLineError::Skip(message)) => {
-                    lock(&self.out).input_error(&message)?;
+                    self.out.input_error(&message)?;
                     Ok(Got::Nothing)
                 }
                 Err(LiveLineError::Fatal(message)) => Err(Failure::Usage(message).into()),
@@ -288,7 +288,7 @@ impl Inbox {
                 "Unexpected permission_response at line {number}: requestId {id} is not pending: the line was read before that request was written; the line is ignored."
             ),
         };
-        lock(&self.out).input_error(&message)?;
+        self.out.input_error(&message)?;
         Ok(())
     }
 }
@@ -351,7 +351,7 @@ impl Approvals for Inbox {
                 Got::Turn(prompt, _) if self.queue.len() < MAX_QUEUED_TURNS => {
                     self.queue.push_back(prompt)
                 }
-                Got::Turn(_, number) => lock(&self.out).input_error(&format!(
+                Got::Turn(_, number) => self.out.input_error(&format!(
                     "The turn at line {number} is not kept: {MAX_QUEUED_TURNS} turns already wait for this approval; the line is ignored."
                 ))?,
                 Got::Response(r, number, read_at)
@@ -413,7 +413,7 @@ mod tests {
             rx,
             queue: VecDeque::new(),
             eof: false,
-            out: Arc::new(Mutex::new(emitter)),
+            out: Output::new(emitter),
             grants: Vec::new(),
             asked_at: None,
             new_id: || "perm_fixed".to_string(),
