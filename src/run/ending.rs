@@ -1,11 +1,47 @@
-//! How a run ends from outside its main loop: an interrupt (SIGINT, SIGTERM, SIGHUP) or a
-//! panic. Either way the stream still gets its well-formed ending (`error` then `run_end`), the
-//! session records it, everything the run started is killed, and the process exits.
+//! How a process ends: the ending state machine, in one place. Every `zero exec` ends in
+//! exactly one of three ways, and only the first to start its ending writes the last lines.
 //!
-//! The emitter is locked first and kept locked until exit, so the main thread cannot write a
-//! line after the end. A panic inside the emitter (this thread already holds its lock) cannot
-//! lock it again: it writes a pre-rendered fallback ending instead, which carries no text that
-//! would need redacting.
+//! **Who may end the process, and in which order.**
+//! 1. The main thread, at the end of `exec::run` (success, or a failure returned up to it):
+//!    it writes `final`/`error` and `run_end` through the output, then stops the MCP servers
+//!    (`process::stop_kept_groups`) and returns its exit code to `main`.
+//! 2. The signal watcher thread (`zero-signals`), for SIGINT, SIGTERM or SIGHUP, through
+//!    [`on_signal`]: in a live turn a first SIGINT only interrupts that turn (below);
+//!    otherwise it runs [`end_from_outside`].
+//! 3. The panic hook, on whichever thread panicked: [`end_from_outside`] too, or, when the
+//!    panic is inside the emitter (that thread holds its lock), the pre-rendered fallback
+//!    ending ([`write_fallback`]), which carries no text that would need redacting.
+//!
+//! [`end_from_outside`] takes the emitter's lock (waiting up to 5 s for a line being written
+//! to a slow reader, so no line is torn), writes `error` and `run_end` within 2 s, and keeps
+//! the lock until exit, so the main thread cannot write a line after the end. Then
+//! [`finish`]: each MCP call still waiting is cancelled on its server
+//! (`notifications/cancelled`, 0.5 s), HTTP sessions are ended (1 s), the servers' groups get
+//! SIGTERM and SIGKILL after 2 s, every descendant is killed, the failure is recorded in the
+//! session, and the process exits with the failure's code.
+//!
+//! **What each signal does.** The handler (`sys::signals`) only counts and writes a byte to the
+//! watcher. Outside live mode, a second signal exits at once (130) from the handler, killing
+//! the running command's group and the kept groups first. In live mode, a SIGINT during a turn
+//! sets [`TURN_INTERRUPTED`], kills the running command's group and wakes what waits on the
+//! interrupt socket (an MCP call, an approval): the turn ends as interrupted and the process
+//! goes on; a second SIGINT within 2 s, a SIGINT between turns, SIGTERM or SIGHUP end the
+//! process; any signal once the ending has begun (`signals::set_ending`) exits at once.
+//!
+//! **The statics, and why each is one.** They are read from other threads (the watcher, the
+//! heartbeat thread) or from the signal handler, which can reach nothing else:
+//! - here: [`LIVE_STATE`] and [`TURN_INTERRUPTED`], [`LAST_TURN_INTERRUPT`] (live mode's
+//!   turns, for the watcher), [`ACTIVE_SESSION`] (where the ending records the failure),
+//!   [`FALLBACK`] (what the fallback ending writes), [`SIGNALS_MISSING`] (a warning to give);
+//! - `sys::signals`: `WAKE_FD` and `RECEIVED` (the handler's socket and count),
+//!   `RUNNING_GROUP` (the command to kill), `KEPT_GROUPS` (the one list of process groups kept
+//!   out of the tool calls' cleanup: MCP servers), `LIVE` and `ENDING` (what a further signal
+//!   does), the interrupt socket pair;
+//! - `sys::process`: `RUNNING` (one command at a time, so "every descendant" is the call's)
+//!   and `EVER_KEPT` (whether the end must sweep for what servers left);
+//! - `sys::stdio`: `DEADLINE` (writes give up at the ending's deadline);
+//! - `mcp`: `PENDING` (calls to cancel) and `http::ENDPOINTS` (sessions to end);
+//! - `output`: `HOLDING` (this thread holds the emitter: a panic there cannot lock it again).
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};

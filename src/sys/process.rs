@@ -33,16 +33,10 @@ const KILL_ROUNDS: usize = 50;
 
 /// The one command running at a time.
 static RUNNING: Mutex<()> = Mutex::new(());
-/// Process groups that outlive tool calls (MCP servers): their leaders' pids.
-static KEPT_GROUPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 /// A kept group was ever started: the end sweeps for what its servers left behind.
 static EVER_KEPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 /// How long a kept group has between SIGTERM and SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(2);
-
-fn kept_groups() -> MutexGuard<'static, Vec<u32>> {
-    KEPT_GROUPS.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 fn become_subreaper_once() {
     static SUBREAPER: Once = Once::new();
@@ -63,10 +57,16 @@ pub fn spawn_kept(mut command: Command) -> std::io::Result<std::process::Child> 
     signals::own_session_with_death_signal(&mut command);
     // The lock: no tool call's cleanup runs between the start and the registration.
     let _one = lock_running();
-    let child = command.spawn()?;
-    kept_groups().push(child.id());
+    let mut child = command.spawn()?;
     EVER_KEPT.store(true, std::sync::atomic::Ordering::SeqCst);
-    signals::note_kept_group(child.id());
+    if !signals::note_kept_group(child.id()) {
+        signals::kill_group(child.id());
+        let _ = child.wait();
+        return Err(std::io::Error::other(format!(
+            "more than {} servers run at once",
+            signals::MAX_KEPT
+        )));
+    }
     Ok(child)
 }
 
@@ -78,10 +78,10 @@ pub fn stop_kept_groups() {
     // same end) waits until the first is done, so neither exits half-way through the grace.
     static STOPPING: Mutex<()> = Mutex::new(());
     let _stopping = STOPPING.lock().unwrap_or_else(|p| p.into_inner());
-    let groups = std::mem::take(&mut *kept_groups());
     if !EVER_KEPT.load(std::sync::atomic::Ordering::SeqCst) {
         return;
     }
+    let groups = signals::kept_groups();
     for &pgid in &groups {
         signals::terminate_group(pgid);
     }
@@ -118,7 +118,6 @@ pub fn stop_kept_groups() {
 
 /// Stops one kept group at once (a server that failed, or whose transport closed).
 pub fn stop_kept_group(pgid: u32) {
-    kept_groups().retain(|&p| p != pgid);
     signals::kill_group(pgid);
     signals::reap(pgid);
     signals::forget_kept_group(pgid);
@@ -337,7 +336,7 @@ fn children_of(pid: u32) -> Vec<u32> {
 /// `(pid, parent pid, zombie)` of every process, from `/proc/<pid>/stat` (empty without
 /// `/proc`): the slower way, for kernels without children files. Kept groups are left out.
 fn process_table() -> Vec<(u32, u32, bool)> {
-    let kept = kept_groups().clone();
+    let kept = signals::kept_groups();
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     let mut table = Vec::new();
     for entry in entries.filter_map(Result::ok) {
@@ -375,7 +374,7 @@ fn descendants(ancestor: u32) -> (Vec<u32>, Vec<u32>) {
 }
 
 fn descendants_by_children(ancestor: u32) -> (Vec<u32>, Vec<u32>) {
-    let kept = kept_groups().clone();
+    let kept = signals::kept_groups();
     let mut live = Vec::new();
     let mut zombies = Vec::new();
     let mut frontier = vec![ancestor];

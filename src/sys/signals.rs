@@ -60,11 +60,12 @@ static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
 static RECEIVED: AtomicU32 = AtomicU32::new(0);
 /// Process group of the running tool command (0 when none).
 static RUNNING_GROUP: AtomicI32 = AtomicI32::new(0);
-/// Process groups of MCP servers (their leaders' pids; 0 is a free slot), readable from the
-/// handler: a second signal, which exits at once, still kills them.
+/// The process groups kept out of the tool calls' cleanup (MCP servers; their leaders' pids,
+/// 0 is a free slot): the one list of them, lock-free so the handler can read it (a second
+/// signal, which exits at once, still kills them) and `process` too.
 static KEPT_GROUPS: [AtomicI32; MAX_KEPT] = [const { AtomicI32::new(0) }; MAX_KEPT];
-/// Servers whose groups the handler can reach; more still stop with the run's ending.
-const MAX_KEPT: usize = 64;
+/// Kept groups at most: a server past them is not started.
+pub const MAX_KEPT: usize = 256;
 /// Live mode: a signal does not end the process from the handler.
 static LIVE: AtomicBool = AtomicBool::new(false);
 /// The process is ending (its last lines are being written): any further signal exits at
@@ -174,8 +175,8 @@ pub fn kill_group(pgid: u32) {
     }
 }
 
-/// Makes a group reachable from the handler (see [`KEPT_GROUPS`]); false when every slot is
-/// taken.
+/// Keeps a group out of the tool calls' cleanup (see [`KEPT_GROUPS`]); false when every slot
+/// is taken.
 pub fn note_kept_group(pgid: u32) -> bool {
     let pgid = pgid as i32;
     KEPT_GROUPS
@@ -189,6 +190,16 @@ pub fn forget_kept_group(pgid: u32) {
     for slot in &KEPT_GROUPS {
         let _ = slot.compare_exchange(pgid, 0, Ordering::SeqCst, Ordering::SeqCst);
     }
+}
+
+/// The groups kept now.
+pub fn kept_groups() -> Vec<u32> {
+    KEPT_GROUPS
+        .iter()
+        .map(|slot| slot.load(Ordering::SeqCst))
+        .filter(|&pgid| pgid > 0)
+        .map(|pgid| pgid as u32)
+        .collect()
 }
 
 /// Starts `command` as a session of its own: its own process group (its pid), and no
