@@ -145,7 +145,7 @@ pub struct Spec<'a> {
     pub stdout_cap: usize,
     pub stderr_cap: usize,
     /// The sandbox the command confines itself to (`None`: none).
-    pub sandbox: Option<&'a super::sandbox::Prepared>,
+    pub sandbox: Option<&'a std::sync::Arc<super::sandbox::Prepared>>,
     /// `TMPDIR` for the command, instead of zero's.
     pub tmpdir: Option<&'a Path>,
 }
@@ -269,7 +269,7 @@ pub fn run_shell(spec: &Spec<'_>) -> std::io::Result<Finished> {
     // as in CI, and one group to kill.
     signals::own_session(&mut command);
     if let Some(sandbox) = spec.sandbox {
-        sandbox.apply_to(&mut command);
+        super::sandbox::Prepared::apply_to(sandbox, &mut command);
     }
     // What already ran below zero (a daemon an MCP server started) is not this call's; without
     // servers nothing outlives a call, so there is nothing to look for.

@@ -11,7 +11,7 @@ use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 const SYS_LANDLOCK_CREATE_RULESET: i64 = 444;
 const SYS_LANDLOCK_ADD_RULE: i64 = 445;
@@ -368,16 +368,18 @@ fn filter(arch: &Arch, refuse: Refusals) -> Box<[SockFilter]> {
 }
 
 impl Prepared {
-    /// Makes `command`'s child confine itself between fork and exec.
-    pub fn apply_to(&self, command: &mut std::process::Command) {
+    /// Makes `command`'s child confine itself between fork and exec. The child's hook owns a
+    /// reference to these rules, so the ruleset descriptor and the filter it points into live
+    /// as long as the command can spawn: no caller can free them first.
+    pub fn apply_to(prepared: &Arc<Prepared>, command: &mut std::process::Command) {
         use std::os::unix::process::CommandExt;
-        let ruleset = self.ruleset.as_ref().map_or(-1, AsRawFd::as_raw_fd);
-        let filter = self.filter.as_ref().map(|f| (f.as_ptr() as usize, f.len()));
+        let rules = Arc::clone(prepared);
         // SAFETY: between fork and exec only prctl and syscall are called, with integers and
-        // pointers into memory the parent allocated before the fork (the child has a copy);
-        // nothing allocates.
+        // pointers into `rules`, which the hook owns (the child has a copy of its memory);
+        // reading through the Arc allocates nothing.
         unsafe {
             command.pre_exec(move || {
+                let ruleset = rules.ruleset.as_ref().map_or(-1, AsRawFd::as_raw_fd);
                 if prctl(PR_SET_NO_NEW_PRIVS, 1u64, 0u64, 0u64, 0u64) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
@@ -387,8 +389,8 @@ impl Prepared {
                 // Descriptors zero inherited (a socket, a file opened for writing) would let
                 // the command around the rules: every one from 3 up closes at exec.
                 syscall(SYS_CLOSE_RANGE, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC);
-                if let Some((at, len)) = filter {
-                    let program = SockFprog { len: len as u16, filter: at as *const SockFilter };
+                if let Some(filter) = rules.filter.as_deref() {
+                    let program = SockFprog { len: filter.len() as u16, filter: filter.as_ptr() };
                     if prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program as *const SockFprog) != 0
                     {
                         return Err(std::io::Error::last_os_error());

@@ -301,8 +301,8 @@ impl Sandbox {
         self.tmpdir.as_deref().map(|t| t.0.as_path())
     }
 
-    pub fn prepared(&self) -> Option<&Prepared> {
-        self.prepared.as_deref()
+    pub fn prepared(&self) -> Option<&Arc<Prepared>> {
+        self.prepared.as_ref()
     }
 
     /// `run_start.sandbox`'s `enforcement`: `landlock-v<N>` or `none`.
