@@ -208,9 +208,9 @@ impl Agent<'_> {
             interrupted()?;
             self.limits.check_budget()?;
             // An MCP server said its tools changed: the next call offers the new list.
-            let refreshed = self.tools.mcp().any().then(|| {
+            let refreshed = self.tools.servers().any().then(|| {
                 self.out.set_phase(Some(Phase::Tool), None);
-                let refreshed = self.tools.refresh_mcp();
+                let refreshed = self.tools.refresh();
                 self.out.set_phase(None, None);
                 refreshed
             });
@@ -418,7 +418,7 @@ impl Agent<'_> {
             changed_files: &outcome.changed_files,
             refused: outcome.refused,
             duration,
-            mcp: self.tools.mcp_origin(&call.name),
+            mcp: self.tools.origin(&call.name),
         })?;
         self.journal.tool_result(call, outcome);
         messages.push(Message::tool_result(call, for_model(&outcome.output)));

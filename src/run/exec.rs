@@ -472,16 +472,16 @@ fn start_mcp(
         ))
         .into());
     }
-    let left_out = toolbox.set_mcp(mcp);
+    let left_out = toolbox.connect(mcp);
     // Their start's failures are the warnings below, not news for the first model call.
-    let _ = toolbox.mcp_mut().newly_failed();
-    for (index, mut report) in toolbox.mcp().reports().into_iter().enumerate() {
+    let _ = toolbox.servers_mut().newly_failed();
+    for (index, mut report) in toolbox.servers().reports().into_iter().enumerate() {
         // The tools offered to the model: those the level withholds are not.
-        let mcp = toolbox.mcp();
+        let mcp = toolbox.servers();
         report.tools = mcp
             .offered()
             .iter()
-            .filter(|o| o.server == index && toolbox.mcp_withheld(o).is_none())
+            .filter(|o| o.server == index && toolbox.withheld(&tools::Tool::Mcp(o)).is_none())
             .count();
         if announce {
             shared.mcp_server(&report)?;
@@ -497,7 +497,7 @@ fn start_mcp(
         }
     }
     warnings.extend(left_out.into_iter().map(|w| Warning::new(WarningCode::McpToolLeftOut, w)));
-    let unmatched = toolbox.mcp_unmatched_filters();
+    let unmatched = toolbox.unmatched_filters();
     warnings.extend(unmatched.into_iter().map(|w| Warning::new(WarningCode::IgnoredOption, w)));
     Ok(warnings)
 }
@@ -621,7 +621,9 @@ fn toolbox(
             .asking_for_approval(plan.approvals.is_some())
             .interrupted_by(crate::run::ending::turn_interrupted);
     // What bash would have been given means nothing when bash does not run.
-    if let Some(why) = tools::find("bash").and_then(|bash| toolbox.withheld(bash)) {
+    if let Some(why) =
+        tools::find("bash").and_then(|bash| toolbox.withheld(&tools::Tool::Builtin(bash)))
+    {
         let sandbox = &plan.sandbox;
         let given = [
             plan.shell_env_given.then_some("--shell-env"),
@@ -668,7 +670,8 @@ fn bash_sandbox(
     roots.extend(toolbox.workspace().added_roots());
     let support = sandbox_support(env);
     let places = sandbox_places(env);
-    let bash_runs = tools::find("bash").is_some_and(|bash| toolbox.withheld(bash).is_none());
+    let bash_runs = tools::find("bash")
+        .is_some_and(|bash| toolbox.withheld(&tools::Tool::Builtin(bash)).is_none());
     let (sandbox, unenforced, narrowed) = tools::sandbox::Sandbox::build(
         request,
         support,
@@ -722,44 +725,24 @@ fn tool_rows<'a>(
         parameters: schema.parameters().clone(),
         sandbox: None,
     });
-    tools::TOOLS
-        .iter()
-        .map(|t| {
-            let withheld = toolbox.withheld(t);
+    toolbox
+        .all()
+        .into_iter()
+        .map(|tool| {
+            let withheld = toolbox.withheld(&tool);
             ListedTool {
-                name: t.name,
-                side_effect: t.side_effect,
-                permission: t.permission,
-                reason: t.reason,
-                description: t.description,
+                name: tool.name(),
+                side_effect: tool.side_effect(),
+                permission: tool.permission(),
+                reason: tool.reason(),
+                description: tool.description(),
                 enabled: withheld.is_none(),
                 withheld,
-                parameters: Toolbox::schema(t),
-                sandbox: (t.name == "bash").then(|| toolbox.sandbox().describe()),
+                parameters: tool.parameters(),
+                sandbox: (tool.name() == "bash" && matches!(tool, tools::Tool::Builtin(_)))
+                    .then(|| toolbox.sandbox().describe()),
             }
         })
-        .chain(toolbox.mcp().offered().iter().map(|t| {
-            let withheld = toolbox.mcp_withheld(t);
-            ListedTool {
-                name: &t.name,
-                side_effect: toolbox.side_effect_of(&t.name),
-                permission: if t.read_only || t.trusted {
-                    crate::protocol::events::Permission::Allow
-                } else {
-                    crate::protocol::events::Permission::Prompt
-                },
-                reason: match (t.read_only, t.trusted) {
-                    (true, _) => "MCP tool marked read-only (readOnlyHint)",
-                    (false, true) => "MCP tool of a server with \"trust\": true",
-                    (false, false) => "MCP tool not marked read-only: runs at --auto high, or with \"trust\": true for its server",
-                },
-                description: &t.description,
-                enabled: withheld.is_none(),
-                withheld,
-                parameters: t.schema.clone(),
-                sandbox: None,
-            }
-        }))
         .chain(structured)
         .collect()
 }

@@ -11,6 +11,7 @@ pub mod repository;
 pub mod sandbox;
 mod search;
 mod shell;
+mod tool;
 pub mod workspace;
 
 use std::ffi::OsString;
@@ -19,6 +20,7 @@ use serde_json::{json, Map, Value};
 
 use crate::conversation::{ToolCall, ToolSpec};
 use crate::error::Failure;
+pub use tool::{Level, Tool};
 pub use workspace::Workspace;
 
 pub use crate::protocol::events::{Autonomy, Permission, PermissionMode, SideEffect};
@@ -37,6 +39,7 @@ pub fn parse_autonomy(value: Option<&str>) -> Result<Autonomy, Failure> {
 }
 
 /// One tool's metadata.
+#[derive(Debug)]
 pub struct ToolDef {
     pub name: &'static str,
     pub side_effect: SideEffect,
@@ -125,11 +128,6 @@ pub static TOOLS: &[ToolDef] = &[
 /// Looks a tool up by name.
 pub fn find(name: &str) -> Option<&'static ToolDef> {
     TOOLS.iter().find(|t| t.name == name)
-}
-
-/// The stream-json `sideEffect` of a call, from the tool's own metadata.
-pub fn side_effect_of(name: &str) -> SideEffect {
-    find(name).map_or(SideEffect::Unknown, |t| t.side_effect)
 }
 
 /// Parses `--enabled-tools` / `--disabled-tools` values.
@@ -249,28 +247,28 @@ pub struct PlanItem {
     pub notes: Option<String>,
 }
 
-/// The tools of one run: what is visible and allowed, and their state.
+/// The tools of one run: what is offered and allowed, and their state.
 pub struct Toolbox {
     workspace: Workspace,
-    mode: PermissionMode,
     enabled: Vec<String>,
     disabled: Vec<String>,
     plan: Vec<PlanItem>,
     /// Environment variables the bash tool does not pass on.
     hidden_env: Vec<OsString>,
-    /// `--auto medium`: the tools that edit files in the workspace run too.
-    writes: bool,
+    /// What the autonomy level runs without asking.
+    level: Level,
     /// A client answers for the tools that need approval, so they are offered.
     asking: bool,
     /// The run's MCP servers and the tools they offer.
-    mcp: crate::mcp::Mcp,
+    servers: crate::mcp::Mcp,
     /// Whether an interrupt stopped the current turn (live mode), for calls that wait.
     interrupted: fn() -> bool,
     /// Where `bash` runs.
     sandbox: sandbox::Sandbox,
 }
 
-/// Why an MCP tool that is not read-only runs without asking: the level, or its server's trust.
+/// Why a call of a tool that needs permission runs without asking: the level, or its server's
+/// trust.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Allowed {
     pub side_effect: SideEffect,
@@ -287,14 +285,13 @@ impl Toolbox {
     ) -> Toolbox {
         Toolbox {
             workspace,
-            mode,
             enabled,
             disabled,
             plan: Vec::new(),
             hidden_env: Vec::new(),
-            writes: false,
+            level: Level { mode, writes: false },
             asking: false,
-            mcp: crate::mcp::Mcp::default(),
+            servers: crate::mcp::Mcp::default(),
             interrupted: || false,
             sandbox: sandbox::Sandbox::off(),
         }
@@ -310,89 +307,20 @@ impl Toolbox {
         &self.sandbox
     }
 
-    /// How an MCP call learns that the turn was interrupted (it is woken through
+    /// How a call that waits learns that the turn was interrupted (it is woken through
     /// `sys::signals::interrupt_fd`).
     pub fn interrupted_by(mut self, interrupted: fn() -> bool) -> Toolbox {
         self.interrupted = interrupted;
         self
     }
 
-    /// Takes the run's MCP servers; their tools pass the run's filters first, then the
-    /// per-run limits. Returns the warnings for the tools left out.
-    pub fn set_mcp(&mut self, mcp: crate::mcp::Mcp) -> Vec<String> {
-        self.mcp = mcp;
-        self.offer_mcp()
-    }
-
-    fn offer_mcp(&mut self) -> Vec<String> {
-        let (enabled, disabled) = (self.enabled.clone(), self.disabled.clone());
-        self.mcp.offer(&|name, server| mcp_filtered_in(&enabled, &disabled, name, server))
-    }
-
-    pub fn mcp(&self) -> &crate::mcp::Mcp {
-        &self.mcp
-    }
-
-    pub fn mcp_mut(&mut self) -> &mut crate::mcp::Mcp {
-        &mut self.mcp
-    }
-
-    /// The MCP filters (the servers' and the flags') that name nothing.
-    pub fn mcp_unmatched_filters(&self) -> Vec<String> {
-        let flags = [
-            ("--enabled-tools", self.enabled.as_slice()),
-            ("--disabled-tools", self.disabled.as_slice()),
-        ];
-        self.mcp.unmatched_filters(&flags)
-    }
-
-    /// Before a model call: the servers' news. When a server's tool list changed or a server
-    /// failed, the tools are offered again. Returns the failures, then the offer's warnings
-    /// (`None`: nothing changed).
-    pub fn refresh_mcp(&mut self) -> Option<(Vec<crate::mcp::Failed>, Vec<String>)> {
-        let (changed, failed) =
-            self.mcp.refresh(&self.interrupted, crate::sys::signals::interrupt_fd());
-        changed.then(|| (failed, self.offer_mcp()))
-    }
-
-    /// The MCP tool a call names, when it is one offered in this run.
-    fn mcp_tool(&self, name: &str) -> Option<&crate::mcp::Offered> {
-        self.mcp.find(name)
-    }
-
-    /// An MCP call's server and the server's name for the tool (`tool_result.meta.mcp`).
-    pub fn mcp_origin(&self, name: &str) -> Option<(&str, &str)> {
-        self.mcp_tool(name).map(|o| (o.server_name.as_str(), o.tool.as_str()))
-    }
-
-    /// A call's side effect: the tool's metadata; an MCP tool's is `read` when its server
-    /// marks it read-only, `unknown` otherwise.
-    pub fn side_effect_of(&self, name: &str) -> SideEffect {
-        match self.mcp_tool(name) {
-            Some(tool) if tool.read_only => SideEffect::Read,
-            Some(_) => SideEffect::Unknown,
-            None => side_effect_of(name),
-        }
-    }
-
-    /// An MCP tool runs without asking when it is read-only, its server is trusted, or the
-    /// level is `--auto high`.
-    fn mcp_permitted(&self, tool: &crate::mcp::Offered) -> bool {
-        tool.read_only || tool.trusted || self.mode == PermissionMode::Unsafe
-    }
-
-    /// Why an MCP tool is not offered, or `None` when it is.
-    pub fn mcp_withheld(&self, tool: &crate::mcp::Offered) -> Option<String> {
-        tool.withheld(self.mode == PermissionMode::Unsafe, self.asking)
-    }
-
-    /// Lets the tools that edit files run (`--auto medium`) although the mode is `auto`.
     pub fn workspace(&self) -> &Workspace {
         &self.workspace
     }
 
+    /// Lets the tools that edit files run (`--auto medium`) although the mode is `auto`.
     pub fn allowing_writes(mut self, writes: bool) -> Toolbox {
-        self.writes = writes;
+        self.level.writes = writes;
         self
     }
 
@@ -407,42 +335,108 @@ impl Toolbox {
         self
     }
 
-    /// Passes the filters (enabled list, then disabled list).
-    fn filtered_in(&self, name: &str) -> bool {
-        (self.enabled.is_empty() || self.enabled.iter().any(|n| n == name))
-            && !self.disabled.iter().any(|n| n == name)
+    /// Offers the tools that need approval: a client answers for them (`--approvals stdin`).
+    pub fn asking_for_approval(mut self, asking: bool) -> Toolbox {
+        self.asking = asking;
+        self
     }
 
-    /// Autonomy levels: low reads, medium also edits files in the
-    /// workspace, high (the `unsafe` mode) also runs commands.
-    fn permitted(&self, tool: &ToolDef) -> bool {
-        self.mode == PermissionMode::Unsafe
-            || tool.permission == Permission::Allow
-            || (self.writes && tool.side_effect == SideEffect::Write)
+    /// Takes the run's MCP servers; their tools pass the run's filters first, then the
+    /// per-run limits. Returns the warnings for the tools left out.
+    pub fn connect(&mut self, servers: crate::mcp::Mcp) -> Vec<String> {
+        self.servers = servers;
+        self.offer_servers_tools()
     }
 
-    /// The autonomy level a tool needs, when this run's is too low for it.
-    fn needs(&self, tool: &ToolDef) -> Option<&'static str> {
-        if self.permitted(tool) {
-            None
-        } else if tool.side_effect == SideEffect::Write {
-            Some("--auto medium")
-        } else {
-            Some("--auto high")
+    fn offer_servers_tools(&mut self) -> Vec<String> {
+        let (enabled, disabled) = (self.enabled.clone(), self.disabled.clone());
+        self.servers.offer(&|name, server| mcp_filtered_in(&enabled, &disabled, name, server))
+    }
+
+    /// The run's MCP servers.
+    pub fn servers(&self) -> &crate::mcp::Mcp {
+        &self.servers
+    }
+
+    pub fn servers_mut(&mut self) -> &mut crate::mcp::Mcp {
+        &mut self.servers
+    }
+
+    /// The MCP filters (the servers' and the flags') that name nothing.
+    pub fn unmatched_filters(&self) -> Vec<String> {
+        let flags = [
+            ("--enabled-tools", self.enabled.as_slice()),
+            ("--disabled-tools", self.disabled.as_slice()),
+        ];
+        self.servers.unmatched_filters(&flags)
+    }
+
+    /// Before a model call: the servers' news. When a server's tool list changed or a server
+    /// failed, the tools are offered again. Returns the failures, then the offer's warnings
+    /// (`None`: nothing changed).
+    pub fn refresh(&mut self) -> Option<(Vec<crate::mcp::Failed>, Vec<String>)> {
+        let (changed, failed) =
+            self.servers.refresh(&self.interrupted, crate::sys::signals::interrupt_fd());
+        changed.then(|| (failed, self.offer_servers_tools()))
+    }
+
+    /// The tool a name names in this run: zero's own, or an MCP tool offered.
+    pub fn find(&self, name: &str) -> Option<Tool<'_>> {
+        match find(name) {
+            Some(def) => Some(Tool::Builtin(def)),
+            None => self.servers.find(name).map(Tool::Mcp),
         }
+    }
+
+    /// Every tool of the run, offered or not: zero's own in registration order, then the MCP
+    /// tools.
+    pub fn all(&self) -> Vec<Tool<'_>> {
+        let builtin = TOOLS.iter().map(Tool::Builtin);
+        builtin.chain(self.servers.offered().iter().map(Tool::Mcp)).collect()
+    }
+
+    /// The tools the model is offered: filters, then the level; with a client to ask
+    /// (`--approvals stdin`), the tools that need approval too.
+    pub fn offered(&self) -> Vec<Tool<'_>> {
+        self.all().into_iter().filter(|t| self.withheld(t).is_none()).collect()
+    }
+
+    /// The offered tools as sent to the provider.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.offered().iter().map(Tool::spec).collect()
+    }
+
+    /// A call's side effect (`unknown` for a tool this run does not have).
+    pub fn side_effect_of(&self, name: &str) -> SideEffect {
+        self.find(name).map_or(SideEffect::Unknown, |t| t.side_effect())
+    }
+
+    /// An MCP call's server and the server's name for the tool (`tool_result.meta.mcp`).
+    pub fn origin(&self, name: &str) -> Option<(&str, &str)> {
+        self.find(name).and_then(|t| t.origin())
+    }
+
+    /// Passes the filters (enabled list, then disabled list); an MCP tool passed them when it
+    /// was offered.
+    fn filtered_in(&self, tool: &Tool<'_>) -> bool {
+        let name = tool.name();
+        matches!(tool, Tool::Mcp(_))
+            || ((self.enabled.is_empty() || self.enabled.iter().any(|n| n == name))
+                && !self.disabled.iter().any(|n| n == name))
     }
 
     /// Why a tool is not offered to the model in this run, or `None` when it is.
-    pub fn withheld(&self, tool: &ToolDef) -> Option<String> {
-        if self.disabled.iter().any(|n| n == tool.name) {
-            return Some("disabled by --disabled-tools".to_string());
-        }
-        if !self.filtered_in(tool.name) {
-            return Some("not in --enabled-tools".to_string());
+    pub fn withheld(&self, tool: &Tool<'_>) -> Option<String> {
+        if let Tool::Builtin(def) = tool {
+            if self.disabled.iter().any(|n| n == def.name) {
+                return Some("disabled by --disabled-tools".to_string());
+            }
+            if !self.filtered_in(tool) {
+                return Some("not in --enabled-tools".to_string());
+            }
         }
         // With a client to ask, a tool the level does not allow is offered, and asked about.
-        let needs = self.needs(tool).filter(|_| !self.asking);
-        needs.map(|level| format!("needs {level} (or --skip-permissions-unsafe)"))
+        tool.needs(self.level).filter(|_| !self.asking)
     }
 
     /// The tools named in `--enabled-tools` that this run's autonomy level will not run, with
@@ -450,106 +444,26 @@ impl Toolbox {
     pub fn enabled_but_withheld(&self) -> Vec<(&'static str, &'static str)> {
         TOOLS
             .iter()
-            .filter(|t| self.enabled.iter().any(|n| n == t.name) && self.filtered_in(t.name))
+            .map(Tool::Builtin)
+            .filter(|t| self.enabled.iter().any(|n| n == t.name()) && self.filtered_in(t))
             .filter(|_| !self.asking)
-            .filter_map(|t| Some((t.name, self.needs(t)?)))
+            .filter_map(|t| Some((t.name(), t.level_needed(self.level)?)))
             .collect()
-    }
-
-    /// A tool's parameter schema, exactly as sent to the model.
-    pub fn schema(tool: &ToolDef) -> Value {
-        (tool.schema)()
-    }
-
-    /// Tools the model sees: filters, then permission mode; with a client to ask
-    /// (`--approvals stdin`), the tools that need approval too.
-    pub fn visible(&self) -> Vec<&'static ToolDef> {
-        TOOLS
-            .iter()
-            .filter(|t| self.filtered_in(t.name) && (self.asking || self.permitted(t)))
-            .collect()
-    }
-
-    /// Offers the tools that need approval: a client answers for them (`--approvals stdin`).
-    pub fn asking_for_approval(mut self, asking: bool) -> Toolbox {
-        self.asking = asking;
-        self
-    }
-
-    /// The visible tools as sent to the provider: the built-in ones, then the MCP tools.
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        let builtin = self.visible().into_iter().map(|t| ToolSpec {
-            name: t.name.into(),
-            description: t.description.into(),
-            parameters: (t.schema)(),
-            full_schema: false,
-        });
-        let mcp = self.mcp.offered().iter().filter(|t| self.mcp_withheld(t).is_none()).map(|t| {
-            ToolSpec {
-                name: t.name.clone().into(),
-                description: t.description.clone().into(),
-                parameters: t.schema.clone(),
-                // A server's schema is JSON Schema as written, not the providers' subset.
-                full_schema: true,
-            }
-        });
-        builtin.chain(mcp).collect()
     }
 
     /// A call of a tool that needs permission and that this run's level allows outright (so
-    /// the policy decides it): its side effect.
+    /// the policy decides it): its side effect, and the policy's reason.
     pub fn allowed_by_level(&self, call: &ToolCall) -> Option<Allowed> {
-        if let Some(tool) = self.mcp_tool(&call.name) {
-            if tool.read_only || !self.mcp_permitted(tool) {
-                return None;
-            }
-            let reason = (self.mode != PermissionMode::Unsafe)
-                .then(|| format!("allowed by \"trust\": true for MCP server {}", tool.server_name));
-            return Some(Allowed { side_effect: SideEffect::Unknown, reason });
-        }
-        let tool = find(&call.name)?;
-        let allowed = tool.permission == Permission::Prompt
-            && self.filtered_in(tool.name)
-            && self.permitted(tool);
-        allowed.then_some(Allowed { side_effect: tool.side_effect, reason: None })
+        let tool = self.find(&call.name).filter(|t| self.filtered_in(t))?;
+        let reason = tool.allowed_outright(self.level)?;
+        Some(Allowed { side_effect: tool.side_effect(), reason })
     }
 
     /// Whether a call needs approval before it runs: a tool that passes the filters but that
     /// the autonomy level does not allow outright.
     pub fn gate(&self, call: &ToolCall) -> Option<Gated> {
-        if let Some(tool) = self.mcp_tool(&call.name) {
-            if self.mcp_permitted(tool) {
-                return None;
-            }
-            let server = &tool.server_name;
-            return Some(Gated {
-                side_effect: SideEffect::Unknown,
-                reason: format!(
-                    "MCP tool {} of server {server} is not marked read-only (readOnlyHint): this autonomy level does not run it without approval.",
-                    tool.tool
-                ),
-                denial: format!(
-                    "Error: Permission required for {}: the MCP tool is not marked read-only and was not executed. The caller can allow it with --auto high, or with \"trust\": true for MCP server {server}.",
-                    call.name
-                ),
-            });
-        }
-        let tool = find(&call.name)?;
-        let level = self.needs(tool).filter(|_| self.filtered_in(tool.name))?;
-        Some(Gated {
-            side_effect: tool.side_effect,
-            reason: format!(
-                "{} The tool is marked \"{}\": this autonomy level does not run it without approval.",
-                tool.reason,
-                tool.permission.name()
-            ),
-            denial: format!(
-                "Error: Permission required for {}: {} The tool is marked \"{}\" and was not executed. The caller can allow it with {level} or --skip-permissions-unsafe.",
-                tool.name,
-                tool.reason,
-                tool.permission.name()
-            ),
-        })
+        let tool = self.find(&call.name).filter(|t| self.filtered_in(t))?;
+        tool.gated(self.level, &call.name)
     }
 
     /// The outcome of a call whose permission was denied.
@@ -578,16 +492,13 @@ impl Toolbox {
                 ))
             }
         };
-        if self.mcp_tool(name).is_some() {
-            return self.run_mcp(call, args, approved);
-        }
-        if let Some(why) = self.mcp.gone(name) {
-            return Outcome::error(why);
-        }
-        if find(name).is_none() {
+        let Some(tool) = self.find(name) else {
+            if let Some(why) = self.servers.gone(name) {
+                return Outcome::error(why);
+            }
             return Outcome::error(format!("Error: Unknown tool \"{name}\"."));
-        }
-        if !self.filtered_in(name) {
+        };
+        if !self.filtered_in(&tool) {
             return Outcome::error(format!(
                 "Error: {name} is not enabled for this run (--enabled-tools/--disabled-tools). The tool was not executed."
             ));
@@ -600,23 +511,30 @@ impl Toolbox {
                 "Error: Invalid arguments for {name}: expected a JSON object"
             ));
         };
-        let args = Args { map: &map };
+        match tool {
+            Tool::Mcp(_) => self.run_mcp(name, Value::Object(map)),
+            Tool::Builtin(def) => self.run_builtin(def.name, &Args { map: &map }),
+        }
+    }
+
+    /// One of zero's own tools.
+    fn run_builtin(&mut self, name: &str, args: &Args<'_>) -> Outcome {
         let result = match name {
-            "read_file" => files::read_file(&self.workspace, &args),
-            "write_file" => files::write_file(&self.workspace, &args),
-            "edit_file" => files::edit_file(&self.workspace, &args),
+            "read_file" => files::read_file(&self.workspace, args),
+            "write_file" => files::write_file(&self.workspace, args),
+            "edit_file" => files::edit_file(&self.workspace, args),
             "bash" => shell::bash(
                 &self.workspace,
-                &args,
+                args,
                 &self.hidden_env,
                 &self.sandbox,
                 self.interrupted,
             ),
-            "update_plan" => plan::update_plan(&mut self.plan, &args),
-            "list_directory" => search::list_directory(&self.workspace, &args),
-            "grep" => search::grep(&self.workspace, &args),
-            "glob" => search::glob(&self.workspace, &args),
-            "apply_patch" => patch::apply_patch(&self.workspace, &args),
+            "update_plan" => plan::update_plan(&mut self.plan, args),
+            "list_directory" => search::list_directory(&self.workspace, args),
+            "grep" => search::grep(&self.workspace, args),
+            "glob" => search::glob(&self.workspace, args),
+            "apply_patch" => patch::apply_patch(&self.workspace, args),
             _ => return Outcome::error(format!("Error: Unknown tool \"{name}\".")),
         };
         match result {
@@ -624,23 +542,11 @@ impl Toolbox {
             Err(detail) => Outcome::error(format!("Error: Invalid arguments for {name}: {detail}")),
         }
     }
-}
 
-impl Toolbox {
-    /// An MCP tool's call: its arguments must be an object (else nothing is sent), then its
-    /// server answers, or its deadline or an interrupt ends the wait.
-    fn run_mcp(&mut self, call: &ToolCall, args: Value, approved: bool) -> Outcome {
-        if let Some(gated) = self.gate(call).filter(|_| !approved) {
-            return Toolbox::denied(&gated);
-        }
-        if !args.is_object() {
-            return Outcome::error(format!(
-                "Error: Invalid arguments for {}: expected a JSON object",
-                call.name
-            ));
-        }
+    /// An MCP tool's call: its server answers, or its deadline or an interrupt ends the wait.
+    fn run_mcp(&mut self, name: &str, args: Value) -> Outcome {
         let done =
-            self.mcp.call(&call.name, args, &self.interrupted, crate::sys::signals::interrupt_fd());
+            self.servers.call(name, args, &self.interrupted, crate::sys::signals::interrupt_fd());
         Outcome { ok: !done.error, ..Outcome::ok(done.text) }
     }
 }

@@ -184,7 +184,8 @@ fn the_envelope_checks_arguments_filters_and_permissions() {
 #[test]
 fn what_is_advertised_follows_mode_and_filters() {
     let s = Scratch::new("advertise");
-    let names = |tb: &Toolbox| tb.visible().iter().map(|t| t.name).collect::<Vec<_>>();
+    let names =
+        |tb: &Toolbox| tb.offered().iter().map(|t| t.name().to_string()).collect::<Vec<_>>();
     assert_eq!(
         names(&s.toolbox(PermissionMode::Auto)),
         ["read_file", "update_plan", "list_directory", "grep", "glob"]
@@ -204,9 +205,10 @@ fn what_is_advertised_follows_mode_and_filters() {
     // Only truly required fields are required.
     let grep = find("grep").unwrap();
     assert_eq!((grep.schema)()["required"], json!(["pattern"]));
-    assert_eq!(side_effect_of("update_plan"), SideEffect::Read);
-    assert_eq!(side_effect_of("bash"), SideEffect::Shell);
-    assert_eq!(side_effect_of("nope"), SideEffect::Unknown);
+    let tb = s.toolbox(PermissionMode::Auto);
+    assert_eq!(tb.side_effect_of("update_plan"), SideEffect::Read);
+    assert_eq!(tb.side_effect_of("bash"), SideEffect::Shell);
+    assert_eq!(tb.side_effect_of("nope"), SideEffect::Unknown);
 }
 
 #[test]
