@@ -13,23 +13,19 @@
 use std::collections::VecDeque;
 use std::io::{BufRead, Read};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::conversation::Message;
 use crate::error::{Exit, Failure, Stop};
 use crate::output::Output;
 use crate::protocol::events::{DecidedBy, RunStatus};
 use crate::protocol::input::{
     self, Answer, LiveLine, LiveLineError, StreamPrompt, MAX_LINE_BYTES_V2,
 };
-use crate::provider::models::Model;
-use crate::provider::Provider;
-use crate::run::agent::{Agent, Approvals, Journal, Verdict};
-use crate::run::limits::Limits;
-use crate::session::{self, Kind, Session};
+use crate::run::agent::{Approvals, Verdict};
+use crate::run::engine::{Client, Engine, Prompt};
+use crate::session::Kind;
 use crate::sys::threads::Named;
-use crate::tools::{Autonomy, PermissionMode, SideEffect, Toolbox};
+use crate::tools::SideEffect;
 
 /// How often a wait for an approval looks at the interrupt flag.
 const INTERRUPT_POLL: Duration = Duration::from_millis(50);
@@ -93,36 +89,10 @@ fn pump(mut reader: impl BufRead, tx: &SyncSender<Incoming>) {
     }
 }
 
-/// What the live loop needs of the run `exec` set up.
-pub struct Live<'a> {
-    pub out: &'a Output,
-    pub provider: &'a mut Provider,
-    pub tools: &'a mut Toolbox,
-    pub journal: &'a mut dyn Journal,
-    pub session: Option<Arc<Mutex<Session>>>,
-    /// The session was created by this process: its title comes from the first turn.
-    pub new_session: bool,
-    pub max_turns: u32,
-    pub model: Option<&'static Model>,
-    pub permission_mode: PermissionMode,
-    pub autonomy: Autonomy,
-    /// `--approvals stdin`: how long a request waits for its answer.
-    pub approvals: Option<Duration>,
-    /// The system prompt and the earlier conversation (of a resumed session).
-    pub messages: Vec<Message>,
-    /// About how many tokens of earlier conversation a turn sends (half the model's context).
-    pub budget: u64,
-    /// The context window and the spending cap, for the whole process.
-    pub limits: &'a mut Limits,
-    /// `--output-schema`: every turn ends with a structured answer.
-    pub structured: Option<&'a crate::run::structured::OutputSchema>,
-}
-
 /// Runs turns until the end of input; the last line is `run_end`, and its exit code (the last
-/// turn's) is returned.
-pub fn run(live: Live<'_>) -> Result<Exit, Stop> {
-    let Live { out, provider, tools, journal, session, new_session, .. } = live;
-    let mut messages = live.messages;
+/// turn's) is returned. `approvals`: `--approvals stdin`, and how long a request waits for its
+/// answer.
+pub fn run(engine: &mut Engine, out: &Output, approvals: Option<Duration>) -> Result<Exit, Stop> {
     let mut inbox = Inbox {
         rx: start_pump(),
         queue: VecDeque::new(),
@@ -131,40 +101,17 @@ pub fn run(live: Live<'_>) -> Result<Exit, Stop> {
         grants: Vec::new(),
         asked_at: None,
         new_id: request_id,
-        timeout: live.approvals.unwrap_or_default(),
+        timeout: approvals.unwrap_or_default(),
+        asking: approvals.is_some(),
     };
     let mut turn = 0u64;
     let mut last = (RunStatus::Success, Exit::Success);
     crate::run::ending::set_live_turn(false);
     while let Some(prompt) = inbox.next_turn()? {
         turn += 1;
-        if let Some(s) = &session {
-            let mut s = s.lock().unwrap_or_else(|p| p.into_inner());
-            if turn == 1 && new_session {
-                let title = session::title_of(&s.redactor().redact_str(&prompt.text));
-                s.retitle(title);
-            }
-            s.record(Kind::Message, session::user_payload(&prompt.text, &prompt.images, "live"));
-        }
-        // A long conversation keeps its newest exchanges within the model's context.
-        let history = messages.split_off(live.limits.head.min(messages.len()));
-        messages.extend(session::trim_to_budget(history, live.budget));
-        messages.push(Message { images: prompt.images, ..Message::user(prompt.text) });
         crate::run::ending::set_live_turn(true);
-        let result = Agent {
-            provider: &mut *provider,
-            tools: &mut *tools,
-            out,
-            journal: &mut *journal,
-            max_turns: live.max_turns,
-            model: live.model,
-            permission_mode: live.permission_mode,
-            autonomy: live.autonomy,
-            approvals: live.approvals.map(|_| &mut inbox as &mut dyn Approvals),
-            limits: &mut *live.limits,
-            structured: live.structured,
-        }
-        .run(&mut messages);
+        let prompt = Prompt { text: prompt.text, images: prompt.images };
+        let result = engine.turn(prompt, &mut inbox);
         crate::run::ending::set_live_turn(false);
         last = match result {
             Ok(answer) => {
@@ -176,16 +123,14 @@ pub fn run(live: Live<'_>) -> Result<Exit, Stop> {
             Err(Stop::Failed(failure)) => {
                 let payload =
                     serde_json::json!({"code": failure.code_v2(), "message": failure.message()});
-                journal.note(Kind::Error, payload);
+                engine.note(Kind::Error, payload);
                 out.turn_error(&failure)?;
                 (failure.status_v2(), failure.exit())
             }
             Err(stop) => return Err(stop),
         };
-        journal.note(Kind::TurnEnd, serde_json::json!({"turn": turn, "status": last.0}));
-        if let Some(s) = &session {
-            s.lock().unwrap_or_else(|p| p.into_inner()).sync();
-        }
+        engine.note(Kind::TurnEnd, serde_json::json!({"turn": turn, "status": last.0}));
+        engine.sync();
         out.turn_end(turn, last.0)?;
     }
     out.live_end(last.0, last.1)?;
@@ -208,6 +153,8 @@ struct Inbox {
     /// Makes request ids (unpredictable ones; the tests inject their own).
     new_id: fn() -> String,
     timeout: Duration,
+    /// `--approvals stdin`: the client answers for gated calls.
+    asking: bool,
 }
 
 /// A request id: `perm_` and 12 characters no client can guess, so that no line written
@@ -300,6 +247,20 @@ enum Stray<'a> {
     NothingPending,
     /// Its id is the pending request's, but it was read before the request was written.
     Early,
+}
+
+impl Client for Inbox {
+    fn source(&self) -> &'static str {
+        "live"
+    }
+
+    fn approvals(&mut self) -> Option<&mut dyn Approvals> {
+        if self.asking {
+            Some(self)
+        } else {
+            None
+        }
+    }
 }
 
 impl Approvals for Inbox {
@@ -418,6 +379,7 @@ mod tests {
             asked_at: None,
             new_id: || "perm_fixed".to_string(),
             timeout: Duration::from_millis(timeout_ms),
+            asking: true,
         };
         (inbox, tx, sink)
     }

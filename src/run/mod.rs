@@ -4,9 +4,11 @@
 
 pub mod agent;
 pub mod ending;
+pub mod engine;
 pub mod exec;
 pub mod instructions;
 pub mod limits;
 pub mod live;
+pub mod open;
 pub mod plan;
 pub mod structured;
