@@ -168,3 +168,86 @@ fn nothing_outside_output_locks_the_emitter() {
     }
     assert!(found.is_empty(), "emitter locks outside output/:\n{}", found.join("\n"));
 }
+
+/// Each product function's length in lines, from its `fn` line to the brace that closes it
+/// at the same indent (tests and the `testing/` kit aside): `(file, line, name, lines)`.
+fn function_lengths() -> Vec<(String, usize, String, usize)> {
+    let mut out = Vec::new();
+    for (path, text) in sources() {
+        let shown = path.display().to_string();
+        if shown.ends_with("tests.rs") || shown.contains("/testing/") {
+            continue;
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        // Unit tests sit at the end of a file.
+        let end = lines.iter().position(|l| *l == "#[cfg(test)]").unwrap_or(lines.len());
+        let mut i = 0;
+        while i < end {
+            let line = lines[i];
+            let trimmed = line.trim_start();
+            let indent = line.len() - trimmed.len();
+            let words: Vec<&str> = trimmed.split_whitespace().collect();
+            let at = words.iter().position(|w| *w == "fn");
+            let is_fn = at.is_some_and(|a| {
+                words[..a].iter().all(|w| {
+                    matches!(*w, "pub" | "const" | "unsafe" | "extern" | "\"C\"")
+                        || w.starts_with("pub(")
+                })
+            });
+            if !is_fn || line.trim_end().ends_with(';') {
+                i += 1;
+                continue;
+            }
+            let name = words[at.unwrap() + 1].split(['(', '<']).next().unwrap_or("").to_string();
+            let mut open = i;
+            while open < end && !lines[open].contains('{') {
+                open += 1;
+            }
+            if lines[open].trim_end().ends_with('}') {
+                i = open + 1;
+                continue;
+            }
+            let close = format!("{}}}", " ".repeat(indent));
+            let mut k = open + 1;
+            while k < end && lines[k] != close {
+                k += 1;
+            }
+            out.push((shown.clone(), i + 1, name, k - i + 1));
+            i = open + 1;
+        }
+    }
+    out
+}
+
+/// Tables written as code: the schema-2 output definitions.
+const TABLES: &[&str] = &["outputs_2"];
+
+#[test]
+fn no_product_function_is_longer_than_80_lines_and_exec_is_a_thin_front_end() {
+    let lengths = function_lengths();
+    assert!(lengths.len() > 500, "the walk found the functions ({})", lengths.len());
+    let long: Vec<String> = lengths
+        .iter()
+        .filter(|(file, _, name, n)| {
+            let limit = if file.ends_with("src/run/exec.rs") { 60 } else { 80 };
+            *n > limit && !TABLES.contains(&name.as_str())
+        })
+        .map(|(file, line, name, n)| format!("{file}:{line} {name}: {n} lines"))
+        .collect();
+    assert!(long.is_empty(), "functions over the limit:\n{}", long.join("\n"));
+    let exec =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/run/exec.rs"))
+            .unwrap();
+    assert!(exec.lines().count() <= 450, "run/exec.rs has {} lines", exec.lines().count());
+}
+
+#[test]
+fn live_mode_drives_the_engine_and_keeps_no_copy_of_its_fields() {
+    let live =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/run/live.rs"))
+            .unwrap();
+    for field in ["provider:", "tools:", "journal:", "limits:", "messages:", "max_turns:"] {
+        assert!(!live.contains(&format!("pub {field}")), "live.rs holds a field {field}");
+    }
+    assert!(live.contains("engine.turn("), "live mode runs its turns through the engine");
+}

@@ -365,13 +365,17 @@ fn provider_report(runtime: &Runtime, env: &Env, user: Option<&UserConfig>) -> V
     report
 }
 
-/// The report for a terminal.
-fn format_text(report: &Value) -> String {
-    let text = |v: &Value| match v {
+/// A report value for a terminal: control characters shown, `null` as `-`.
+fn text(v: &Value) -> String {
+    match v {
         Value::String(s) => crate::output::terminal_safe(s, true).into_owned(),
         Value::Null => "-".to_string(),
         other => other.to_string(),
-    };
+    }
+}
+
+/// The report for a terminal.
+fn format_text(report: &Value) -> String {
     let mut out = format!(
         "Zero config ({})\nOverall: {}\nLayers:\n",
         text(&report["generatedAt"]),
@@ -386,50 +390,9 @@ fn format_text(report: &Value) -> String {
             }
         }
     }
-    let provider = &report["provider"];
-    if provider["configured"] == Value::Bool(true) {
-        let _ = writeln!(
-            out,
-            "Provider: {} (source: {})",
-            text(&provider["provider"]),
-            text(&provider["source"])
-        );
-        let _ = writeln!(
-            out,
-            "  model:    {} ({})",
-            text(&provider["model"]),
-            text(&provider["modelSource"])
-        );
-        let _ = writeln!(
-            out,
-            "  baseURL:  {} ({})",
-            text(&provider["baseURL"]),
-            text(&provider["baseURLSource"])
-        );
-        if let Some(key) = provider.get("apiKey") {
-            let _ =
-                writeln!(out, "  API key:  {} ({})", text(key), text(&provider["apiKeySource"]));
-        }
-    } else {
-        out.push_str("Provider: none\n");
-    }
+    format_provider(&report["provider"], &mut out);
     let effective = &report["effective"];
-    let _ = writeln!(
-        out,
-        "  maxTurns: {} ({})",
-        text(&effective["maxTurns"]),
-        text(&effective["maxTurnsSource"])
-    );
-    for key in ["projectInstructions", "promptCache", "maxBudgetUsd", "addDirs"] {
-        let shown = match &effective[key] {
-            Value::Null => "none".to_string(),
-            Value::Array(list) if list.is_empty() => "none".to_string(),
-            Value::Array(list) => list.iter().map(text).collect::<Vec<_>>().join(", "),
-            other => text(other),
-        };
-        let source = text(&effective[format!("{key}Source")]);
-        let _ = writeln!(out, "  {key}: {shown} ({source})");
-    }
+    format_effective(effective, &mut out);
     let servers = effective["mcpServers"].as_array().map(Vec::as_slice).unwrap_or_default();
     if !servers.is_empty() {
         out.push_str("MCP servers (user):\n");
@@ -463,4 +426,54 @@ fn format_text(report: &Value) -> String {
         );
     }
     out
+}
+
+/// The provider part of the terminal report.
+fn format_provider(provider: &Value, out: &mut String) {
+    if provider["configured"] == Value::Bool(true) {
+        let _ = writeln!(
+            out,
+            "Provider: {} (source: {})",
+            text(&provider["provider"]),
+            text(&provider["source"])
+        );
+        let _ = writeln!(
+            out,
+            "  model:    {} ({})",
+            text(&provider["model"]),
+            text(&provider["modelSource"])
+        );
+        let _ = writeln!(
+            out,
+            "  baseURL:  {} ({})",
+            text(&provider["baseURL"]),
+            text(&provider["baseURLSource"])
+        );
+        if let Some(key) = provider.get("apiKey") {
+            let _ =
+                writeln!(out, "  API key:  {} ({})", text(key), text(&provider["apiKeySource"]));
+        }
+    } else {
+        out.push_str("Provider: none\n");
+    }
+}
+
+/// The effective settings part of the terminal report.
+fn format_effective(effective: &Value, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "  maxTurns: {} ({})",
+        text(&effective["maxTurns"]),
+        text(&effective["maxTurnsSource"])
+    );
+    for key in ["projectInstructions", "promptCache", "maxBudgetUsd", "addDirs"] {
+        let shown = match &effective[key] {
+            Value::Null => "none".to_string(),
+            Value::Array(list) if list.is_empty() => "none".to_string(),
+            Value::Array(list) => list.iter().map(text).collect::<Vec<_>>().join(", "),
+            other => text(other),
+        };
+        let source = text(&effective[format!("{key}Source")]);
+        let _ = writeln!(out, "  {key}: {shown} ({source})");
+    }
 }

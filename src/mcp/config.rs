@@ -221,47 +221,7 @@ fn server_config(
             crate::text::did_you_mean(key, SERVER_KEYS)
         ));
     }
-    let text = |key: &str| -> Result<Option<&str>, String> {
-        match map.get(key) {
-            None => Ok(None),
-            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s)),
-            Some(_) => Err(format!("{key} must be a non-empty string")),
-        }
-    };
-    let kind = text("type")?.unwrap_or(if map.contains_key("url") { "http" } else { "stdio" });
-    let transport = match kind {
-        "stdio" => {
-            let command = text("command")?.ok_or("command is required for a stdio server")?;
-            let args = strings(map, "args")?
-                .iter()
-                .map(|a| expand(a, env, secrets))
-                .collect::<Result<_, _>>()?;
-            let cwd = text("cwd")?.map(PathBuf::from);
-            if map.contains_key("url") || map.contains_key("headers") {
-                return Err(
-                    "url and headers belong to an http server (\"type\": \"http\")".to_string()
-                );
-            }
-            Transport::Stdio {
-                command: expand(command, env, secrets)?,
-                args,
-                env: pairs(map, "env", env, secrets)?,
-                cwd,
-            }
-        }
-        "http" | "streamable-http" => {
-            let url =
-                expand(text("url")?.ok_or("url is required for an http server")?, env, secrets)?;
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err("url must be an http:// or https:// URL".to_string());
-            }
-            if ["command", "args", "env", "cwd"].iter().any(|k| map.contains_key(*k)) {
-                return Err("command, args, env and cwd belong to a stdio server".to_string());
-            }
-            Transport::Http { url, headers: pairs(map, "headers", env, secrets)? }
-        }
-        other => return Err(format!("type must be \"stdio\" or \"http\", not \"{other}\"")),
-    };
+    let transport = transport(map, env, secrets)?;
     let flag = |key: &str| match map.get(key) {
         None => Ok(false),
         Some(Value::Bool(b)) => Ok(*b),
@@ -289,6 +249,55 @@ fn server_config(
             .transpose()?,
         disabled_tools: strings(map, "disabledTools")?,
     })
+}
+
+/// A server's transport: a command to start (stdio) or a URL to reach (http).
+fn transport(
+    map: &serde_json::Map<String, Value>,
+    env: Lookup<'_>,
+    secrets: &mut Vec<String>,
+) -> Result<Transport, String> {
+    let text = |key: &str| -> Result<Option<&str>, String> {
+        match map.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s)),
+            Some(_) => Err(format!("{key} must be a non-empty string")),
+        }
+    };
+    let kind = text("type")?.unwrap_or(if map.contains_key("url") { "http" } else { "stdio" });
+    match kind {
+        "stdio" => {
+            let command = text("command")?.ok_or("command is required for a stdio server")?;
+            let args = strings(map, "args")?
+                .iter()
+                .map(|a| expand(a, env, secrets))
+                .collect::<Result<_, _>>()?;
+            let cwd = text("cwd")?.map(PathBuf::from);
+            if map.contains_key("url") || map.contains_key("headers") {
+                return Err(
+                    "url and headers belong to an http server (\"type\": \"http\")".to_string()
+                );
+            }
+            Ok(Transport::Stdio {
+                command: expand(command, env, secrets)?,
+                args,
+                env: pairs(map, "env", env, secrets)?,
+                cwd,
+            })
+        }
+        "http" | "streamable-http" => {
+            let url =
+                expand(text("url")?.ok_or("url is required for an http server")?, env, secrets)?;
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err("url must be an http:// or https:// URL".to_string());
+            }
+            if ["command", "args", "env", "cwd"].iter().any(|k| map.contains_key(*k)) {
+                return Err("command, args, env and cwd belong to a stdio server".to_string());
+            }
+            Ok(Transport::Http { url, headers: pairs(map, "headers", env, secrets)? })
+        }
+        other => Err(format!("type must be \"stdio\" or \"http\", not \"{other}\"")),
+    }
 }
 
 /// Secrets written into the configuration itself, not through `${VAR}` (a copied config often

@@ -17,6 +17,8 @@ mod stdio;
 mod wire;
 
 use std::collections::HashSet;
+
+use server::RemoteTool;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -90,6 +92,122 @@ pub struct Offered {
     pub read_only: bool,
     /// Its server has `"trust": true`.
     pub trusted: bool,
+}
+
+/// An offer being made: the tools taken so far, and what was left out and why.
+#[derive(Default)]
+struct Offer {
+    offered: Vec<Offered>,
+    names: HashSet<String>,
+    /// The bytes of the definitions taken.
+    size: usize,
+    warnings: Vec<String>,
+    /// The names past the per-run limits.
+    over: Vec<String>,
+    clashes: usize,
+    /// `(server, tool, why)` for each tool left out.
+    left_out: Vec<(usize, String, String)>,
+}
+
+impl Offer {
+    /// One server tool: taken, or left out with its reason (and a warning where the user did
+    /// not ask for it to be left out).
+    fn consider(
+        &mut self,
+        index: usize,
+        config: &config::ServerConfig,
+        tool: &RemoteTool,
+        wanted: &dyn Fn(&str, &str) -> bool,
+    ) {
+        let name = exposed_name(&config.name, &tool.name);
+        let allowed = config.enabled_tools.as_ref().is_none_or(|e| e.contains(&tool.name))
+            && !config.disabled_tools.contains(&tool.name);
+        let leave = |offer: &mut Offer, why: String, warn: bool| {
+            if warn {
+                offer.warnings.push(format!(
+                    "MCP tool \"{}\" of server {} is left out: {why}.",
+                    tool.name, config.name
+                ));
+            }
+            offer.left_out.push((index, tool.name.clone(), why));
+        };
+        if !allowed {
+            let why =
+                format!("left out by mcpServers.{}.enabledTools or disabledTools", config.name);
+            return leave(self, why, false);
+        }
+        if !wanted(&name, &config.name) {
+            return leave(
+                self,
+                "left out by --enabled-tools or --disabled-tools".to_string(),
+                false,
+            );
+        }
+        if tool.needs_tasks {
+            let why = "it runs only as a task (taskSupport: required), which zero does not offer";
+            return leave(self, why.to_string(), true);
+        }
+        if tool.input_schema.get("type").is_some_and(|t| t != "object") {
+            let why = "its inputSchema is not an object schema, which providers refuse";
+            return leave(self, why.to_string(), true);
+        }
+        if !self.names.insert(name.clone()) {
+            self.clashes += 1;
+            let why = format!("its name {name} is already taken by another MCP tool");
+            return leave(self, why, self.clashes <= MAX_NAMED);
+        }
+        let definition = json!({"name": name, "description": tool.description, "inputSchema": tool.input_schema});
+        let bytes = definition.to_string().len();
+        if self.offered.len() == MAX_TOOLS || self.size + bytes > MAX_DEFINITIONS {
+            let why = format!(
+                "past the per-run limits ({MAX_TOOLS} MCP tools, {} KiB of their definitions)",
+                MAX_DEFINITIONS / 1024
+            );
+            leave(self, why, false);
+            self.over.push(name);
+            return;
+        }
+        self.size += bytes;
+        self.offered.push(Offered {
+            name,
+            server: index,
+            server_name: config.name.clone(),
+            tool: tool.name.clone(),
+            description: tool.description.clone(),
+            schema: tool.input_schema.clone(),
+            read_only: tool.read_only,
+            trusted: config.trust,
+        });
+    }
+
+    /// The warnings, with one each for the name clashes and the tools past the limits that
+    /// were not named one by one.
+    fn summarize(&mut self) -> Vec<String> {
+        let mut warnings = std::mem::take(&mut self.warnings);
+        if self.clashes > MAX_NAMED {
+            warnings.push(format!(
+                "{} more MCP tools are left out: their names are taken by other MCP tools.",
+                self.clashes - MAX_NAMED
+            ));
+        }
+        let over = &self.over;
+        if !over.is_empty() {
+            let shown: Vec<&str> = over.iter().take(MAX_NAMED).map(String::as_str).collect();
+            let more = if over.len() > MAX_NAMED {
+                format!(" and {} more", over.len() - MAX_NAMED)
+            } else {
+                String::new()
+            };
+            warnings.push(format!(
+                "{} MCP tool{} left out: a run offers at most {MAX_TOOLS} MCP tools and {} KiB of their definitions: {}{more}.",
+                over.len(),
+                if over.len() == 1 { " is" } else { "s are" },
+                MAX_DEFINITIONS / 1024,
+                shown.join(", ")
+            ));
+        }
+        warnings
+    }
 }
 
 impl Offered {
@@ -257,138 +375,28 @@ impl Mcp {
     /// and tools past the per-run limits are left out. Returns the warnings about what was
     /// left out that were not given before (an offer is made again after each change).
     pub fn offer(&mut self, wanted: &dyn Fn(&str, &str) -> bool) -> Vec<String> {
-        let mut offered = Vec::new();
-        let mut names: HashSet<String> = HashSet::new();
-        let mut size = 0;
-        let mut warnings = Vec::new();
-        let mut over: Vec<String> = Vec::new();
-        let mut clashes = 0;
-        let mut left_out: Vec<(usize, String, String)> = Vec::new();
-        let mut leave = |index: usize, tool: &str, why: String| {
-            left_out.push((index, tool.to_string(), why));
-        };
+        let mut offer = Offer::default();
         for (index, server) in self.servers.iter().enumerate() {
             if let Some(why) = server.failure() {
-                let lost = self.offered.iter().filter(|o| o.server == index);
+                // Its tools' calls get its failure from now on.
                 let reason = format!("Error: MCP server {} failed: {why}", server.name());
-                for tool in lost {
+                for tool in self.offered.iter().filter(|o| o.server == index) {
                     if self.gone.iter().all(|(n, _)| *n != tool.name) {
                         self.gone.push((tool.name.clone(), reason.clone()));
                     }
                 }
                 continue;
             }
-            let config = &server.config;
             if let Some(cut) = &server.listing_cut {
-                warnings.push(format!("MCP server {}: {cut}.", config.name));
+                offer.warnings.push(format!("MCP server {}: {cut}.", server.config.name));
             }
             for tool in &server.tools {
-                let allowed = config.enabled_tools.as_ref().is_none_or(|e| e.contains(&tool.name))
-                    && !config.disabled_tools.contains(&tool.name);
-                let name = exposed_name(&config.name, &tool.name);
-                if !allowed {
-                    leave(
-                        index,
-                        &tool.name,
-                        format!(
-                            "left out by mcpServers.{}.enabledTools or disabledTools",
-                            config.name
-                        ),
-                    );
-                    continue;
-                }
-                if !wanted(&name, &config.name) {
-                    leave(
-                        index,
-                        &tool.name,
-                        "left out by --enabled-tools or --disabled-tools".to_string(),
-                    );
-                    continue;
-                }
-                if tool.needs_tasks {
-                    leave(
-                        index,
-                        &tool.name,
-                        "it runs only as a task (taskSupport: required), which zero does not offer"
-                            .to_string(),
-                    );
-                    warnings.push(format!(
-                        "MCP tool \"{}\" of server {} is left out: it runs only as a task (taskSupport: required), which zero does not offer.",
-                        tool.name, config.name
-                    ));
-                    continue;
-                }
-                if tool.input_schema.get("type").is_some_and(|t| t != "object") {
-                    leave(
-                        index,
-                        &tool.name,
-                        "its inputSchema is not an object schema, which providers refuse"
-                            .to_string(),
-                    );
-                    warnings.push(format!(
-                        "MCP tool \"{}\" of server {} is left out: its inputSchema is not an object schema, which providers refuse.",
-                        tool.name, config.name
-                    ));
-                    continue;
-                }
-                if !names.insert(name.clone()) {
-                    leave(
-                        index,
-                        &tool.name,
-                        format!("its name {name} is already taken by another MCP tool"),
-                    );
-                    clashes += 1;
-                    if clashes <= MAX_NAMED {
-                        warnings.push(format!(
-                            "MCP tool \"{}\" of server {} is left out: its name {name} is already taken by another MCP tool.",
-                            tool.name, config.name
-                        ));
-                    }
-                    continue;
-                }
-                let definition = json!({"name": name, "description": tool.description, "inputSchema": tool.input_schema});
-                let bytes = definition.to_string().len();
-                if offered.len() == MAX_TOOLS || size + bytes > MAX_DEFINITIONS {
-                    leave(index, &tool.name, format!("past the per-run limits ({MAX_TOOLS} MCP tools, {} KiB of their definitions)", MAX_DEFINITIONS / 1024));
-                    over.push(name);
-                    continue;
-                }
-                size += bytes;
-                offered.push(Offered {
-                    name,
-                    server: index,
-                    server_name: config.name.clone(),
-                    tool: tool.name.clone(),
-                    description: tool.description.clone(),
-                    schema: tool.input_schema.clone(),
-                    read_only: tool.read_only,
-                    trusted: config.trust,
-                });
+                offer.consider(index, &server.config, tool, wanted);
             }
         }
-        if clashes > MAX_NAMED {
-            warnings.push(format!(
-                "{} more MCP tools are left out: their names are taken by other MCP tools.",
-                clashes - MAX_NAMED
-            ));
-        }
-        if !over.is_empty() {
-            let shown: Vec<&str> = over.iter().take(MAX_NAMED).map(String::as_str).collect();
-            let more = if over.len() > MAX_NAMED {
-                format!(" and {} more", over.len() - MAX_NAMED)
-            } else {
-                String::new()
-            };
-            warnings.push(format!(
-                "{} MCP tool{} left out: a run offers at most {MAX_TOOLS} MCP tools and {} KiB of their definitions: {}{more}.",
-                over.len(),
-                if over.len() == 1 { " is" } else { "s are" },
-                MAX_DEFINITIONS / 1024,
-                shown.join(", ")
-            ));
-        }
-        self.offered = offered;
-        self.left_out = left_out;
+        let mut warnings = offer.summarize();
+        self.offered = offer.offered;
+        self.left_out = offer.left_out;
         warnings.retain(|w| self.said.insert(w.clone()));
         warnings
     }

@@ -878,47 +878,7 @@ impl Emitter {
             })
             .collect();
         let tools = redacted.as_slice();
-        let mut listing = format!("Tools visible to model ({mode}):\n");
-        // As wide as the longest name (MCP tools' names run long), at least the built-ins'.
-        let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0).max(14);
-        for t in tools.iter().filter(|t| t.enabled) {
-            listing.push_str(&format!(
-                "  {:<width$} {:<16} {} - {}\n",
-                t.name, t.side_effect, t.permission, t.reason
-            ));
-        }
-        // Tools the autonomy level holds back; those the user filtered out are left out.
-        let held_back = |t: &&ListedTool| {
-            !t.enabled && t.withheld.as_deref().is_some_and(|w| w.starts_with("needs"))
-        };
-        if tools.iter().any(|t| held_back(&t)) {
-            listing.push_str("Not offered at this autonomy level:\n");
-        }
-        for t in tools.iter().filter(held_back) {
-            let why = t.withheld.as_deref().unwrap_or_default();
-            listing.push_str(&format!("  {:<width$} {:<16} {why}\n", t.name, t.side_effect));
-        }
-        // Of a tool listed above: one the filters leave out does not run anywhere.
-        let listed = tools.iter().filter(|t| t.enabled || held_back(t));
-        for (name, sandbox) in listed.filter_map(|t| Some((t.name, t.sandbox.as_ref()?))) {
-            let field = |k: &str| sandbox[k].as_str().unwrap_or("?").to_string();
-            let line = match (field("mode").as_str(), field("enforcement").as_str()) {
-                ("off", _) => format!(
-                    "{name} runs without a sandbox (--sandbox off), network {}",
-                    field("network")
-                ),
-                (mode, "none") => format!(
-                    "{name} runs in the sandbox: {mode}, network {}, not enforced on this kernel",
-                    field("network")
-                ),
-                (mode, how) => format!(
-                    "{name} runs in the sandbox: {mode}, network {}, enforced by {how}",
-                    field("network")
-                ),
-            };
-            listing.push_str(&line);
-            listing.push('\n');
-        }
+        let listing = tool_listing(mode, tools);
         if self.format != Format::StreamJson {
             for warning in warnings {
                 self.warning(warning)?;
@@ -1044,6 +1004,55 @@ pub fn wire_id(id: &str) -> std::borrow::Cow<'_, str> {
         out.push_str(&format!("-{sum:08x}"));
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// `--list-tools`' text: the tools offered, those the level holds back, and where bash runs.
+fn tool_listing(mode: PermissionMode, tools: &[ListedTool<'_>]) -> String {
+    let mut listing = format!("Tools visible to model ({mode}):\n");
+    // As wide as the longest name (MCP tools' names run long), at least the built-ins'.
+    let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0).max(14);
+    for t in tools.iter().filter(|t| t.enabled) {
+        listing.push_str(&format!(
+            "  {:<width$} {:<16} {} - {}\n",
+            t.name, t.side_effect, t.permission, t.reason
+        ));
+    }
+    // Tools the autonomy level holds back; those the user filtered out are left out.
+    let held_back = |t: &&ListedTool| {
+        !t.enabled && t.withheld.as_deref().is_some_and(|w| w.starts_with("needs"))
+    };
+    if tools.iter().any(|t| held_back(&t)) {
+        listing.push_str("Not offered at this autonomy level:\n");
+    }
+    for t in tools.iter().filter(held_back) {
+        let why = t.withheld.as_deref().unwrap_or_default();
+        listing.push_str(&format!("  {:<width$} {:<16} {why}\n", t.name, t.side_effect));
+    }
+    // Of a tool listed above: one the filters leave out does not run anywhere.
+    let listed = tools.iter().filter(|t| t.enabled || held_back(t));
+    for (name, sandbox) in listed.filter_map(|t| Some((t.name, t.sandbox.as_ref()?))) {
+        listing.push_str(&sandbox_line(name, sandbox));
+        listing.push('\n');
+    }
+    listing
+}
+
+/// Where a tool's commands run (`run_start.sandbox`), in words.
+fn sandbox_line(name: &str, sandbox: &serde_json::Value) -> String {
+    let field = |k: &str| sandbox[k].as_str().unwrap_or("?").to_string();
+    match (field("mode").as_str(), field("enforcement").as_str()) {
+        ("off", _) => {
+            format!("{name} runs without a sandbox (--sandbox off), network {}", field("network"))
+        }
+        (mode, "none") => format!(
+            "{name} runs in the sandbox: {mode}, network {}, not enforced on this kernel",
+            field("network")
+        ),
+        (mode, how) => format!(
+            "{name} runs in the sandbox: {mode}, network {}, enforced by {how}",
+            field("network")
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -267,6 +267,25 @@ pub fn reduce_schema(schema: &Value) -> Value {
     }
 }
 
+/// A chunk that ends the call: an error, or a prompt the provider blocked.
+fn refused(chunk: &Value) -> Result<(), CallError> {
+    if chunk.get("error").is_some_and(|e| !e.is_null()) {
+        let detail = error_message(chunk)
+            .or_else(|| chunk.pointer("/error/status").and_then(Value::as_str).map(str::to_string))
+            .unwrap_or_else(|| "Gemini stream error".to_string());
+        return Err(CallError::fatal(format!(
+            "Provider returned error during streaming: {detail}"
+        )));
+    }
+    if let Some(feedback) = chunk.get("promptFeedback") {
+        if let Some(reason) = feedback.get("blockReason").and_then(Value::as_str) {
+            let why = feedback.get("blockReasonMessage").and_then(Value::as_str).unwrap_or(reason);
+            return Err(CallError::fatal(format!("Content blocked: {why} (blockReason {reason})")));
+        }
+    }
+    Ok(())
+}
+
 /// streamGenerateContent chunks to events.
 #[derive(Debug, Default)]
 pub struct GeminiDecoder {
@@ -299,25 +318,7 @@ impl Decoder for GeminiDecoder {
             return Ok(());
         }
         let chunk = parse_payload("Gemini", &data)?;
-        if chunk.get("error").is_some_and(|e| !e.is_null()) {
-            let detail = error_message(&chunk)
-                .or_else(|| {
-                    chunk.pointer("/error/status").and_then(Value::as_str).map(str::to_string)
-                })
-                .unwrap_or_else(|| "Gemini stream error".to_string());
-            return Err(CallError::fatal(format!(
-                "Provider returned error during streaming: {detail}"
-            )));
-        }
-        if let Some(feedback) = chunk.get("promptFeedback") {
-            if let Some(reason) = feedback.get("blockReason").and_then(Value::as_str) {
-                let why =
-                    feedback.get("blockReasonMessage").and_then(Value::as_str).unwrap_or(reason);
-                return Err(CallError::fatal(format!(
-                    "Content blocked: {why} (blockReason {reason})"
-                )));
-            }
-        }
+        refused(&chunk)?;
         if let Some(meta) = chunk.get("usageMetadata") {
             let n = |k: &str| meta.get(k).and_then(Value::as_u64).unwrap_or(0);
             self.usage = Some(Usage {

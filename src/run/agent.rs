@@ -208,29 +208,7 @@ impl Agent<'_> {
             interrupted()?;
             self.limits.check_budget()?;
             // An MCP server said its tools changed: the next call offers the new list.
-            let refreshed = self.tools.servers().any().then(|| {
-                self.out.set_phase(Some(Phase::Tool), None);
-                let refreshed = self.tools.refresh();
-                self.out.set_phase(None, None);
-                refreshed
-            });
-            if let Some((failed, left_out)) = refreshed.flatten() {
-                let out = self.out;
-                for server in &failed {
-                    out.warning(&Warning::new(WarningCode::McpServerFailed, &server.warning))?;
-                }
-                for warning in left_out {
-                    out.warning(&Warning::new(WarningCode::McpToolLeftOut, warning))?;
-                }
-
-                // The model is told, as the session keeps it: its tools will not come back.
-                for server in failed {
-                    self.journal.note(
-                        Kind::Message,
-                        crate::session::user_payload(&server.note, &[], "notice"),
-                    );
-                    messages.push(Message::user(server.note));
-                }
+            if self.refresh_tools(messages)? {
                 specs = self.tools.specs();
                 specs.extend(self.structured.map(OutputSchema::spec));
             }
@@ -283,6 +261,31 @@ impl Agent<'_> {
             self.max_turns
         ))
         .into())
+    }
+
+    /// Before a model call: the MCP servers' news. A server that failed is a warning, and the
+    /// model is told its tools will not come back. Returns whether the tools offered changed.
+    fn refresh_tools(&mut self, messages: &mut Vec<Message>) -> Result<bool, Stop> {
+        if !self.tools.servers().any() {
+            return Ok(false);
+        }
+        self.out.set_phase(Some(Phase::Tool), None);
+        let refreshed = self.tools.refresh();
+        self.out.set_phase(None, None);
+        let Some((failed, left_out)) = refreshed else { return Ok(false) };
+        for server in &failed {
+            self.out.warning(&Warning::new(WarningCode::McpServerFailed, &server.warning))?;
+        }
+        for warning in left_out {
+            self.out.warning(&Warning::new(WarningCode::McpToolLeftOut, warning))?;
+        }
+        // As the session keeps it.
+        for server in failed {
+            self.journal
+                .note(Kind::Message, crate::session::user_payload(&server.note, &[], "notice"));
+            messages.push(Message::user(server.note));
+        }
+        Ok(true)
     }
 
     /// One model call, streamed: its text and reasoning are written as they come. Once the

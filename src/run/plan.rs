@@ -304,21 +304,7 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
     // 4. Session flags.
     let session = session_plan(args)?;
     // 7. Permissions, tool filters, the shell's environment, secrets to redact.
-    let autonomy = tools::parse_autonomy(args.auto.as_deref())?;
-    let mode = if args.skip_permissions_unsafe || autonomy == Autonomy::High {
-        PermissionMode::Unsafe
-    } else {
-        PermissionMode::Auto
-    };
-    let Filters { enabled, disabled, names_answer } = structured_filters(args)?;
-    let mut enabled_tools = tools::parse_filter(&enabled, "enabled")?;
-    if names_answer {
-        // `--enabled-tools structured_output`: the answer's tool is on; a built-in tool only
-        // when it is named too (an empty list would mean all of them).
-        enabled_tools.push(crate::run::structured::TOOL.to_string());
-    }
-    let disabled_tools = tools::parse_filter(&disabled, "disabled")?;
-    tools::check_overlap(&enabled_tools, &disabled_tools)?;
+    let Permissions { autonomy, mode, enabled_tools, disabled_tools } = permissions(args)?;
     let inherit = shell_inherit(args)?;
     let mut warnings = Vec::new();
     let redact_values = named_values(args, env, &mut warnings);
@@ -379,6 +365,33 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
         strict_mcp_config: args.strict_mcp_config,
         sandbox: sandbox_flags(args)?,
     })
+}
+
+/// `--auto`, `--skip-permissions-unsafe` and the tool filters, as a plan holds them.
+struct Permissions {
+    autonomy: Autonomy,
+    mode: PermissionMode,
+    enabled_tools: Vec<String>,
+    disabled_tools: Vec<String>,
+}
+
+fn permissions(args: &ExecArgs) -> Result<Permissions, Failure> {
+    let autonomy = tools::parse_autonomy(args.auto.as_deref())?;
+    let mode = if args.skip_permissions_unsafe || autonomy == Autonomy::High {
+        PermissionMode::Unsafe
+    } else {
+        PermissionMode::Auto
+    };
+    let Filters { enabled, disabled, names_answer } = structured_filters(args)?;
+    let mut enabled_tools = tools::parse_filter(&enabled, "enabled")?;
+    if names_answer {
+        // `--enabled-tools structured_output`: the answer's tool is on; a built-in tool only
+        // when it is named too (an empty list would mean all of them).
+        enabled_tools.push(crate::run::structured::TOOL.to_string());
+    }
+    let disabled_tools = tools::parse_filter(&disabled, "disabled")?;
+    tools::check_overlap(&enabled_tools, &disabled_tools)?;
+    Ok(Permissions { autonomy, mode, enabled_tools, disabled_tools })
 }
 
 /// The tool filters as `parse_filter` takes them: without `structured_output`, which

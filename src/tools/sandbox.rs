@@ -153,6 +153,111 @@ fn holds(dir: &Path, inner: &Path) -> bool {
     real(inner).starts_with(real(dir))
 }
 
+/// The workspace and its added roots, and the repository's git directories outside them
+/// (git keeps its data outside a workspace that is a subdirectory of a repository, or a
+/// worktree: without it, `git commit` fails). Never a directory that holds the workspace's
+/// parent or the home directory, however it was found: that one goes to `narrowed`.
+fn workspace_writable(
+    roots: &[PathBuf],
+    git_dirs: &[PathBuf],
+    home: Option<&Path>,
+    narrowed: &mut Vec<String>,
+) -> Vec<PathBuf> {
+    let mut writable = roots.to_vec();
+    let parent = roots.first().and_then(|w| w.parent());
+    for dir in git_dirs {
+        let broad = parent.is_some_and(|p| holds(dir, p)) || home.is_some_and(|h| holds(dir, h));
+        if broad {
+            narrowed.push(format!(
+                "bash's sandbox does not make {} writable, as it holds the workspace's parent or the home directory.",
+                dir.display()
+            ));
+        } else {
+            writable.push(dir.clone());
+        }
+    }
+    writable
+}
+
+/// The temp, cache and `--sandbox-writable` directories, and the temp directory of the
+/// commands' own when none is left (`commands_run`: bash may run in this run).
+fn temp_writable(
+    request: &Request,
+    places: &Places<'_>,
+    commands_run: bool,
+    narrowed: &mut Vec<String>,
+) -> (Vec<PathBuf>, Option<Arc<OwnTemp>>) {
+    let home = places.home.map(Path::new);
+    let temps = [Some("/tmp"), places.tmpdir.filter(|t| t.starts_with('/'))];
+    let from_env = [places.tmpdir, places.xdg_cache];
+    let mut others = besides_roots(request, places);
+    // A temp or cache directory that holds the home directory (`TMPDIR=/`, a CI
+    // container's `HOME=/tmp/home`, `XDG_CACHE_HOME=$HOME`) would open all of it, its
+    // programs and dotfiles included: it is left out, and said.
+    let mut temp_note = None;
+    others.retain(|dir| {
+        let temp = temps.iter().flatten().any(|t| Path::new(t) == dir);
+        let named = from_env.iter().flatten().any(|v| Path::new(v) == dir);
+        let broad = dir == Path::new("/") || home.is_some_and(|h| holds(dir, h));
+        if temp && broad && temp_note.is_none() {
+            temp_note = Some(narrowed.len());
+        }
+        if (temp || named) && broad {
+            narrowed.push(format!(
+                "bash's sandbox does not make {} writable, as it holds the home directory.",
+                dir.display()
+            ));
+        }
+        !((temp || named) && broad)
+    });
+    // No temp directory left: commands get one of their own as TMPDIR.
+    let temp_left = temps.iter().flatten().any(|t| others.iter().any(|o| o == Path::new(t)));
+    let mut tmpdir = None;
+    if !temp_left && commands_run {
+        let said = match own_temp() {
+            Ok(own) => {
+                let said = format!("; its commands get TMPDIR={} instead", own.display());
+                others.push(own.clone());
+                tmpdir = Some(Arc::new(OwnTemp(own)));
+                said
+            }
+            Err(err) => format!("; no temp directory of its own could be made ({err})"),
+        };
+        if let Some(note) = temp_note.and_then(|i| narrowed.get_mut(i)) {
+            note.insert_str(note.len() - 1, &said);
+        }
+    }
+    (others, tmpdir)
+}
+
+/// What this kernel does not enforce of what was asked.
+fn unenforced(request: &Request, support: Support) -> Vec<String> {
+    let mut missing = Vec::new();
+    if request.mode != Mode::Off {
+        match support.landlock {
+            None => missing.push(format!("writes are not confined (--sandbox {}): this kernel has no Landlock", request.mode.name())),
+            Some(abi) if abi < 3 => missing.push(format!("truncating a file outside the writable directories is not refused (Landlock ABI {abi} has no truncate right)")),
+            _ => {}
+        }
+    }
+    // What only the seccomp filter refuses.
+    let mut unfiltered = Vec::new();
+    if !request.network {
+        unfiltered.push("network sockets (--sandbox-network off)");
+    }
+    if request.mode != Mode::Off {
+        unfiltered.push("typing into a terminal (TIOCSTI)");
+        unfiltered.push("setting extended attributes");
+    }
+    if !support.seccomp && !unfiltered.is_empty() {
+        missing.push(format!(
+            "{} are not refused: this kernel has no seccomp filters",
+            unfiltered.join(", ")
+        ));
+    }
+    missing
+}
+
 impl Sandbox {
     /// The sandbox for `request` on this kernel (`support`, which a test may override), for a
     /// workspace and its added roots (`roots`, the workspace first) and the repository's git
@@ -171,66 +276,13 @@ impl Sandbox {
         let home = places.home.map(Path::new);
         let mut writable: Vec<PathBuf> = Vec::new();
         if request.mode == Mode::WorkspaceWrite {
-            writable.extend(roots.iter().cloned());
-            // git keeps its data outside a workspace that is a subdirectory of a repository,
-            // or a worktree: without it, `git commit` fails. Never a directory that holds the
-            // workspace's parent or the home directory, however it was found.
-            let parent = roots.first().and_then(|w| w.parent());
-            for dir in git_dirs {
-                let broad =
-                    parent.is_some_and(|p| holds(dir, p)) || home.is_some_and(|h| holds(dir, h));
-                if broad {
-                    narrowed.push(format!(
-                        "bash's sandbox does not make {} writable, as it holds the workspace's parent or the home directory.",
-                        dir.display()
-                    ));
-                } else {
-                    writable.push(dir.clone());
-                }
-            }
+            writable = workspace_writable(roots, git_dirs, home, &mut narrowed);
         }
         let mut tmpdir = None;
         if request.mode != Mode::Off {
-            let temps = [Some("/tmp"), places.tmpdir.filter(|t| t.starts_with('/'))];
-            let from_env = [places.tmpdir, places.xdg_cache];
-            let mut others = besides_roots(request, places);
-            // A temp or cache directory that holds the home directory (`TMPDIR=/`, a CI
-            // container's `HOME=/tmp/home`, `XDG_CACHE_HOME=$HOME`) would open all of it, its
-            // programs and dotfiles included: it is left out, and said.
-            let mut temp_note = None;
-            others.retain(|dir| {
-                let temp = temps.iter().flatten().any(|t| Path::new(t) == dir);
-                let named = from_env.iter().flatten().any(|v| Path::new(v) == dir);
-                let broad = dir == Path::new("/") || home.is_some_and(|h| holds(dir, h));
-                if temp && broad && temp_note.is_none() {
-                    temp_note = Some(narrowed.len());
-                }
-                if (temp || named) && broad {
-                    narrowed.push(format!(
-                        "bash's sandbox does not make {} writable, as it holds the home directory.",
-                        dir.display()
-                    ));
-                }
-                !((temp || named) && broad)
-            });
-            // No temp directory left: commands get one of their own as TMPDIR.
-            let temp_left =
-                temps.iter().flatten().any(|t| others.iter().any(|o| o == Path::new(t)));
-            if !temp_left && commands_run {
-                let said = match own_temp() {
-                    Ok(own) => {
-                        let said = format!("; its commands get TMPDIR={} instead", own.display());
-                        others.push(own.clone());
-                        tmpdir = Some(Arc::new(OwnTemp(own)));
-                        said
-                    }
-                    Err(err) => format!("; no temp directory of its own could be made ({err})"),
-                };
-                if let Some(note) = temp_note.and_then(|i| narrowed.get_mut(i)) {
-                    note.insert_str(note.len() - 1, &said);
-                }
-            }
+            let (others, own) = temp_writable(request, places, commands_run, &mut narrowed);
             writable.extend(others);
+            tmpdir = own;
         }
         let mut sandbox = Sandbox {
             request: request.clone(),
@@ -243,31 +295,9 @@ impl Sandbox {
         if request.mode == Mode::Off && request.network {
             return Ok((sandbox, None, narrowed));
         }
-        let mut missing = Vec::new();
         let abi = support.landlock.filter(|_| request.mode != Mode::Off);
-        if request.mode != Mode::Off {
-            match support.landlock {
-                None => missing.push(format!("writes are not confined (--sandbox {}): this kernel has no Landlock", request.mode.name())),
-                Some(abi) if abi < 3 => missing.push(format!("truncating a file outside the writable directories is not refused (Landlock ABI {abi} has no truncate right)")),
-                _ => {}
-            }
-        }
-        // What only the seccomp filter refuses.
+        let missing = unenforced(request, support);
         let network_off = !request.network;
-        let mut unfiltered = Vec::new();
-        if network_off {
-            unfiltered.push("network sockets (--sandbox-network off)");
-        }
-        if request.mode != Mode::Off {
-            unfiltered.push("typing into a terminal (TIOCSTI)");
-            unfiltered.push("setting extended attributes");
-        }
-        if !support.seccomp && !unfiltered.is_empty() {
-            missing.push(format!(
-                "{} are not refused: this kernel has no seccomp filters",
-                unfiltered.join(", ")
-            ));
-        }
         sandbox.abi = abi;
         sandbox.network_enforced = network_off && support.seccomp;
         let policy = Policy {

@@ -78,21 +78,7 @@ pub(super) fn bash(
         ));
     }
     for (label, captured) in [("stdout", &stdout), ("stderr", &stderr)] {
-        if captured.total == 0 {
-            continue;
-        }
-        let text = String::from_utf8_lossy(&captured.kept);
-        out.push_str(label);
-        out.push_str(":\n");
-        out.push_str(text.strip_suffix('\n').unwrap_or(&text));
-        out.push('\n');
-        if captured.total > captured.kept.len() as u64 {
-            out.push_str(&format!(
-                "[{label} truncated: {} bytes written, the first {} kept]\n",
-                captured.total,
-                captured.kept.len()
-            ));
-        }
+        push_captured(&mut out, label, captured);
     }
     if interrupted {
         out.push_str("The call was interrupted.");
@@ -113,4 +99,23 @@ pub(super) fn bash(
         out.push_str(&note);
     }
     Ok(Outcome { ok, exit_code: code, ..Outcome::ok(out) })
+}
+
+/// One stream's part of the result: what was kept, and how much more was written.
+fn push_captured(out: &mut String, label: &str, captured: &process::Captured) {
+    if captured.total == 0 {
+        return;
+    }
+    let text = String::from_utf8_lossy(&captured.kept);
+    out.push_str(label);
+    out.push_str(":\n");
+    out.push_str(text.strip_suffix('\n').unwrap_or(&text));
+    out.push('\n');
+    if captured.total > captured.kept.len() as u64 {
+        out.push_str(&format!(
+            "[{label} truncated: {} bytes written, the first {} kept]\n",
+            captured.total,
+            captured.kept.len()
+        ));
+    }
 }
