@@ -7,6 +7,12 @@
 //!
 //! Unsafe code is denied everywhere (`[lints]` in Cargo.toml) but in the rooms of `sys`
 //! that hold the FFI to libc and the SSE2 instructions, which allow it file by file.
+//! `unwrap`, `expect` and `print!` are denied in product code (`[lints.clippy]`); unit tests
+//! may use them.
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, clippy::print_stderr)
+)]
 
 mod cli;
 mod clock;

@@ -1,5 +1,7 @@
 //! End-to-end tests: the real `zero` binary against a loopback mock provider.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, clippy::print_stderr)]
+
 mod corpus;
 mod jsonschema;
 mod mcp_server;
