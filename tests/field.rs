@@ -352,7 +352,7 @@ fn a_private_ca_is_trusted_through_ssl_cert_file_or_ssl_cert_dir() {
     if std::process::Command::new("openssl").arg("version").output().is_err()
         || !make_certificates(&dir)
     {
-        eprintln!("note: openssl is not available; the custom-CA test is skipped");
+        crate::util::skip("custom CA", crate::util::Skip::Missing, "openssl is not installed");
         return;
     }
     let ca = dir.path("tls/ca.pem");

@@ -61,7 +61,7 @@ fn the_live_client_runs_two_turns_with_one_approval() {
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .output();
     let Ok(run) = run else {
-        println!("note: python3 is not installed; the live client was not run");
+        crate::util::skip("live client", crate::util::Skip::Missing, "python3 is not installed");
         return;
     };
     assert!(run.status.success(), "{run:?}");

@@ -700,7 +700,7 @@ fn apply_patch_applies_a_diff_git_wrote_as_git_would() {
     let dir = TestDir::new("git-diff");
     let work = dir.work();
     if git(&work, &["init", "-q"]).is_none() {
-        eprintln!("skipped: git is not installed");
+        crate::util::skip("apply_patch as git", crate::util::Skip::Missing, "git is not installed");
         return;
     }
     for config in [["user.email", "t@example.com"], ["user.name", "t"]] {
@@ -822,7 +822,7 @@ fn another_users_file_is_refused_though_its_directory_is_writable() {
     let notes = dir.write("work/notes.txt", "theirs\n");
     // Only root can give a file away; any other user already meets this case the same way.
     if std::os::unix::fs::chown(&notes, Some(65534), Some(65534)).is_err() {
-        eprintln!("skipped: chown needs root here");
+        crate::util::skip("another user's file", crate::util::Skip::Machine, "chown needs root");
         return;
     }
     let path = dir.script(&calls_then_done(json!([

@@ -41,7 +41,7 @@ fn git_files(dir: &Path) -> BTreeSet<String> {
 /// The files `rg --files -j1` lists in `dir`, or `None` (with a note) when rg is absent.
 fn rg_files(dir: &Path) -> Option<BTreeSet<String>> {
     if !have("rg") {
-        eprintln!("note: rg is not installed; not compared with it");
+        crate::util::skip("walks against rg", crate::util::Skip::Missing, "rg is not installed");
         return None;
     }
     let out = Command::new("rg").args(["--files", "-j1"]).current_dir(dir).output().ok()?;
@@ -151,7 +151,7 @@ fn rule_tree(dir: &TestDir) {
 #[test]
 fn ignore_rules_match_git_and_the_three_tools_agree() {
     if !have("git") {
-        eprintln!("note: git is not installed; the ignore-rule tests are skipped");
+        crate::util::skip("ignore rules", crate::util::Skip::Missing, "git is not installed");
         return;
     }
     let dir = TestDir::new("walk-rules");
@@ -209,7 +209,7 @@ fn ignore_rules_match_git_and_the_three_tools_agree() {
 #[test]
 fn rules_above_the_workspace_apply_and_ignore_files_work_outside_git() {
     if !have("git") {
-        eprintln!("note: git is not installed; the ignore-rule tests are skipped");
+        crate::util::skip("ignore rules", crate::util::Skip::Missing, "git is not installed");
         return;
     }
     // The workspace is a subdirectory of the repository: the root's .gitignore applies.
@@ -246,7 +246,7 @@ fn rules_above_the_workspace_apply_and_ignore_files_work_outside_git() {
 #[test]
 fn checkouts_inside_a_plain_workspace_each_get_their_own_rules() {
     if !have("git") {
-        eprintln!("note: git is not installed; the ignore-rule tests are skipped");
+        crate::util::skip("ignore rules", crate::util::Skip::Missing, "git is not installed");
         return;
     }
     // A workspace that is not a repository, holding two checkouts and a plain folder: each

@@ -13,8 +13,8 @@ pub mod config;
 mod http;
 mod server;
 mod shape;
-mod stdio;
-mod wire;
+pub(crate) mod stdio;
+pub(crate) mod wire;
 
 use std::collections::HashSet;
 

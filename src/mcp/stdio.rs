@@ -267,20 +267,7 @@ impl StdioLink {
     }
 
     fn take_lines(&mut self, bytes: &[u8]) {
-        let mut rest = bytes;
-        while let Some(end) = rest.iter().position(|&b| b == b'\n') {
-            self.partial.extend_from_slice(&rest[..end]);
-            rest = &rest[end + 1..];
-            let line = std::mem::take(&mut self.partial);
-            let text = String::from_utf8_lossy(&line);
-            let text = text.trim_end_matches('\r');
-            if !text.trim().is_empty() {
-                self.lines.push_back(text.to_string());
-            }
-        }
-        self.partial.extend_from_slice(rest);
-        if self.partial.len() > MAX_MESSAGE_BYTES {
-            self.partial = Vec::new();
+        if !split_lines(&mut self.partial, bytes, &mut self.lines) {
             self.close(&format!("sent a message over {} MiB", MAX_MESSAGE_BYTES >> 20));
         }
     }
@@ -329,4 +316,31 @@ impl StdioLink {
     pub fn hang_up(&mut self) {
         self.stdin = None;
     }
+}
+
+/// Splits what a server wrote into its messages, one per line (`\r\n` too; blank lines are
+/// not messages). `partial` holds a line not finished yet between reads. `false`: the
+/// unfinished line passed [`MAX_MESSAGE_BYTES`] (it is dropped, and the link must close).
+pub(crate) fn split_lines(
+    partial: &mut Vec<u8>,
+    bytes: &[u8],
+    lines: &mut VecDeque<String>,
+) -> bool {
+    let mut rest = bytes;
+    while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+        partial.extend_from_slice(&rest[..end]);
+        rest = &rest[end + 1..];
+        let line = std::mem::take(partial);
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end_matches('\r');
+        if !text.trim().is_empty() {
+            lines.push_back(text.to_string());
+        }
+    }
+    partial.extend_from_slice(rest);
+    if partial.len() > MAX_MESSAGE_BYTES {
+        *partial = Vec::new();
+        return false;
+    }
+    true
 }

@@ -3,7 +3,7 @@
 //! the result against a deliberately simple extraction of what the recorded chunks contain.
 //! Skipped, saying so, when the variable is unset.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -20,10 +20,11 @@ fn fixtures() -> Option<PathBuf> {
     match std::env::var_os("ZERO_RECORDED_FIXTURES") {
         Some(dir) => Some(PathBuf::from(dir)),
         None => {
-            // Straight to stderr, past the test harness's capture: a skip must be seen.
-            let _ = writeln!(
-                std::io::stderr(),
-                "note: ZERO_RECORDED_FIXTURES is unset; recorded-stream replay skipped"
+            // The fixtures are data beside the repository, not an install: a skip, counted.
+            crate::testing::kit::skip(
+                "recorded-stream replay",
+                crate::testing::kit::Skip::Machine,
+                "ZERO_RECORDED_FIXTURES is unset",
             );
             None
         }

@@ -85,3 +85,132 @@ fn regex_and_glob_agree_with_python_on_the_corpus() {
         &disagreements[..disagreements.len().min(15)]
     );
 }
+
+/// A file of `n` lines drawn from a vocabulary wide enough that a hunk's context is rarely
+/// found twice, without trailing blanks (where zero forgives whitespace and git does not).
+fn numbered_lines(rng: &mut crate::testing::kit::Rng, n: usize) -> Vec<String> {
+    (0..n).map(|_| format!("line {}", rng.below(60))).collect()
+}
+
+/// A text from lines, with or without its last newline.
+fn joined(lines: &[String], final_newline: bool) -> String {
+    let mut text = lines.join("\n");
+    if final_newline && !lines.is_empty() {
+        text.push('\n');
+    }
+    text
+}
+
+/// Random edits: lines replaced, removed and inserted.
+fn edited(rng: &mut crate::testing::kit::Rng, lines: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in lines {
+        match rng.below(8) {
+            0 => {}
+            1 => out.push(format!("changed {}", rng.below(1000))),
+            2 => {
+                out.push(format!("added {}", rng.below(1000)));
+                out.push(line.clone());
+            }
+            _ => out.push(line.clone()),
+        }
+    }
+    if rng.chance(4) {
+        out.push(format!("appended {}", rng.below(1000)));
+    }
+    out
+}
+
+/// `git`, run in `dir`; `None` when it cannot start.
+fn git(dir: &std::path::Path, args: &[&str]) -> Option<std::process::Output> {
+    std::process::Command::new("git").args(args).current_dir(dir).output().ok()
+}
+
+/// What `git apply` makes of `target` with `patch` (`None`: it refuses).
+fn git_apply(dir: &std::path::Path, target: &str, patch: &str) -> Option<String> {
+    let work = dir.join("apply");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("f"), target).unwrap();
+    std::fs::write(dir.join("p.diff"), patch).unwrap();
+    let p = dir.join("p.diff");
+    let out = git(&work, &["apply", "--unidiff-zero", p.to_str().unwrap()])?;
+    out.status.success().then(|| std::fs::read_to_string(work.join("f")).unwrap())
+}
+
+/// apply_patch against `git apply`, on patches `git diff` wrote for random edits: applied to
+/// the file they were made from, both give the edited file; applied to a file moved or
+/// changed since, zero never applies what git refuses, and where both apply they agree.
+#[test]
+fn apply_patch_agrees_with_git_apply_on_generated_patches() {
+    use crate::testing::kit::{skip, Rng, Skip, TempDir};
+    let dir = TempDir::new("git-apply");
+    if git(&dir.path, &["--version"]).is_none() {
+        return skip("apply_patch against git apply", Skip::Missing, "git is not installed");
+    }
+    let mut rng = Rng::new(0x9a7c4);
+    let (mut exact, mut moved, mut refused_by_both) = (0, 0, 0);
+    let mut disagreements = Vec::new();
+    for case in 0..150 {
+        let n = 1 + rng.below(30);
+        let old = numbered_lines(&mut rng, n);
+        let new = edited(&mut rng, &old);
+        let (old_nl, new_nl) = (!rng.chance(6), !rng.chance(6));
+        let (before, after) = (joined(&old, old_nl), joined(&new, new_nl));
+        std::fs::create_dir_all(dir.join("old")).unwrap();
+        std::fs::create_dir_all(dir.join("new")).unwrap();
+        std::fs::write(dir.join("old/f"), &before).unwrap();
+        std::fs::write(dir.join("new/f"), &after).unwrap();
+        let context = format!("-U{}", 1 + rng.below(3));
+        let diff = git(&dir.path, &["diff", "--no-index", &context, "old/f", "new/f"]).unwrap();
+        let patch = String::from_utf8(diff.stdout)
+            .unwrap()
+            .replace("a/old/f", "a/f")
+            .replace("b/new/f", "b/f");
+        if patch.is_empty() {
+            continue;
+        }
+        let ours = crate::tools::patch::apply_text(&before, &patch).ok();
+        let theirs = git_apply(&dir.path, &before, &patch);
+        exact += 1;
+        if ours.as_deref() != Some(after.as_str()) || theirs.as_deref() != Some(after.as_str()) {
+            disagreements
+                .push(format!("case {case} exact: zero {ours:?}, git {theirs:?}\n{patch}"));
+        }
+        // The file has moved on: lines added at the top, or a line changed.
+        let mut target = old.clone();
+        match rng.below(3) {
+            0 => {
+                let n = 1 + rng.below(4);
+                let added = numbered_lines(&mut rng, n);
+                target.splice(0..0, added);
+            }
+            1 => {
+                let at = rng.below(target.len());
+                target[at] = format!("since {}", rng.below(1000));
+            }
+            _ => target.push(format!("since {}", rng.below(1000))),
+        }
+        let target = joined(&target, old_nl);
+        let ours = crate::tools::patch::apply_text(&target, &patch).ok();
+        let theirs = git_apply(&dir.path, &target, &patch);
+        moved += 1;
+        match (&ours, &theirs) {
+            (Some(a), Some(b)) if a != b => disagreements
+                .push(format!("case {case} moved: zero {a:?}, git {b:?}\n{patch}\n{target:?}")),
+            (Some(a), None) => disagreements.push(format!(
+                "case {case} moved: zero applied {a:?}, git refused\n{patch}\n{target:?}"
+            )),
+            (None, None) => refused_by_both += 1,
+            _ => {}
+        }
+    }
+    assert!(exact > 100 && moved > 100, "{exact} exact, {moved} moved cases");
+    assert!(refused_by_both > 0, "some moved cases conflict");
+    assert!(
+        disagreements.is_empty(),
+        "{} disagreements:\n{}",
+        disagreements.len(),
+        disagreements.join("\n----\n")
+    );
+}

@@ -622,3 +622,94 @@ fn fuzz_decoded_arguments_never_keep_a_secret() {
         assert!(!decoded.contains(secret), "{secret} recoverable from {out:?} (input {text:?})");
     });
 }
+
+/// One message a server might send, as a line, and what zero must read from it: `Some(kind
+/// and id)` for a well-formed message, `None` for one it must refuse.
+fn server_message(rng: &mut Rng) -> (String, Option<String>) {
+    let id = rng.below(1_000_000) as u64;
+    let value = serde_json::json!({"n": rng.below(100), "text": "é \u{1F600} \\ \""});
+    match rng.below(8) {
+        0 => (
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "result": value}).to_string(),
+            Some(format!("response {id} ok")),
+        ),
+        1 => (
+            serde_json::json!({"jsonrpc": "2.0", "id": id.to_string(), "error": {"code": -32000, "message": "no"}})
+                .to_string(),
+            Some(format!("response {id} error")),
+        ),
+        2 => (
+            serde_json::json!({"jsonrpc": "2.0", "id": "r", "method": "roots/list"}).to_string(),
+            Some("request roots/list".to_string()),
+        ),
+        3 => (
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": value})
+                .to_string(),
+            Some("notification notifications/tools/list_changed".to_string()),
+        ),
+        4 => (format!("[{}]", serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}})), Some(format!("response {id} ok"))),
+        5 => ("not json at all".to_string(), None),
+        6 => (serde_json::json!({"jsonrpc": "2.0", "id": id}).to_string(), None),
+        _ => (serde_json::json!([1, 2]).to_string(), None),
+    }
+}
+
+/// How zero read a message, in the words of [`server_message`].
+fn read_as(text: &str) -> Option<String> {
+    use crate::mcp::wire::{parse, Incoming};
+    let messages = parse(text).ok()?;
+    let [one] = messages.as_slice() else { return Some(format!("{} messages", messages.len())) };
+    Some(match one {
+        Incoming::Response { id, result: Ok(_) } => format!("response {id} ok"),
+        Incoming::Response { id, result: Err(_) } => format!("response {id} error"),
+        Incoming::Request { method, .. } => format!("request {method}"),
+        Incoming::Notification { method, .. } => format!("notification {method}"),
+    })
+}
+
+#[test]
+fn fuzz_mcp_json_rpc_reader() {
+    use crate::mcp::stdio::split_lines;
+    use std::collections::VecDeque;
+    campaign("mcp json-rpc reader", 20_000, |rng| {
+        // A server's output: messages, blank lines, `\r\n` endings, sometimes random bytes.
+        let mut stream = String::new();
+        let mut expected = Vec::new();
+        for _ in 0..1 + rng.below(6) {
+            let (line, read) = server_message(rng);
+            stream.push_str(&line);
+            stream.push_str(if rng.chance(3) { "\r\n" } else { "\n" });
+            if rng.chance(4) {
+                stream.push_str("  \n");
+            }
+            expected.push((line, read));
+        }
+        // Read whole, then in random pieces: the same lines either way.
+        let whole = {
+            let (mut partial, mut lines) = (Vec::new(), VecDeque::new());
+            assert!(split_lines(&mut partial, stream.as_bytes(), &mut lines));
+            assert!(partial.is_empty());
+            lines
+        };
+        let mut partial = Vec::new();
+        let mut pieces = VecDeque::new();
+        let mut from = 0;
+        for cut in cuts(rng, &stream, 8).into_iter().chain([stream.len()]) {
+            assert!(split_lines(&mut partial, &stream.as_bytes()[from..cut], &mut pieces));
+            from = cut;
+        }
+        assert_eq!(whole, pieces, "{stream:?}");
+        assert_eq!(whole.len(), expected.len(), "{stream:?}");
+        for (line, (sent, read)) in whole.iter().zip(&expected) {
+            assert_eq!(line, sent);
+            assert_eq!(&read_as(line), read, "{line}");
+        }
+        // Whatever else a server writes is read or refused, never a panic.
+        let junk = mutate(rng, stream.as_bytes(), &["{", "}", "\"id\":", "[", "]", "\n", "null"]);
+        let (mut partial, mut lines) = (Vec::new(), VecDeque::new());
+        split_lines(&mut partial, &junk, &mut lines);
+        for line in lines {
+            let _ = crate::mcp::wire::parse(&line);
+        }
+    });
+}

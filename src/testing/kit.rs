@@ -168,3 +168,31 @@ pub fn decoded_body<D: crate::provider::Decoder + Default>(
     assert_eq!(error, None, "{events:?}");
     events
 }
+
+/// Why a test cannot run here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    /// A program or data set the tests need is not installed: `.ci/run` installs it, so
+    /// there (`ZERO_CI` set) this is a failure, not a skip.
+    Missing,
+    /// The machine cannot give what the test needs (root, a kernel feature).
+    Machine,
+}
+
+/// Says that a test is skipped and why: on stderr past the harness's capture, and appended
+/// to `$ZERO_SKIP_LOG` when it is set (`.ci/run` counts the lines). Under `ZERO_CI` a skip for
+/// something missing panics.
+pub fn skip(test: &str, kind: Skip, why: &str) {
+    use std::io::Write;
+    if kind == Skip::Missing && std::env::var_os("ZERO_CI").is_some() {
+        panic!("{test} cannot run: {why}; .ci/run installs what the tests need");
+    }
+    let line = format!("skipped: {test}: {why}\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    if let Some(log) = std::env::var_os("ZERO_SKIP_LOG") {
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(log);
+        if let Ok(mut file) = file {
+            let _ = file.write_all(line.as_bytes());
+        }
+    }
+}

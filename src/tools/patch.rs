@@ -249,6 +249,18 @@ fn apply_hunks(text: &mut Text, hunks: &[Hunk], shown: &str) -> Result<(), Strin
         let Some(at) = at else {
             return Err(mismatch(text, &old, wanted, n + 1, hunks.len(), &hunk.header, shown));
         };
+        // "\ No newline at end of file" says the hunk ends the file: where the file goes on
+        // after it, the patch was made for another file (git would glue the lines together).
+        let ends_file = hunk.old_no_newline || hunk.new_no_newline;
+        if ends_file && at + old.len() != text.lines.len() {
+            return Err(format!(
+                "hunk {} of {} ({}) does not apply to {shown}: it ends the file (\"\\ No newline at end of file\"), but the file goes on after line {}",
+                n + 1,
+                hunks.len(),
+                hunk.header,
+                at + old.len()
+            ));
+        }
         text.lines.splice(at..at + old.len(), new.iter().cloned());
         offset += new.len() as isize - old.len() as isize;
         if hunk.new_no_newline {
