@@ -16,6 +16,7 @@ use crate::protocol::events::{Warning, WarningCode};
 use crate::run::agent::SYSTEM_PROMPT;
 use crate::run::plan::{PromptText, SystemPromptFlags};
 use crate::sys::dirfd::{self, Kind, SmallFileError};
+use crate::tools::workspace::PathError;
 use crate::tools::workspace::{open_regular, Parents, Workspace};
 
 /// A system prompt file is read up to this size.
@@ -191,16 +192,12 @@ fn read_in_repository(repo: &Workspace, rel: &str) -> Result<Option<(String, u64
     }
     let place = match repo.locate(rel, true, Parents::Existing) {
         Ok(place) => place,
-        Err(e) if e.contains(" is outside ") => {
+        Err(PathError::Outside(_)) => {
             return Err("it is a link leading outside the repository".to_string())
         }
-        Err(e) if e.contains("broken symbolic link") => {
-            return Err("it is a broken link".to_string())
-        }
-        Err(e) if e.contains("too many symbolic links") => {
-            return Err("it is a link that loops".to_string())
-        }
-        Err(e) => return Err(e),
+        Err(PathError::BrokenLink(_)) => return Err("it is a broken link".to_string()),
+        Err(PathError::LinkLoop(_)) => return Err("it is a link that loops".to_string()),
+        Err(e) => return Err(e.to_string()),
     };
     if let Ok(None) = place.kind() {
         return Err("it is a broken link".to_string());

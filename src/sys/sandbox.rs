@@ -144,6 +144,28 @@ pub struct Policy {
     pub no_terminal_input_or_xattrs: bool,
 }
 
+/// Why the rules could not be built.
+#[derive(Debug)]
+pub enum SandboxError {
+    /// The kernel refused the ruleset.
+    Ruleset(std::io::Error),
+    /// The kernel refused a rule for this path.
+    Rule(PathBuf, std::io::Error),
+}
+
+impl std::fmt::Display for SandboxError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SandboxError::Ruleset(err) => write!(f, "landlock_create_ruleset: {err}"),
+            SandboxError::Rule(path, err) => {
+                write!(f, "landlock_add_rule {}: {err}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for SandboxError {}
+
 /// The rules of a policy, ready for any number of children.
 pub struct Prepared {
     ruleset: Option<OwnedFd>,
@@ -152,7 +174,7 @@ pub struct Prepared {
 
 /// Builds the rules (in the parent, before any fork). `abi` is the Landlock ABI to use
 /// (`None`: no filesystem rules); a path that does not exist is left out.
-pub fn prepare(policy: &Policy, abi: Option<u32>) -> Result<Prepared, String> {
+pub fn prepare(policy: &Policy, abi: Option<u32>) -> Result<Prepared, SandboxError> {
     let ruleset = match abi {
         Some(abi) => Some(ruleset(policy, abi)?),
         None => None,
@@ -166,7 +188,7 @@ pub fn prepare(policy: &Policy, abi: Option<u32>) -> Result<Prepared, String> {
     Ok(Prepared { ruleset, filter })
 }
 
-fn ruleset(policy: &Policy, abi: u32) -> Result<OwnedFd, String> {
+fn ruleset(policy: &Policy, abi: u32) -> Result<OwnedFd, SandboxError> {
     let handled_fs = fs_rights(abi);
     let handled_net =
         if policy.no_network && abi >= 4 { NET_BIND_TCP | NET_CONNECT_TCP } else { 0 };
@@ -188,7 +210,7 @@ fn ruleset(policy: &Policy, abi: u32) -> Result<OwnedFd, String> {
     let fd =
         unsafe { syscall(SYS_LANDLOCK_CREATE_RULESET, &attr as *const RulesetAttr, size, 0u32) };
     if fd < 0 {
-        return Err(format!("landlock_create_ruleset: {}", std::io::Error::last_os_error()));
+        return Err(SandboxError::Ruleset(std::io::Error::last_os_error()));
     }
     // SAFETY: the kernel just returned this descriptor (close-on-exec), owned by nothing else.
     let ruleset = unsafe { OwnedFd::from_raw_fd(fd as i32) };
@@ -207,7 +229,7 @@ fn ruleset(policy: &Policy, abi: u32) -> Result<OwnedFd, String> {
 }
 
 /// Allows `rights` beneath `path` (a path that does not exist is skipped).
-fn add_rule(ruleset: &OwnedFd, path: &Path, rights: u64) -> Result<(), String> {
+fn add_rule(ruleset: &OwnedFd, path: &Path, rights: u64) -> Result<(), SandboxError> {
     let Ok(name) = CString::new(path.as_os_str().as_bytes()) else { return Ok(()) };
     // SAFETY: `name` is a NUL-terminated path; O_PATH opens without reading anything.
     let fd = unsafe { open(name.as_ptr(), O_PATH | O_CLOEXEC) };
@@ -228,11 +250,7 @@ fn add_rule(ruleset: &OwnedFd, path: &Path, rights: u64) -> Result<(), String> {
         )
     };
     if done < 0 {
-        return Err(format!(
-            "landlock_add_rule {}: {}",
-            path.display(),
-            std::io::Error::last_os_error()
-        ));
+        return Err(SandboxError::Rule(path.to_path_buf(), std::io::Error::last_os_error()));
     }
     Ok(())
 }

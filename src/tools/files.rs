@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use super::workspace::{self, open_regular, refusal, Parents, Place};
 use super::{looks_binary, object_schema, ArgError, Args, Outcome, Workspace};
 use crate::sys::dirfd::Kind;
+use crate::tools::workspace::PathError;
 
 /// Lines returned when the caller gives no range.
 const DEFAULT_LINES: u64 = 2000;
@@ -70,14 +71,14 @@ pub(super) fn read_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgE
     let fail = |detail: String| Ok(Outcome::error(format!("Error reading file {path}: {detail}")));
     let place = match ws.locate(path, true, Parents::Existing) {
         Ok(p) => p,
-        Err(e) => return fail(e),
+        Err(e) => return fail(e.to_string()),
     };
     let (file, meta) = match open_regular(&place) {
         Ok(opened) => opened,
-        Err(e) if e == "it is a directory" => {
+        Err(PathError::IsADirectory(_)) => {
             return fail("it is a directory; use list_directory".to_string())
         }
-        Err(e) => return fail(e),
+        Err(e) => return fail(e.to_string()),
     };
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     match reader.fill_buf() {
@@ -235,45 +236,54 @@ fn read_line_capped(
 }
 
 /// Reads a whole text file for an edit, up to [`MAX_EDIT_BYTES`].
-pub(super) fn read_for_edit(place: &Place) -> Result<(String, Metadata), String> {
+pub(super) fn read_for_edit(place: &Place) -> Result<(String, Metadata), PathError> {
     let (file, meta) = open_regular(place)?;
     if meta.len() > MAX_EDIT_BYTES {
-        return Err(format!(
+        return Err(PathError::Refused(format!(
             "it is {} bytes; files over {} MiB are not edited",
             meta.len(),
             MAX_EDIT_BYTES / (1024 * 1024)
-        ));
+        )));
     }
     let mut bytes = Vec::new();
-    file.take(MAX_EDIT_BYTES + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    file.take(MAX_EDIT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| PathError::Io(e.to_string()))?;
     if bytes.len() as u64 > MAX_EDIT_BYTES {
-        return Err(format!(
+        return Err(PathError::Refused(format!(
             "it grew past {} MiB while being read",
             MAX_EDIT_BYTES / (1024 * 1024)
-        ));
+        )));
     }
-    let text = String::from_utf8(bytes).map_err(|_| "it is not a UTF-8 text file".to_string())?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| PathError::Refused("it is not a UTF-8 text file".to_string()))?;
     Ok((text, meta))
 }
 
 /// A file this process may not write (`chmod a-w`, another user's file, a read-only mount)
 /// is not replaced: zero writes by rename, which the file's own permissions would not stop, so
 /// it says no instead.
-pub(super) fn refuse_read_only(place: &Place, meta: &Metadata, shown: &str) -> Result<(), String> {
+pub(super) fn refuse_read_only(
+    place: &Place,
+    meta: &Metadata,
+    shown: &str,
+) -> Result<(), PathError> {
     use std::os::unix::fs::MetadataExt;
     let mode = meta.mode() & 0o7777;
     // No write bit at all says "leave me", even to root, who may write anything.
     if mode & 0o222 == 0 {
-        return Err(format!("{shown} is read-only (mode {mode:04o}); it was left as it is"));
+        return Err(PathError::ReadOnly(format!(
+            "{shown} is read-only (mode {mode:04o}); it was left as it is"
+        )));
     }
     let Some(name) = &place.name else { return Ok(()) };
-    if place.dir.may_write(name).map_err(|err| err.to_string())? {
+    if place.dir.may_write(name).map_err(|err| PathError::Io(err.to_string()))? {
         return Ok(());
     }
-    Err(format!(
+    Err(PathError::ReadOnly(format!(
         "{shown} is read-only for this user (mode {mode:04o}, owner uid {}); it was left as it is",
         meta.uid()
-    ))
+    )))
 }
 
 pub(super) fn write_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError> {
@@ -283,7 +293,7 @@ pub(super) fn write_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, Arg
     let fail = |detail: String| Ok(Outcome::error(format!("Error writing file {path}: {detail}")));
     let place = match ws.locate(path, true, Parents::Create) {
         Ok(p) => p,
-        Err(e) => return fail(e),
+        Err(e) => return fail(e.to_string()),
     };
     let existing = match place.kind() {
         Ok(found) => found,

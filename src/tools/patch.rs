@@ -19,6 +19,7 @@ use super::files::read_for_edit;
 use super::workspace::{self, write_temp, Parents, Place};
 use super::{object_schema, ArgError, Args, Outcome, Workspace};
 use crate::sys::dirfd::{Dir, Kind};
+use crate::tools::workspace::PathError;
 
 pub fn schema() -> Value {
     object_schema(
@@ -431,9 +432,7 @@ fn patch_base(ws: &Workspace, cwd: Option<&str>) -> Result<Option<Place>, String
     let Some(cwd) = cwd else { return Ok(None) };
     match ws.open_dir(None, cwd) {
         Ok((place, _)) => Ok(Some(place)),
-        Err(e) if e.ends_with("is not a directory") => {
-            Err(format!("cwd {cwd:?} is not a directory"))
-        }
+        Err(PathError::NotADirectory(_)) => Err(format!("cwd {cwd:?} is not a directory")),
         Err(_) => Err(format!("cwd must stay inside the workspace ({})", ws.root().display())),
     }
 }

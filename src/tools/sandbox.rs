@@ -271,7 +271,7 @@ impl Sandbox {
         git_dirs: &[PathBuf],
         places: &Places<'_>,
         commands_run: bool,
-    ) -> Result<(Sandbox, Option<String>, Vec<String>), String> {
+    ) -> Result<(Sandbox, Option<String>, Vec<String>), sandbox::SandboxError> {
         let mut narrowed = Vec::new();
         let home = places.home.map(Path::new);
         let mut writable: Vec<PathBuf> = Vec::new();

@@ -18,6 +18,7 @@ use crate::search::glob::Glob;
 use crate::search::ignore::{read_ignore, Level, Stack, Verdict};
 use crate::search::regex::Regex;
 use crate::sys::dirfd::{Dir, Kind};
+use crate::tools::workspace::PathError;
 
 /// Directories skipped like ignored ones (unless `include_ignored`), whatever the ignore
 /// files say: dependencies nobody edits.
@@ -323,10 +324,10 @@ pub(super) fn glob(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError>
         None => None,
         Some(cwd) => match ws.open_dir(None, cwd) {
             Ok((place, _)) => Some(place),
-            Err(e) if e.ends_with("is not a directory") => {
+            Err(PathError::NotADirectory(_)) => {
                 return fail(format!("cwd {cwd:?} is not a directory"))
             }
-            Err(e) => return fail(e),
+            Err(e) => return fail(e.to_string()),
         },
     };
     if Glob::escapes(pattern) {

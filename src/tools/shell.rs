@@ -43,7 +43,7 @@ pub(super) fn bash(
         None => ws.root().to_path_buf(),
         Some(cwd) => match ws.open_dir(None, cwd) {
             Ok((place, _)) => ws.absolute(&place),
-            Err(e) if e.ends_with("is not a directory") => {
+            Err(super::workspace::PathError::NotADirectory(_)) => {
                 return Ok(Outcome::error(format!(
                     "Error executing bash: cwd {cwd:?} is not a directory"
                 )))

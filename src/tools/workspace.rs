@@ -20,6 +20,49 @@ use std::sync::Arc;
 
 use crate::sys::dirfd::{self, Dir, Kind};
 
+/// Why a path cannot be used, by kind; its message names the path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathError {
+    /// It leads outside the workspace and its added roots.
+    Outside(String),
+    /// It does not exist.
+    Missing(String),
+    /// A symbolic link on the way points at nothing.
+    BrokenLink(String),
+    /// Symbolic links on the way loop, or are too many.
+    LinkLoop(String),
+    /// It is a directory where a file is needed.
+    IsADirectory(String),
+    /// A part of it that must be a directory is not.
+    NotADirectory(String),
+    /// It is refused whatever the file system holds: a NUL byte, a special file where a
+    /// regular file is needed, a file replaced while it was opened.
+    Refused(String),
+    /// It may not be written: no write bit, or not this user's to write.
+    ReadOnly(String),
+    /// The system refused an operation on it.
+    Io(String),
+}
+
+crate::error::message_error!(
+    PathError: Outside,
+    Missing,
+    BrokenLink,
+    LinkLoop,
+    IsADirectory,
+    NotADirectory,
+    Refused,
+    ReadOnly,
+    Io
+);
+
+/// The tools put a path's problem into their results as text.
+impl From<PathError> for String {
+    fn from(err: PathError) -> String {
+        err.to_string()
+    }
+}
+
 /// Symbolic links followed while resolving one path at most (as the kernel's MAXSYMLINKS).
 const MAX_LINKS: u32 = 40;
 
@@ -221,7 +264,7 @@ impl<'w> Resolution<'w> {
 
     /// One name: entered as a directory, followed as a link, or the end of the walk (the
     /// place is returned).
-    fn name(&mut self, name: OsString, link: bool) -> Result<Option<Place>, String> {
+    fn name(&mut self, name: OsString, link: bool) -> Result<Option<Place>, PathError> {
         let current = self.current();
         let last = self.queue.is_empty();
         if !self.missing.is_empty() {
@@ -249,7 +292,7 @@ impl<'w> Resolution<'w> {
                 Err(e) if matches!(e.raw_os_error(), Some(dirfd::ELOOP | dirfd::ENOTDIR)) => {}
                 Err(e) => {
                     let shown = self.ws.shown_with(&self.stack, &name);
-                    return Err(format!("path {:?}: {shown}: {e}", self.raw));
+                    return Err(PathError::Io(format!("path {:?}: {shown}: {e}", self.raw)));
                 }
             }
         }
@@ -264,13 +307,15 @@ impl<'w> Resolution<'w> {
         name: OsString,
         link: bool,
         last: bool,
-    ) -> Result<Option<Place>, String> {
+    ) -> Result<Option<Place>, PathError> {
         let raw = self.raw;
         match current.read_link(&name) {
             Ok(target) => {
                 self.links += 1;
                 if self.links > MAX_LINKS {
-                    return Err(format!("path {raw:?} has too many symbolic links"));
+                    return Err(PathError::LinkLoop(format!(
+                        "path {raw:?} has too many symbolic links"
+                    )));
                 }
                 let target = PathBuf::from(target);
                 if target.is_absolute() {
@@ -287,11 +332,13 @@ impl<'w> Resolution<'w> {
                     return Ok(Some(self.place(current, name)));
                 }
                 let shown = self.ws.shown_with(&self.stack, &name);
-                Err(format!("path {raw:?}: {shown} is not a directory"))
+                Err(PathError::NotADirectory(format!("path {raw:?}: {shown} is not a directory")))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 if link {
-                    return Err(format!("path {raw:?} goes through a broken symbolic link"));
+                    return Err(PathError::BrokenLink(format!(
+                        "path {raw:?} goes through a broken symbolic link"
+                    )));
                 }
                 if last {
                     return Ok(Some(self.place(current, name)));
@@ -299,19 +346,24 @@ impl<'w> Resolution<'w> {
                 self.missing_dir(&current, name, link)?;
                 Ok(None)
             }
-            Err(e) => Err(format!("path {raw:?}: {e}")),
+            Err(e) => Err(PathError::Io(format!("path {raw:?}: {e}"))),
         }
     }
 
     /// A directory on the way that does not exist: an error, a plan, or created now.
-    fn missing_dir(&mut self, current: &Dir, name: OsString, link: bool) -> Result<(), String> {
+    fn missing_dir(&mut self, current: &Dir, name: OsString, link: bool) -> Result<(), PathError> {
         let raw = self.raw;
         if link {
-            return Err(format!("path {raw:?} goes through a broken symbolic link"));
+            return Err(PathError::BrokenLink(format!(
+                "path {raw:?} goes through a broken symbolic link"
+            )));
         }
         let shown = || self.ws.shown_with(&self.stack, &name);
         match self.parents {
-            Parents::Existing => Err(format!("path {raw:?}: directory {} does not exist", shown())),
+            Parents::Existing => Err(PathError::Missing(format!(
+                "path {raw:?}: directory {} does not exist",
+                shown()
+            ))),
             Parents::Plan => {
                 self.missing.push(name);
                 Ok(())
@@ -320,12 +372,17 @@ impl<'w> Resolution<'w> {
                 match current.mkdir(&name, 0o777) {
                     Ok(()) => {}
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                    Err(e) => return Err(format!("cannot create directory {}: {e}", shown())),
+                    Err(e) => {
+                        return Err(PathError::Io(format!(
+                            "cannot create directory {}: {e}",
+                            shown()
+                        )))
+                    }
                 }
                 // Opened like any other step: whatever is there now must not be a link.
-                let dir = current
-                    .open_dir(&name)
-                    .map_err(|e| format!("cannot enter directory {}: {e}", shown()))?;
+                let dir = current.open_dir(&name).map_err(|e| {
+                    PathError::Io(format!("cannot enter directory {}: {e}", shown()))
+                })?;
                 self.stack.push((name, Arc::new(dir)));
                 Ok(())
             }
@@ -333,9 +390,9 @@ impl<'w> Resolution<'w> {
     }
 
     /// Every step taken: the path ended on a directory (or on `..`), which is the place.
-    fn finish(mut self) -> Result<Place, String> {
+    fn finish(mut self) -> Result<Place, PathError> {
         if self.outside.is_some() {
-            return Err(self.ws.outside(self.raw));
+            return Err(PathError::Outside(self.ws.outside(self.raw)));
         }
         if let Some(name) = self.missing.pop() {
             return Ok(self.place(self.current(), name));
@@ -355,6 +412,14 @@ pub fn refusal(kind: Kind) -> Option<&'static str> {
             Some("it is not a regular file (a FIFO, socket or device); file tools only open regular files")
         }
         Kind::File | Kind::Symlink => None,
+    }
+}
+
+/// A refusal of a kind of file as the error of its kind.
+fn refused(kind: Kind, why: &str) -> PathError {
+    match kind {
+        Kind::Dir => PathError::IsADirectory(why.to_string()),
+        _ => PathError::Refused(why.to_string()),
     }
 }
 
@@ -436,9 +501,9 @@ impl Workspace {
         raw: &str,
         follow: bool,
         parents: Parents,
-    ) -> Result<Place, String> {
+    ) -> Result<Place, PathError> {
         if raw.contains('\0') {
-            return Err(format!("path {raw:?} contains a NUL byte"));
+            return Err(PathError::Refused(format!("path {raw:?} contains a NUL byte")));
         }
         let ws = self.root_for(base, raw);
         let base = base.map_or(&[][..], |b| &b.rel[..]);
@@ -482,20 +547,27 @@ impl Workspace {
     }
 
     /// [`Workspace::locate_from`] the root.
-    pub fn locate(&self, raw: &str, follow: bool, parents: Parents) -> Result<Place, String> {
+    pub fn locate(&self, raw: &str, follow: bool, parents: Parents) -> Result<Place, PathError> {
         self.locate_from(None, raw, follow, parents)
     }
 
     /// A directory inside one of the roots, opened.
-    pub fn open_dir(&self, base: Option<&Place>, raw: &str) -> Result<(Place, Arc<Dir>), String> {
+    pub fn open_dir(
+        &self,
+        base: Option<&Place>,
+        raw: &str,
+    ) -> Result<(Place, Arc<Dir>), PathError> {
         let place = self.locate_from(base, raw, true, Parents::Existing)?;
         match place.kind() {
             Ok(Some((Kind::Dir, _))) => {}
-            Ok(Some(_)) => return Err(format!("{raw:?} is not a directory")),
-            Ok(None) => return Err(format!("{raw:?} does not exist")),
-            Err(e) => return Err(e.to_string()),
+            Ok(Some(_)) => {
+                return Err(PathError::NotADirectory(format!("{raw:?} is not a directory")))
+            }
+            Ok(None) => return Err(PathError::Missing(format!("{raw:?} does not exist"))),
+            Err(e) => return Err(PathError::Io(e.to_string())),
         }
-        let dir = place.open_dir().map_err(|e| format!("cannot open {raw:?}: {e}"))?;
+        let dir =
+            place.open_dir().map_err(|e| PathError::Io(format!("cannot open {raw:?}: {e}")))?;
         Ok((place, dir))
     }
 
@@ -507,24 +579,30 @@ impl Workspace {
 
 /// Opens the regular file at a place for reading. The type is checked before the open (so a
 /// device is never opened) and again on what was opened (so a swap in between is caught).
-pub fn open_regular(place: &Place) -> Result<(File, Metadata), String> {
-    let Some(name) = &place.name else { return Err("it is a directory".to_string()) };
+pub fn open_regular(place: &Place) -> Result<(File, Metadata), PathError> {
+    let Some(name) = &place.name else {
+        return Err(PathError::IsADirectory("it is a directory".to_string()));
+    };
     match place.kind() {
         Ok(Some((kind, _))) => {
             if let Some(why) = refusal(kind) {
-                return Err(why.to_string());
+                return Err(refused(kind, why));
             }
         }
-        Ok(None) => return Err("No such file or directory (os error 2)".to_string()),
-        Err(e) => return Err(e.to_string()),
+        Ok(None) => {
+            return Err(PathError::Missing("No such file or directory (os error 2)".to_string()))
+        }
+        Err(e) => return Err(PathError::Io(e.to_string())),
     }
     let file = place.dir.open_read(name).map_err(|e| match e.raw_os_error() {
-        Some(dirfd::ELOOP) => "it was replaced by a symbolic link while being opened".to_string(),
-        _ => e.to_string(),
+        Some(dirfd::ELOOP) => {
+            PathError::Refused("it was replaced by a symbolic link while being opened".to_string())
+        }
+        _ => PathError::Io(e.to_string()),
     })?;
-    let meta = file.metadata().map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| PathError::Io(e.to_string()))?;
     if let Some(why) = refusal(Kind::of(&meta)) {
-        return Err(why.to_string());
+        return Err(refused(Kind::of(&meta), why));
     }
     Ok((file, meta))
 }
@@ -608,7 +686,7 @@ mod tests {
     }
 
     fn resolve(ws: &Workspace, raw: &str) -> Result<String, String> {
-        ws.locate(raw, true, Parents::Existing).map(|p| p.shown())
+        ws.locate(raw, true, Parents::Existing).map(|p| p.shown()).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -625,7 +703,7 @@ mod tests {
             ["../outside.txt", "sub/../../outside.txt", "/etc/passwd", "/", "..", "a/../../x"]
         {
             let err = ws.locate(escape, true, Parents::Plan).unwrap_err();
-            assert!(err.contains("outside the workspace"), "{escape}: {err}");
+            assert!(err.to_string().contains("outside the workspace"), "{escape}: {err}");
         }
         std::os::unix::fs::symlink(dir.join("outside.txt"), root.join("link")).unwrap();
         std::os::unix::fs::symlink(&dir.path, root.join("dirlink")).unwrap();
@@ -673,7 +751,7 @@ mod tests {
         std::os::unix::fs::symlink(dir.join("outside.txt"), docs.join("out")).unwrap();
         for escape in [docs.join("out"), docs.join("../outside.txt")] {
             let err = ws.locate(&at(&escape), true, Parents::Existing).unwrap_err();
-            assert!(err.contains("and the added directories ("), "{err}");
+            assert!(err.to_string().contains("and the added directories ("), "{err}");
         }
         // A path or a link that leaves one root by name and comes into another goes on there.
         let across = ws.locate("../docs/api/a.md", true, Parents::Existing).unwrap();
@@ -689,7 +767,7 @@ mod tests {
         let dir = scratch("parents");
         let ws = Workspace::new(&dir.join("ws")).unwrap();
         let err = ws.locate("a/b/c.txt", false, Parents::Existing).unwrap_err();
-        assert!(err.contains("directory a does not exist"), "{err}");
+        assert!(err.to_string().contains("directory a does not exist"), "{err}");
         let plan = ws.locate("a/b/c.txt", false, Parents::Plan).unwrap();
         assert_eq!(plan.missing, [OsString::from("a"), OsString::from("b")]);
         assert_eq!(plan.shown(), "a/b/c.txt");
@@ -699,10 +777,10 @@ mod tests {
         create(&made, b"hi").unwrap();
         assert_eq!(dir.read("ws/a/b/c.txt"), "hi");
         dir.write("ws/file", "");
-        assert!(ws
-            .locate("file/x", false, Parents::Create)
-            .unwrap_err()
-            .contains("not a directory"));
+        assert!(matches!(
+            ws.locate("file/x", false, Parents::Create),
+            Err(PathError::NotADirectory(why)) if why.contains("not a directory")
+        ));
     }
 
     #[test]
@@ -739,8 +817,13 @@ mod tests {
         let ws = Workspace::new(&dir.join("ws")).unwrap();
         let _socket = std::os::unix::net::UnixListener::bind(dir.join("ws/sock")).unwrap();
         let place = ws.locate("sock", true, Parents::Existing).unwrap();
-        assert!(open_regular(&place).unwrap_err().contains("not a regular file"));
+        assert!(
+            matches!(open_regular(&place), Err(PathError::Refused(why)) if why.contains("not a regular file"))
+        );
         let root = ws.locate(".", true, Parents::Existing).unwrap();
-        assert_eq!(open_regular(&root).unwrap_err(), "it is a directory");
+        assert_eq!(
+            open_regular(&root).unwrap_err(),
+            PathError::IsADirectory("it is a directory".into())
+        );
     }
 }
