@@ -254,7 +254,7 @@ fn mcp_servers(
                 .collect()
         }
         Err(message) => {
-            found.issue("config.mcpServers.invalid", "error", "user", &message, path);
+            found.issue("config.mcpServers.invalid", "error", "user", &message.to_string(), path);
             json!([])
         }
     }

@@ -27,8 +27,8 @@ pub(super) fn configured(
     let user =
         user_config.as_ref().and_then(|c| c.mcp_servers.as_ref()).map(|v| (v, path.as_str()));
     let lookup = |name: &str| env.get(name).map(str::to_string);
-    let servers =
-        mcp::config::resolve(configs, strict, user, &lookup, &cwd).map_err(Failure::Config)?;
+    let servers = mcp::config::resolve(configs, strict, user, &lookup, &cwd)
+        .map_err(|err| Failure::Config(err.to_string()))?;
     let mut redactor = Redactor::new(env.secret_values());
     redactor.add_secrets_min(servers.secrets.clone(), 4);
     let context = mcp::Context {

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::Failure;
 use crate::provider::models::{Effort, ModelSpec, Prices, Rates};
@@ -159,15 +159,41 @@ fn unknown_key(key: &str, known: &[&str], at: &str) -> Option<String> {
     Some(format!("unknown key {at}\"{key}\" is ignored{}", crate::text::did_you_mean(key, known)))
 }
 
+/// What is wrong with the config file, by kind; the message names the field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileError {
+    /// It is not JSON (or not UTF-8): where the reading stopped.
+    NotJson(String),
+    /// A field's value is not what it may be.
+    Invalid(String),
+}
+
+crate::error::message_error!(FileError: NotJson, Invalid);
+
+/// Every check of a field says what is wrong with it in words: those are `Invalid`.
+impl From<String> for FileError {
+    fn from(message: String) -> FileError {
+        FileError::Invalid(message)
+    }
+}
+
+impl From<&str> for FileError {
+    fn from(message: &str) -> FileError {
+        FileError::Invalid(message.to_string())
+    }
+}
+
 /// The config file's bytes to a config, or what is wrong and where, in one line.
-pub(crate) fn parse_config_bytes(bytes: &[u8]) -> Result<UserConfig, String> {
-    let text = std::str::from_utf8(bytes).map_err(|_| "not valid UTF-8".to_string())?;
-    let value: Value = serde_json::from_str(text)
-        .map_err(|err| format!("line {}, column {}: {err}", err.line(), err.column()))?;
+pub(crate) fn parse_config_bytes(bytes: &[u8]) -> Result<UserConfig, FileError> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| FileError::NotJson("not valid UTF-8".to_string()))?;
+    let value: Value = serde_json::from_str(text).map_err(|err| {
+        FileError::NotJson(format!("line {}, column {}: {err}", err.line(), err.column()))
+    })?;
     parse_user_config(&value)
 }
 
-pub(super) fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
+pub(super) fn parse_user_config(value: &Value) -> Result<UserConfig, FileError> {
     let map = value.as_object().ok_or("expected a JSON object")?;
     let mut config = UserConfig::default();
     config.warnings.extend(map.keys().filter_map(|k| unknown_key(k, CONFIG_KEYS, "")));
@@ -186,7 +212,10 @@ pub(super) fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
         for (i, entry) in list.iter().enumerate() {
             let spec = model_spec(entry, i, &mut config.warnings)?;
             if config.models.iter().any(|m| m.id == spec.id) {
-                return Err(format!("models[{i}].id \"{}\" is defined twice", spec.id));
+                return Err(FileError::Invalid(format!(
+                    "models[{i}].id \"{}\" is defined twice",
+                    spec.id
+                )));
             }
             config.models.push(spec);
         }
@@ -202,6 +231,23 @@ pub(super) fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
         config.add_dirs = add_dirs(dirs)?;
     }
     config.mcp_servers = map.get("mcpServers").cloned();
+    sandbox_settings(map, &mut config)?;
+    if let Some(window) = map.get("contextWindow") {
+        let n = window.as_u64().filter(|n| (1_000..=100_000_000).contains(n));
+        config.context_window =
+            Some(n.ok_or("contextWindow must be an integer from 1000 to 100000000")?);
+    }
+    for key in ["planMode", "debug"] {
+        if map.get(key).is_some_and(|v| !v.is_boolean()) {
+            return Err(FileError::Invalid(format!("{key} must be true or false")));
+        }
+    }
+    providers(map, &mut config)?;
+    Ok(config)
+}
+
+/// `sandbox` and `sandboxNetwork`.
+fn sandbox_settings(map: &Map<String, Value>, config: &mut UserConfig) -> Result<(), FileError> {
     if let Some(mode) = map.get("sandbox") {
         let mode = mode.as_str().and_then(crate::tools::sandbox::Mode::parse);
         config.sandbox =
@@ -211,19 +257,18 @@ pub(super) fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
         config.sandbox_network = Some(match network.as_str() {
             Some("on") => true,
             Some("off") => false,
-            _ => return Err("sandboxNetwork must be \"on\" or \"off\"".to_string()),
+            _ => {
+                return Err(FileError::Invalid(
+                    "sandboxNetwork must be \"on\" or \"off\"".to_string(),
+                ))
+            }
         });
     }
-    if let Some(window) = map.get("contextWindow") {
-        let n = window.as_u64().filter(|n| (1_000..=100_000_000).contains(n));
-        config.context_window =
-            Some(n.ok_or("contextWindow must be an integer from 1000 to 100000000")?);
-    }
-    for key in ["planMode", "debug"] {
-        if map.get(key).is_some_and(|v| !v.is_boolean()) {
-            return Err(format!("{key} must be true or false"));
-        }
-    }
+    Ok(())
+}
+
+/// `providers`, and the `activeProvider` that must name one of them.
+fn providers(map: &Map<String, Value>, config: &mut UserConfig) -> Result<(), FileError> {
     if let Some(list) = map.get("providers") {
         let list = list.as_array().ok_or("providers must be an array")?;
         for (i, entry) in list.iter().enumerate() {
@@ -239,12 +284,12 @@ pub(super) fn parse_user_config(value: &Value) -> Result<UserConfig, String> {
             } else {
                 format!("known: {}", names.join(", "))
             };
-            return Err(format!(
+            return Err(FileError::Invalid(format!(
                 "activeProvider \"{active}\" names no entry of providers ({known})"
-            ));
+            )));
         }
     }
-    Ok(config)
+    Ok(())
 }
 
 /// One entry of `providers`: a `name`, and what the official providers can do without (a
@@ -253,17 +298,20 @@ fn config_profile(
     entry: &Value,
     i: usize,
     warnings: &mut Vec<String>,
-) -> Result<ConfigProfile, String> {
+) -> Result<ConfigProfile, FileError> {
     let at = |field: &str, what: &str| format!("providers[{i}].{field} must be {what}");
     let entry = entry.as_object().ok_or(format!("providers[{i}] must be an object"))?;
     let place = format!("providers[{i}].");
     warnings.extend(entry.keys().filter_map(|k| unknown_key(k, PROVIDER_KEYS, &place)));
-    let text = |field: &str, required: bool| -> Result<Option<String>, String> {
+    let text = |field: &str, required: bool| -> Result<Option<String>, FileError> {
         match entry.get(field) {
-            None if required => Err(at(field, "a non-empty string")),
+            None if required => Err(FileError::Invalid(at(field, "a non-empty string"))),
             None => Ok(None),
             Some(Value::String(s)) if !required || !s.trim().is_empty() => Ok(Some(s.clone())),
-            Some(_) => Err(at(field, if required { "a non-empty string" } else { "a string" })),
+            Some(_) => Err(FileError::Invalid(at(
+                field,
+                if required { "a non-empty string" } else { "a string" },
+            ))),
         }
     };
     let name = text("name", true)?.unwrap_or_default();
@@ -279,20 +327,20 @@ fn config_profile(
     if let Some(url) = &base_url {
         normalize_url(url).ok_or_else(|| at("baseURL", "an http(s) URL"))?;
     } else if provider == Some(ProviderKind::OpenAiCompatible) {
-        return Err(at("baseURL", "set for an openai-compatible provider"));
+        return Err(FileError::Invalid(at("baseURL", "set for an openai-compatible provider")));
     } else if provider == Some(ProviderKind::Azure) {
-        return Err(at(
+        return Err(FileError::Invalid(at(
             "baseURL",
             "set for an azure provider (https://<resource>.openai.azure.com)",
-        ));
+        )));
     }
     let api_key = text("apiKey", false)?;
     let model = text("model", false)?.filter(|m| !m.trim().is_empty());
     if model.is_none() && provider == Some(ProviderKind::OpenAiCompatible) {
-        return Err(at(
+        return Err(FileError::Invalid(at(
             "model",
             "set for an openai-compatible provider (its server names its models)",
-        ));
+        )));
     }
     text("description", false)?;
     let max_output_tokens =
@@ -304,25 +352,25 @@ fn config_profile(
 /// One entry of `models`: `id` and `provider` (the vendor family) required; the API name
 /// defaults to the id, the limits to 128,000 and 4,096 tokens; without `prices` no cost is
 /// reported.
-fn model_spec(entry: &Value, i: usize, warnings: &mut Vec<String>) -> Result<ModelSpec, String> {
+fn model_spec(entry: &Value, i: usize, warnings: &mut Vec<String>) -> Result<ModelSpec, FileError> {
     let at = |field: &str, what: &str| format!("models[{i}].{field} must be {what}");
     let entry = entry.as_object().ok_or(format!("models[{i}] must be an object"))?;
     let place = format!("models[{i}].");
     warnings.extend(entry.keys().filter_map(|k| unknown_key(k, MODEL_KEYS, &place)));
-    let text = |field: &str| -> Result<Option<String>, String> {
+    let text = |field: &str| -> Result<Option<String>, FileError> {
         match entry.get(field) {
             None => Ok(None),
             Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.trim().to_string())),
-            Some(_) => Err(at(field, "a non-empty string")),
+            Some(_) => Err(FileError::Invalid(at(field, "a non-empty string"))),
         }
     };
-    let count = |field: &str, default: u64| -> Result<u64, String> {
+    let count = |field: &str, default: u64| -> Result<u64, FileError> {
         match entry.get(field) {
             None => Ok(default),
             Some(v) => v
                 .as_u64()
                 .filter(|n| (1..=100_000_000).contains(n))
-                .ok_or_else(|| at(field, "an integer from 1 to 100000000")),
+                .ok_or_else(|| FileError::Invalid(at(field, "an integer from 1 to 100000000"))),
         }
     };
     let id = text("id")?.ok_or_else(|| at("id", "a non-empty string"))?.to_ascii_lowercase();
@@ -330,7 +378,7 @@ fn model_spec(entry: &Value, i: usize, warnings: &mut Vec<String>) -> Result<Mod
         Some(Some(kind)) => {
             kind.family().ok_or_else(|| at("provider", "openai, anthropic or google"))?
         }
-        _ => return Err(at("provider", "openai, anthropic or google")),
+        _ => return Err(FileError::Invalid(at("provider", "openai, anthropic or google"))),
     };
     let aliases =
         aliases(entry.get("aliases")).ok_or_else(|| at("aliases", "an array of strings"))?;
@@ -343,7 +391,7 @@ fn model_spec(entry: &Value, i: usize, warnings: &mut Vec<String>) -> Result<Mod
             .ok_or_else(|| {
                 at("reasoningEfforts", "an array of none, minimal, low, medium, high, xhigh")
             })?,
-        Some(_) => return Err(at("reasoningEfforts", "an array of efforts")),
+        Some(_) => return Err(FileError::Invalid(at("reasoningEfforts", "an array of efforts"))),
     };
     let prices = prices(entry.get("prices")).map_err(|(field, what)| at(&field, what))?;
     Ok(ModelSpec {
@@ -401,23 +449,25 @@ fn prices(value: Option<&Value>) -> Result<Prices, (String, &'static str)> {
 }
 
 /// An `openaiApi` value: `chat` or `responses`.
-fn openai_api(value: Option<&Value>, place: &str) -> Result<Option<OpenAiApi>, String> {
+fn openai_api(value: Option<&Value>, place: &str) -> Result<Option<OpenAiApi>, FileError> {
     match value {
         None => Ok(None),
         Some(v) => match v.as_str().and_then(OpenAiApi::parse) {
             Some(api) => Ok(Some(api)),
-            None => Err(format!("{place} must be \"chat\" or \"responses\"")),
+            None => Err(FileError::Invalid(format!("{place} must be \"chat\" or \"responses\""))),
         },
     }
 }
 
 /// A `maxOutputTokens` value: a positive integer.
-fn output_limit(value: Option<&Value>, place: &str) -> Result<Option<u64>, String> {
+fn output_limit(value: Option<&Value>, place: &str) -> Result<Option<u64>, FileError> {
     match value {
         None => Ok(None),
         Some(v) => match v.as_u64().filter(|n| (1..=10_000_000).contains(n)) {
             Some(n) => Ok(Some(n)),
-            None => Err(format!("{place} must be an integer from 1 to 10000000")),
+            None => {
+                Err(FileError::Invalid(format!("{place} must be an integer from 1 to 10000000")))
+            }
         },
     }
 }
@@ -428,23 +478,25 @@ pub fn budget_in_range(dollars: f64) -> bool {
 }
 
 /// A `true`/`false` setting.
-fn switch(value: Option<&Value>, key: &str) -> Result<Option<bool>, String> {
+fn switch(value: Option<&Value>, key: &str) -> Result<Option<bool>, FileError> {
     match value {
         None => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(format!("{key} must be true or false")),
+        Some(_) => Err(FileError::Invalid(format!("{key} must be true or false"))),
     }
 }
 
 /// `addDirs`: absolute paths, or `~/...` (expanded when the run starts). A relative path would
 /// mean something different in every directory zero starts in, so it is refused.
-fn add_dirs(value: &Value) -> Result<Vec<PathBuf>, String> {
+fn add_dirs(value: &Value) -> Result<Vec<PathBuf>, FileError> {
     let list = value.as_array().ok_or("addDirs must be an array of absolute paths")?;
     list.iter()
         .enumerate()
         .map(|(i, dir)| match dir.as_str() {
             Some(d) if d.starts_with('/') || d.starts_with("~/") => Ok(PathBuf::from(d)),
-            _ => Err(format!("addDirs[{i}] must be an absolute path (or start with ~/)")),
+            _ => Err(FileError::Invalid(format!(
+                "addDirs[{i}] must be an absolute path (or start with ~/)"
+            ))),
         })
         .collect()
 }

@@ -153,18 +153,18 @@ mod tests {
     #[test]
     fn bad_values_in_the_file_name_their_key() {
         let err = |json: &str| crate::config::parse_config_bytes(json.as_bytes()).unwrap_err();
-        assert_eq!(err(r#"{"promptCache": "no"}"#), "promptCache must be true or false");
+        assert_eq!(err(r#"{"promptCache": "no"}"#), "promptCache must be true or false".into());
         assert_eq!(
             err(r#"{"maxBudgetUsd": 0}"#),
-            "maxBudgetUsd must be a number of dollars greater than 0 and at most 1000000"
+            "maxBudgetUsd must be a number of dollars greater than 0 and at most 1000000".into()
         );
         assert_eq!(
             err(r#"{"addDirs": ["rel/dir"]}"#),
-            "addDirs[0] must be an absolute path (or start with ~/)"
+            "addDirs[0] must be an absolute path (or start with ~/)".into()
         );
         assert_eq!(
             err(r#"{"contextWindow": 10}"#),
-            "contextWindow must be an integer from 1000 to 100000000"
+            "contextWindow must be an integer from 1000 to 100000000".into()
         );
     }
 }

@@ -394,10 +394,10 @@ fn the_sandbox_keys_are_read_and_checked() {
     assert!(config.warnings.is_empty());
     assert_eq!(
         super::parse_config_bytes(br#"{"sandbox": "strict"}"#).unwrap_err(),
-        "sandbox must be \"off\", \"read-only\" or \"workspace-write\""
+        "sandbox must be \"off\", \"read-only\" or \"workspace-write\"".into()
     );
     assert_eq!(
         super::parse_config_bytes(br#"{"sandboxNetwork": false}"#).unwrap_err(),
-        "sandboxNetwork must be \"on\" or \"off\""
+        "sandboxNetwork must be \"on\" or \"off\"".into()
     );
 }

@@ -78,13 +78,55 @@ pub fn valid_name(name: &str) -> bool {
         && !name.contains("__")
 }
 
+/// What is wrong with an MCP configuration, by kind; the message names the source and field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpConfigError {
+    /// A `--mcp-config` file cannot be read (missing, not a regular file, too large, not UTF-8).
+    Unreadable(String),
+    /// It is not JSON.
+    NotJson(String),
+    /// A server's field is not what it may be.
+    Invalid(String),
+}
+
+crate::error::message_error!(McpConfigError: Unreadable, NotJson, Invalid);
+
+impl McpConfigError {
+    /// The same error, its message prefixed with where it was found.
+    fn within(self, at: &str) -> McpConfigError {
+        let prefix = |message: String| format!("{at}: {message}");
+        match self {
+            McpConfigError::Unreadable(m) => McpConfigError::Unreadable(prefix(m)),
+            McpConfigError::NotJson(m) => McpConfigError::NotJson(prefix(m)),
+            McpConfigError::Invalid(m) => McpConfigError::Invalid(prefix(m)),
+        }
+    }
+}
+
+/// A field's check says what is wrong with it in words: those are `Invalid`.
+impl From<String> for McpConfigError {
+    fn from(message: String) -> McpConfigError {
+        McpConfigError::Invalid(message)
+    }
+}
+
+impl From<&str> for McpConfigError {
+    fn from(message: &str) -> McpConfigError {
+        McpConfigError::Invalid(message.to_string())
+    }
+}
+
 /// Zero's environment, as the expansions read it.
 pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// Expands `${VAR}` and `${VAR:-default}` from the environment; an unset or empty variable
 /// without a default is an error naming it. `$` not followed by `{` stays as it is. A default
 /// is written in the configuration, so it is not a secret; an expanded variable's value is.
-fn expand(text: &str, env: Lookup<'_>, secrets: &mut Vec<String>) -> Result<String, String> {
+fn expand(
+    text: &str,
+    env: Lookup<'_>,
+    secrets: &mut Vec<String>,
+) -> Result<String, McpConfigError> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -104,7 +146,11 @@ fn expand(text: &str, env: Lookup<'_>, secrets: &mut Vec<String>) -> Result<Stri
                 value
             }
             (None, Some(default)) => default.to_string(),
-            (None, None) => return Err(format!("the variable {name} is not set (or is empty)")),
+            (None, None) => {
+                return Err(McpConfigError::Invalid(format!(
+                    "the variable {name} is not set (or is empty)"
+                )))
+            }
         };
         out.push_str(&value);
         rest = &after[end + 1..];
@@ -126,7 +172,7 @@ pub fn resolve(
     user: Option<(&Value, &str)>,
     env: Lookup<'_>,
     started_in: &std::path::Path,
-) -> Result<Servers, String> {
+) -> Result<Servers, McpConfigError> {
     let mut servers = Servers::default();
     if let (Some((value, path)), false) = (user, strict) {
         let wrapped = serde_json::json!({ "mcpServers": value });
@@ -139,43 +185,52 @@ pub fn resolve(
         } else {
             let path = started_in.join(flag);
             let origin = format!("--mcp-config {}", path.display());
-            (origin.clone(), read_file(&path).map_err(|why| format!("{origin}: {why}"))?)
+            (origin.clone(), read_file(&path).map_err(|why| why.within(&origin))?)
         };
-        let value: Value =
-            serde_json::from_str(&text).map_err(|err| format!("{origin}: not JSON: {err}"))?;
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|err| McpConfigError::NotJson(format!("{origin}: not JSON: {err}")))?;
         add_servers(&mut servers, &value, &origin, env)?;
     }
     Ok(servers)
 }
 
 /// A configuration file: regular, at most 1 MiB, UTF-8.
-fn read_file(path: &std::path::Path) -> Result<String, String> {
+fn read_file(path: &std::path::Path) -> Result<String, McpConfigError> {
     use std::io::Read;
     // Looked at before it is opened: opening a FIFO would wait for a writer.
     match std::fs::metadata(path) {
-        Ok(meta) if !meta.is_file() => return Err("not a regular file".to_string()),
+        Ok(meta) if !meta.is_file() => {
+            return Err(McpConfigError::Unreadable("not a regular file".to_string()))
+        }
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            return Err("no such file".to_string())
+            return Err(McpConfigError::Unreadable("no such file".to_string()))
         }
         _ => {}
     }
-    let file = std::fs::File::open(path).map_err(|err| match err.kind() {
-        std::io::ErrorKind::NotFound => "no such file".to_string(),
-        _ => crate::net::http::io_text(&err),
+    let file = std::fs::File::open(path).map_err(|err| {
+        McpConfigError::Unreadable(match err.kind() {
+            std::io::ErrorKind::NotFound => "no such file".to_string(),
+            _ => crate::net::http::io_text(&err),
+        })
     })?;
-    let meta = file.metadata().map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| McpConfigError::Unreadable(e.to_string()))?;
     if !meta.is_file() {
-        return Err("not a regular file".to_string());
+        return Err(McpConfigError::Unreadable("not a regular file".to_string()));
     }
     if meta.len() > MAX_FILE_BYTES {
-        return Err(format!("{} bytes, over the limit of 1 MiB", meta.len()));
+        return Err(McpConfigError::Unreadable(format!(
+            "{} bytes, over the limit of 1 MiB",
+            meta.len()
+        )));
     }
     let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| McpConfigError::Unreadable(e.to_string()))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err("over the limit of 1 MiB".to_string());
+        return Err(McpConfigError::Unreadable("over the limit of 1 MiB".to_string()));
     }
-    String::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())
+    String::from_utf8(bytes).map_err(|_| McpConfigError::Unreadable("not UTF-8".to_string()))
 }
 
 /// The `mcpServers` object of one source (`origin` names it in errors); later sources replace
@@ -185,18 +240,24 @@ pub fn add_servers(
     value: &Value,
     origin: &str,
     env: Lookup<'_>,
-) -> Result<(), String> {
+) -> Result<(), McpConfigError> {
     let Some(object) = value.as_object() else {
-        return Err(format!("{origin}: expected a JSON object with mcpServers"));
+        return Err(McpConfigError::Invalid(format!(
+            "{origin}: expected a JSON object with mcpServers"
+        )));
     };
     let servers = match object.get("mcpServers") {
         Some(Value::Object(map)) => map,
-        Some(_) => return Err(format!("{origin}: mcpServers must be an object of servers")),
-        None => return Err(format!("{origin}: no mcpServers object")),
+        Some(_) => {
+            return Err(McpConfigError::Invalid(format!(
+                "{origin}: mcpServers must be an object of servers"
+            )))
+        }
+        None => return Err(McpConfigError::Invalid(format!("{origin}: no mcpServers object"))),
     };
     for (name, server) in servers {
         let config = server_config(name, server, env, &mut into.secrets)
-            .map_err(|e| format!("{origin}: mcpServers.{name}: {e}"))?;
+            .map_err(|e| e.within(&format!("{origin}: mcpServers.{name}")))?;
         into.servers.retain(|s| s.name != config.name);
         into.servers.push(config);
     }
@@ -208,24 +269,24 @@ fn server_config(
     value: &Value,
     env: Lookup<'_>,
     secrets: &mut Vec<String>,
-) -> Result<ServerConfig, String> {
+) -> Result<ServerConfig, McpConfigError> {
     if !valid_name(name) {
-        return Err(
-            "a server name is 1 to 32 letters, digits, '_' or '-', without \"__\"".to_string()
-        );
+        return Err(McpConfigError::Invalid(
+            "a server name is 1 to 32 letters, digits, '_' or '-', without \"__\"".to_string(),
+        ));
     }
     let map = value.as_object().ok_or("must be an object")?;
     if let Some(key) = map.keys().find(|k| !SERVER_KEYS.contains(&k.as_str())) {
-        return Err(format!(
+        return Err(McpConfigError::Invalid(format!(
             "unknown field \"{key}\"{}",
             crate::text::did_you_mean(key, SERVER_KEYS)
-        ));
+        )));
     }
     let transport = transport(map, env, secrets)?;
     let flag = |key: &str| match map.get(key) {
         None => Ok(false),
         Some(Value::Bool(b)) => Ok(*b),
-        Some(_) => Err(format!("{key} must be true or false")),
+        Some(_) => Err(McpConfigError::Invalid(format!("{key} must be true or false"))),
     };
     let millis = |key: &str, default: u64| match map.get(key) {
         None => Ok(Duration::from_millis(default)),
@@ -256,12 +317,12 @@ fn transport(
     map: &serde_json::Map<String, Value>,
     env: Lookup<'_>,
     secrets: &mut Vec<String>,
-) -> Result<Transport, String> {
-    let text = |key: &str| -> Result<Option<&str>, String> {
+) -> Result<Transport, McpConfigError> {
+    let text = |key: &str| -> Result<Option<&str>, McpConfigError> {
         match map.get(key) {
             None => Ok(None),
             Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s)),
-            Some(_) => Err(format!("{key} must be a non-empty string")),
+            Some(_) => Err(McpConfigError::Invalid(format!("{key} must be a non-empty string"))),
         }
     };
     let kind = text("type")?.unwrap_or(if map.contains_key("url") { "http" } else { "stdio" });
@@ -274,9 +335,9 @@ fn transport(
                 .collect::<Result<_, _>>()?;
             let cwd = text("cwd")?.map(PathBuf::from);
             if map.contains_key("url") || map.contains_key("headers") {
-                return Err(
-                    "url and headers belong to an http server (\"type\": \"http\")".to_string()
-                );
+                return Err(McpConfigError::Invalid(
+                    "url and headers belong to an http server (\"type\": \"http\")".to_string(),
+                ));
             }
             Ok(Transport::Stdio {
                 command: expand(command, env, secrets)?,
@@ -289,14 +350,20 @@ fn transport(
             let url =
                 expand(text("url")?.ok_or("url is required for an http server")?, env, secrets)?;
             if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err("url must be an http:// or https:// URL".to_string());
+                return Err(McpConfigError::Invalid(
+                    "url must be an http:// or https:// URL".to_string(),
+                ));
             }
             if ["command", "args", "env", "cwd"].iter().any(|k| map.contains_key(*k)) {
-                return Err("command, args, env and cwd belong to a stdio server".to_string());
+                return Err(McpConfigError::Invalid(
+                    "command, args, env and cwd belong to a stdio server".to_string(),
+                ));
             }
             Ok(Transport::Http { url, headers: pairs(map, "headers", env, secrets)? })
         }
-        other => Err(format!("type must be \"stdio\" or \"http\", not \"{other}\"")),
+        other => Err(McpConfigError::Invalid(format!(
+            "type must be \"stdio\" or \"http\", not \"{other}\""
+        ))),
     }
 }
 
@@ -332,16 +399,18 @@ fn literal_secrets(transport: &Transport, secrets: &mut Vec<String>) {
 }
 
 /// A list of strings (none when absent).
-fn strings(map: &Map<String, Value>, key: &str) -> Result<Vec<String>, String> {
+fn strings(map: &Map<String, Value>, key: &str) -> Result<Vec<String>, McpConfigError> {
     match map.get(key) {
         None => Ok(Vec::new()),
         Some(Value::Array(items)) => items
             .iter()
             .map(|v| {
-                v.as_str().map(str::to_string).ok_or(format!("{key} must be an array of strings"))
+                v.as_str().map(str::to_string).ok_or_else(|| {
+                    McpConfigError::Invalid(format!("{key} must be an array of strings"))
+                })
             })
             .collect(),
-        Some(_) => Err(format!("{key} must be an array of strings")),
+        Some(_) => Err(McpConfigError::Invalid(format!("{key} must be an array of strings"))),
     }
 }
 
@@ -351,17 +420,17 @@ fn pairs(
     key: &str,
     env: Lookup<'_>,
     secrets: &mut Vec<String>,
-) -> Result<Vec<(String, String)>, String> {
+) -> Result<Vec<(String, String)>, McpConfigError> {
     match map.get(key) {
         None => Ok(Vec::new()),
         Some(Value::Object(values)) => values
             .iter()
             .map(|(name, value)| match value {
                 Value::String(s) => Ok((name.clone(), expand(s, env, secrets)?)),
-                _ => Err(format!("{key}.{name} must be a string")),
+                _ => Err(McpConfigError::Invalid(format!("{key}.{name} must be a string"))),
             })
             .collect(),
-        Some(_) => Err(format!("{key} must be an object of strings")),
+        Some(_) => Err(McpConfigError::Invalid(format!("{key} must be an object of strings"))),
     }
 }
 
@@ -378,7 +447,7 @@ mod tests {
         }
     }
 
-    fn parse(value: Value) -> Result<Servers, String> {
+    fn parse(value: Value) -> Result<Servers, McpConfigError> {
         let mut servers = Servers::default();
         add_servers(&mut servers, &value, "--mcp-config", &env)?;
         Ok(servers)
@@ -423,36 +492,38 @@ mod tests {
         let err = |v: Value| parse(v).unwrap_err();
         assert_eq!(
             err(json!({"mcpServers": {"a b": {"command": "x"}}})),
-            "--mcp-config: mcpServers.a b: a server name is 1 to 32 letters, digits, '_' or '-', without \"__\""
+            "--mcp-config: mcpServers.a b: a server name is 1 to 32 letters, digits, '_' or '-', without \"__\"".into()
         );
         assert_eq!(
             err(json!({"mcpServers": {"s": {"comand": "x"}}})),
             "--mcp-config: mcpServers.s: unknown field \"comand\" (did you mean \"command\"?)"
+                .into()
         );
         assert_eq!(
             err(json!({"mcpServers": {"s": {"args": []}}})),
-            "--mcp-config: mcpServers.s: command is required for a stdio server"
+            "--mcp-config: mcpServers.s: command is required for a stdio server".into()
         );
         assert_eq!(
             err(json!({"mcpServers": {"s": {"command": "${NOPE}"}}})),
-            "--mcp-config: mcpServers.s: the variable NOPE is not set (or is empty)"
+            "--mcp-config: mcpServers.s: the variable NOPE is not set (or is empty)".into()
         );
         assert_eq!(
             err(json!({"mcpServers": {"s": {"type": "http", "url": "ftp://x"}}})),
-            "--mcp-config: mcpServers.s: url must be an http:// or https:// URL"
+            "--mcp-config: mcpServers.s: url must be an http:// or https:// URL".into()
         );
         assert_eq!(
             err(json!({"mcpServers": {"s": {"command": "x", "toolTimeoutMs": 0}}})),
             "--mcp-config: mcpServers.s: toolTimeoutMs must be milliseconds from 1 to 86400000"
+                .into()
         );
         assert_eq!(
             err(json!({"mcpServers": {"s": {"type": "sse", "url": "http://x"}}})),
-            "--mcp-config: mcpServers.s: type must be \"stdio\" or \"http\", not \"sse\""
+            "--mcp-config: mcpServers.s: type must be \"stdio\" or \"http\", not \"sse\"".into()
         );
-        assert_eq!(err(json!({"servers": {}})), "--mcp-config: no mcpServers object");
+        assert_eq!(err(json!({"servers": {}})), "--mcp-config: no mcpServers object".into());
         assert_eq!(
             err(json!({"mcpServers": {"s": {"command": "x", "env": {"A": 1}}}})),
-            "--mcp-config: mcpServers.s: env.A must be a string"
+            "--mcp-config: mcpServers.s: env.A must be a string".into()
         );
     }
 

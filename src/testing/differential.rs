@@ -134,7 +134,11 @@ fn git_apply(dir: &std::path::Path, target: &str, patch: &str) -> Option<String>
     std::fs::write(work.join("f"), target).unwrap();
     std::fs::write(dir.join("p.diff"), patch).unwrap();
     let p = dir.join("p.diff");
-    let out = git(&work, &["apply", "--unidiff-zero", p.to_str().unwrap()])?;
+    let out = std::process::Command::new("git")
+        .args(["apply", "--unidiff-zero", p.to_str().unwrap()])
+        .current_dir(&work)
+        .output()
+        .unwrap_or_else(|err| panic!("git apply: {err}"));
     out.status.success().then(|| std::fs::read_to_string(work.join("f")).unwrap())
 }
 
@@ -162,7 +166,12 @@ fn apply_patch_agrees_with_git_apply_on_generated_patches() {
         std::fs::write(dir.join("old/f"), &before).unwrap();
         std::fs::write(dir.join("new/f"), &after).unwrap();
         let context = format!("-U{}", 1 + rng.below(3));
-        let diff = git(&dir.path, &["diff", "--no-index", &context, "old/f", "new/f"]).unwrap();
+        let args = ["diff", "--no-index", &context, "old/f", "new/f"];
+        let diff = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&dir.path)
+            .output()
+            .unwrap_or_else(|err| panic!("git diff: {err}"));
         let patch = String::from_utf8(diff.stdout)
             .unwrap()
             .replace("a/old/f", "a/f")

@@ -339,6 +339,7 @@ fn fuzz_stream_json_input_validator() {
             Ok(prompt) => assert!(!prompt.text.trim().is_empty() || !prompt.images.is_empty()),
             Err(err) => {
                 let message = err.to_string();
+                let message = message.to_string();
                 assert!(!message.contains('\n'), "multi-line error {message:?}");
                 assert!(
                     message.starts_with("Invalid stream-json input at line ")
@@ -594,6 +595,7 @@ fn fuzz_config_file_parser() {
     campaign("config file", 10_000, |rng| {
         let bytes = sample(rng, samples, JSON_DICT);
         if let Err(message) = crate::config::parse_config_bytes(&bytes) {
+            let message = message.to_string();
             assert!(!message.contains('\n'), "multi-line error {message:?}");
         }
     });

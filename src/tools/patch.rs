@@ -56,8 +56,30 @@ struct FilePatch {
     hunks: Vec<Hunk>,
 }
 
+/// Why a patch was not applied, by kind; each message names the line, hunk or file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PatchError {
+    /// The text is not a unified diff zero reads.
+    Malformed(String),
+    /// It does not fit the files as they are: a hunk's lines are not there, a file to create
+    /// exists, a file to delete keeps lines.
+    Conflict(String),
+    /// A path it names cannot be used (outside the workspace, read-only, a link).
+    Path(String),
+    /// Writing failed; everything was put back as it was.
+    Write(String),
+}
+
+crate::error::message_error!(PatchError: Malformed, Conflict, Path, Write);
+
+impl From<PathError> for PatchError {
+    fn from(err: PathError) -> PatchError {
+        PatchError::Path(err.to_string())
+    }
+}
+
 /// Parses a unified diff (plain or git-style) into per-file patches.
-fn parse(patch: &str) -> Result<Vec<FilePatch>, String> {
+fn parse(patch: &str) -> Result<Vec<FilePatch>, PatchError> {
     let lines: Vec<&str> = patch.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
     let mut files: Vec<FilePatch> = Vec::new();
     let mut i = 0;
@@ -65,10 +87,10 @@ fn parse(patch: &str) -> Result<Vec<FilePatch>, String> {
         let line = lines[i];
         if let Some(old) = line.strip_prefix("--- ") {
             let Some(new) = lines.get(i + 1).and_then(|l| l.strip_prefix("+++ ")) else {
-                return Err(format!(
+                return Err(PatchError::Malformed(format!(
                     "line {}: \"--- \" header without a \"+++ \" line after it",
                     i + 1
-                ));
+                )));
             };
             files.push(FilePatch {
                 old: header_path(old),
@@ -80,7 +102,10 @@ fn parse(patch: &str) -> Result<Vec<FilePatch>, String> {
         }
         if line.starts_with("@@") {
             let Some(file) = files.last_mut() else {
-                return Err(format!("line {}: hunk before any ---/+++ file header", i + 1));
+                return Err(PatchError::Malformed(format!(
+                    "line {}: hunk before any ---/+++ file header",
+                    i + 1
+                )));
             };
             let (hunk, next) = parse_hunk(&lines, i)?;
             file.hunks.push(hunk);
@@ -91,17 +116,22 @@ fn parse(patch: &str) -> Result<Vec<FilePatch>, String> {
         i += 1;
     }
     if files.is_empty() {
-        return Err(
+        return Err(PatchError::Malformed(
             "no file changes found: expected a unified diff with ---/+++ headers and @@ hunks"
                 .to_string(),
-        );
+        ));
     }
     for file in &files {
         if file.old.is_none() && file.new.is_none() {
-            return Err("a file header names /dev/null on both sides".to_string());
+            return Err(PatchError::Malformed(
+                "a file header names /dev/null on both sides".to_string(),
+            ));
         }
         if file.hunks.is_empty() && file.new.is_some() {
-            return Err(format!("{} has no @@ hunks", file.new.as_deref().unwrap_or_default()));
+            return Err(PatchError::Malformed(format!(
+                "{} has no @@ hunks",
+                file.new.as_deref().unwrap_or_default()
+            )));
         }
     }
     Ok(files)
@@ -118,9 +148,10 @@ fn header_path(raw: &str) -> Option<String> {
     Some(path.to_string())
 }
 
-fn parse_hunk(lines: &[&str], at: usize) -> Result<(Hunk, usize), String> {
+fn parse_hunk(lines: &[&str], at: usize) -> Result<(Hunk, usize), PatchError> {
     let header = lines[at];
-    let bad = || format!("line {}: malformed hunk header {header:?}", at + 1);
+    let bad =
+        || PatchError::Malformed(format!("line {}: malformed hunk header {header:?}", at + 1));
     let inner = header.strip_prefix("@@ ").and_then(|h| h.split(" @@").next()).ok_or_else(bad)?;
     let mut ranges = inner.split_whitespace();
     let range = |s: Option<&str>, sign: char| -> Option<(usize, usize)> {
@@ -162,16 +193,18 @@ fn parse_hunk(lines: &[&str], at: usize) -> Result<(Hunk, usize), String> {
             }
             Some('\\') => {}
             _ => {
-                return Err(format!(
+                return Err(PatchError::Malformed(format!(
                     "line {}: hunk {header:?} ends early: {old_left} old and {new_left} new lines were still expected",
                     i + 1
-                ))
+                )))
             }
         }
         i += 1;
     }
     if old_left > 0 || new_left > 0 {
-        return Err(format!("hunk {header:?} is cut off before its last line"));
+        return Err(PatchError::Malformed(format!(
+            "hunk {header:?} is cut off before its last line"
+        )));
     }
     // A "no newline" marker refers to the line just before it.
     while let Some(line) = lines.get(i).filter(|l| l.starts_with('\\')) {
@@ -191,7 +224,7 @@ fn parse_hunk(lines: &[&str], at: usize) -> Result<(Hunk, usize), String> {
 
 /// Parses a patch and applies its first file's hunks to `content` in memory (for the fuzzer).
 #[cfg(test)]
-pub(crate) fn apply_text(content: &str, patch: &str) -> Result<String, String> {
+pub(crate) fn apply_text(content: &str, patch: &str) -> Result<String, PatchError> {
     let files = parse(patch)?;
     let mut text = Text::parse(content);
     apply_hunks(&mut text, &files[0].hunks, "fuzz")?;
@@ -224,7 +257,7 @@ impl Text {
 }
 
 /// Applies one file's hunks to its text.
-fn apply_hunks(text: &mut Text, hunks: &[Hunk], shown: &str) -> Result<(), String> {
+fn apply_hunks(text: &mut Text, hunks: &[Hunk], shown: &str) -> Result<(), PatchError> {
     let mut offset: isize = 0;
     for (n, hunk) in hunks.iter().enumerate() {
         let old: Vec<&str> = hunk
@@ -248,19 +281,27 @@ fn apply_hunks(text: &mut Text, hunks: &[Hunk], shown: &str) -> Result<(), Strin
         let at = find_block(&text.lines, &old, wanted, |a, b| a == b)
             .or_else(|| find_block(&text.lines, &old, wanted, |a, b| a.trim_end() == b.trim_end()));
         let Some(at) = at else {
-            return Err(mismatch(text, &old, wanted, n + 1, hunks.len(), &hunk.header, shown));
+            return Err(PatchError::Conflict(mismatch(
+                text,
+                &old,
+                wanted,
+                n + 1,
+                hunks.len(),
+                &hunk.header,
+                shown,
+            )));
         };
         // "\ No newline at end of file" says the hunk ends the file: where the file goes on
         // after it, the patch was made for another file (git would glue the lines together).
         let ends_file = hunk.old_no_newline || hunk.new_no_newline;
         if ends_file && at + old.len() != text.lines.len() {
-            return Err(format!(
+            return Err(PatchError::Conflict(format!(
                 "hunk {} of {} ({}) does not apply to {shown}: it ends the file (\"\\ No newline at end of file\"), but the file goes on after line {}",
                 n + 1,
                 hunks.len(),
                 hunk.header,
                 at + old.len()
-            ));
+            )));
         }
         text.lines.splice(at..at + old.len(), new.iter().cloned());
         offset += new.len() as isize - old.len() as isize;
@@ -353,15 +394,14 @@ impl Plan {
     }
 
     /// The text of an existing file, as earlier sections of this patch left it.
-    fn current(&mut self, place: Place, shown: &str) -> Result<String, String> {
+    fn current(&mut self, place: Place, shown: &str) -> Result<String, PatchError> {
         if let Some(target) = self.find(&place) {
-            return target
-                .content
-                .clone()
-                .ok_or_else(|| format!("{shown} is deleted earlier in this patch"));
+            return target.content.clone().ok_or_else(|| {
+                PatchError::Conflict(format!("{shown} is deleted earlier in this patch"))
+            });
         }
-        let (text, meta) =
-            read_for_edit(&place).map_err(|e| format!("cannot read {shown}: {e}"))?;
+        let (text, meta) = read_for_edit(&place)
+            .map_err(|e| PatchError::Path(format!("cannot read {shown}: {e}")))?;
         super::files::refuse_read_only(&place, &meta, shown)?;
         self.targets.push(Target {
             place,
@@ -378,18 +418,24 @@ impl Plan {
     }
 
     /// A new file: nothing may be there (unless this patch deletes it first).
-    fn create(&mut self, place: Place, content: String, shown: &str) -> Result<(), String> {
+    fn create(&mut self, place: Place, content: String, shown: &str) -> Result<(), PatchError> {
         if let Some(target) = self.find(&place) {
             if target.content.is_some() {
-                return Err(format!("cannot create {shown}: it already exists"));
+                return Err(PatchError::Conflict(format!(
+                    "cannot create {shown}: it already exists"
+                )));
             }
             target.content = Some(content);
             return Ok(());
         }
         match place.kind() {
             Ok(None) => {}
-            Ok(Some(_)) => return Err(format!("cannot create {shown}: it already exists")),
-            Err(e) => return Err(format!("cannot create {shown}: {e}")),
+            Ok(Some(_)) => {
+                return Err(PatchError::Conflict(format!(
+                    "cannot create {shown}: it already exists"
+                )))
+            }
+            Err(e) => return Err(PatchError::Path(format!("cannot create {shown}: {e}"))),
         }
         self.targets.push(Target { place, original: None, content: Some(content) });
         Ok(())
@@ -401,18 +447,18 @@ pub(super) fn apply_patch(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, Ar
     let fail = |detail: String| Ok(Outcome::error(format!("Error applying patch: {detail}")));
     let base = match patch_base(ws, args.string("cwd")?) {
         Ok(base) => base,
-        Err(e) => return fail(e),
+        Err(e) => return fail(e.to_string()),
     };
     let files = match parse(patch) {
         Ok(files) => files,
-        Err(e) => return fail(e),
+        Err(e) => return fail(e.to_string()),
     };
     // 1. Everything is checked and computed before anything is written.
     let mut plan = Plan::default();
     let mut summary = Vec::new();
     for file in &files {
         if let Err(e) = plan.add(ws, base.as_ref(), file, &mut summary) {
-            return fail(e);
+            return fail(e.to_string());
         }
     }
     // 2. Then written as one change: staged, renamed into place, deleted last; on any
@@ -428,12 +474,17 @@ pub(super) fn apply_patch(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, Ar
 
 /// The directory the patch's paths are relative to: `cwd`, which must be inside the
 /// workspace, else its root.
-fn patch_base(ws: &Workspace, cwd: Option<&str>) -> Result<Option<Place>, String> {
+fn patch_base(ws: &Workspace, cwd: Option<&str>) -> Result<Option<Place>, PatchError> {
     let Some(cwd) = cwd else { return Ok(None) };
     match ws.open_dir(None, cwd) {
         Ok((place, _)) => Ok(Some(place)),
-        Err(PathError::NotADirectory(_)) => Err(format!("cwd {cwd:?} is not a directory")),
-        Err(_) => Err(format!("cwd must stay inside the workspace ({})", ws.root().display())),
+        Err(PathError::NotADirectory(_)) => {
+            Err(PatchError::Path(format!("cwd {cwd:?} is not a directory")))
+        }
+        Err(_) => Err(PatchError::Path(format!(
+            "cwd must stay inside the workspace ({})",
+            ws.root().display()
+        ))),
     }
 }
 
@@ -446,10 +497,10 @@ impl Plan {
         base: Option<&Place>,
         file: &FilePatch,
         summary: &mut Vec<String>,
-    ) -> Result<(), String> {
+    ) -> Result<(), PatchError> {
         let locate =
             |p: &str, follow: bool, parents: Parents| ws.locate_from(base, p, follow, parents);
-        let applied = |text: String, shown: &str| -> Result<String, String> {
+        let applied = |text: String, shown: &str| -> Result<String, PatchError> {
             let mut text = Text::parse(&text);
             apply_hunks(&mut text, &file.hunks, shown)?;
             Ok(text.render())
@@ -464,15 +515,17 @@ impl Plan {
             (Some(old), None) => {
                 let place = locate(old, false, Parents::Existing)?;
                 if matches!(place.kind(), Ok(Some((Kind::Symlink, _)))) {
-                    return Err(format!("cannot delete {old}: it is a symbolic link"));
+                    return Err(PatchError::Path(format!(
+                        "cannot delete {old}: it is a symbolic link"
+                    )));
                 }
                 let text = self.current(place.clone(), old)?;
                 let mut left = Text::parse(&text);
                 apply_hunks(&mut left, &file.hunks, old)?;
                 if !left.lines.is_empty() {
-                    return Err(format!(
+                    return Err(PatchError::Conflict(format!(
                         "cannot delete {old}: the patch does not remove all of its lines"
-                    ));
+                    )));
                 }
                 summary.push(format!("D {old}"));
                 self.set(&place, None);
@@ -492,7 +545,9 @@ impl Plan {
                 self.set(&from, None);
                 self.create(to, content, new)
             }
-            (None, None) => Err("a file header names /dev/null on both sides".to_string()),
+            (None, None) => Err(PatchError::Malformed(
+                "a file header names /dev/null on both sides".to_string(),
+            )),
         }
     }
 }
@@ -507,7 +562,7 @@ struct Undo {
     changed: Vec<usize>,
 }
 
-fn commit(plan: &Plan) -> Result<(), String> {
+fn commit(plan: &Plan) -> Result<(), PatchError> {
     let mut undo = Undo::default();
     let result = stage_and_apply(plan, &mut undo);
     if result.is_err() {
@@ -516,7 +571,7 @@ fn commit(plan: &Plan) -> Result<(), String> {
     result
 }
 
-fn stage_and_apply(plan: &Plan, undo: &mut Undo) -> Result<(), String> {
+fn stage_and_apply(plan: &Plan, undo: &mut Undo) -> Result<(), PatchError> {
     let shown = |t: &Target| t.place.shown();
     // New content: new files are created (O_EXCL) with their directories, replacements are
     // written to temporary files beside the files they replace.
@@ -529,7 +584,7 @@ fn stage_and_apply(plan: &Plan, undo: &mut Undo) -> Result<(), String> {
         match &target.original {
             Some((_, meta)) => {
                 let temp = write_temp(&target.place.dir, content.as_bytes(), meta.mode() & 0o7777)
-                    .map_err(|e| format!("{}: {e}", shown(target)))?;
+                    .map_err(|e| PatchError::Write(format!("{}: {e}", shown(target))))?;
                 undo.temps.push((target.place.dir.clone(), temp.clone()));
                 staged.push(Some(temp));
             }
@@ -539,15 +594,16 @@ fn stage_and_apply(plan: &Plan, undo: &mut Undo) -> Result<(), String> {
                     match dir.mkdir(missing, 0o777) {
                         Ok(()) => undo.dirs.push((dir.clone(), missing.clone())),
                         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                        Err(e) => return Err(format!("{}: {e}", shown(target))),
+                        Err(e) => return Err(PatchError::Write(format!("{}: {e}", shown(target)))),
                     }
                     dir = Arc::new(
-                        dir.open_dir(missing).map_err(|e| format!("{}: {e}", shown(target)))?,
+                        dir.open_dir(missing)
+                            .map_err(|e| PatchError::Write(format!("{}: {e}", shown(target))))?,
                     );
                 }
                 let place = Place { dir: dir.clone(), missing: Vec::new(), ..target.place.clone() };
                 workspace::create(&place, content.as_bytes())
-                    .map_err(|e| format!("{}: {e}", shown(target)))?;
+                    .map_err(|e| PatchError::Write(format!("{}: {e}", shown(target))))?;
                 undo.created.push((dir, name.clone()));
                 staged.push(None);
             }
@@ -560,7 +616,7 @@ fn stage_and_apply(plan: &Plan, undo: &mut Undo) -> Result<(), String> {
             .place
             .dir
             .rename(temp, &target.place.dir, name)
-            .map_err(|e| format!("{}: {e}", shown(target)))?;
+            .map_err(|e| PatchError::Write(format!("{}: {e}", shown(target))))?;
         undo.temps.retain(|(_, t)| t != temp);
         undo.changed.push(i);
     }
@@ -570,7 +626,11 @@ fn stage_and_apply(plan: &Plan, undo: &mut Undo) -> Result<(), String> {
             continue;
         }
         let Some(name) = &target.place.name else { continue };
-        target.place.dir.unlink(name).map_err(|e| format!("{}: {e}", shown(target)))?;
+        target
+            .place
+            .dir
+            .unlink(name)
+            .map_err(|e| PatchError::Write(format!("{}: {e}", shown(target))))?;
         undo.changed.push(i);
     }
     Ok(())
@@ -636,13 +696,15 @@ mod tests {
 
     #[test]
     fn malformed_patches_are_explained() {
-        assert!(parse("just prose").unwrap_err().starts_with("no file changes found"));
-        assert!(parse("--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n")
-            .unwrap_err()
-            .contains("were still expected"));
-        assert!(parse("@@ -1 +1 @@\n-a\n+b\n").unwrap_err().contains("hunk before any"));
-        assert!(parse("--- a/x\n+++ b/x\n@@ bogus @@\n")
-            .unwrap_err()
-            .contains("malformed hunk header"));
+        let malformed = |patch: &str| match parse(patch) {
+            Err(PatchError::Malformed(message)) => message,
+            other => panic!("not malformed: {other:?}"),
+        };
+        assert!(malformed("just prose").starts_with("no file changes found"));
+        assert!(
+            malformed("--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n").contains("were still expected")
+        );
+        assert!(malformed("@@ -1 +1 @@\n-a\n+b\n").contains("hunk before any"));
+        assert!(malformed("--- a/x\n+++ b/x\n@@ bogus @@\n").contains("malformed hunk header"));
     }
 }

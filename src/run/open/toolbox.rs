@@ -86,7 +86,7 @@ pub(super) fn mcp_servers(
         &lookup,
         started_in,
     )
-    .map_err(Failure::Config)
+    .map_err(|err| Failure::Config(err.to_string()))
 }
 
 /// Starts the run's MCP servers, all at once, and gives their tools to the toolbox. Schema 2
