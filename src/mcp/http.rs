@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::wire::LinkError;
 use super::wire::{self, MAX_MESSAGE_BYTES};
 use crate::net::http::Http;
 use crate::net::sse::{Frame, SseReader};
@@ -190,10 +191,13 @@ impl HttpLink {
         Notifier(self.endpoint.clone())
     }
 
-    pub fn new(http: Http, url: &str, headers: &[(String, String)]) -> Result<HttpLink, String> {
-        let (wake, wake_writer) = UnixStream::pair().map_err(|e| format!("cannot set up: {e}"))?;
-        wake.set_nonblocking(true).map_err(|e| format!("cannot set up: {e}"))?;
-        wake_writer.set_nonblocking(true).map_err(|e| format!("cannot set up: {e}"))?;
+    pub fn new(http: Http, url: &str, headers: &[(String, String)]) -> Result<HttpLink, LinkError> {
+        let (wake, wake_writer) =
+            UnixStream::pair().map_err(|e| LinkError::Setup(format!("cannot set up: {e}")))?;
+        wake.set_nonblocking(true).map_err(|e| LinkError::Setup(format!("cannot set up: {e}")))?;
+        wake_writer
+            .set_nonblocking(true)
+            .map_err(|e| LinkError::Setup(format!("cannot set up: {e}")))?;
         let (sender, inbox) = sync_channel(INBOX);
         let link = HttpLink {
             endpoint: Arc::new(Endpoint {
@@ -230,9 +234,9 @@ impl HttpLink {
 
     /// Sends one message: a request on a thread of its own (its answer arrives through
     /// `receive`), anything else through the link's sending thread, in order.
-    pub fn send(&mut self, message: &Value, deadline: Instant) -> Result<(), String> {
+    pub fn send(&mut self, message: &Value, deadline: Instant) -> Result<(), LinkError> {
         if let Some(why) = &self.closed {
-            return Err(why.clone());
+            return Err(LinkError::Closed(why.clone()));
         }
         let Some(id) = our_request_id(message) else {
             return self.queue(message, deadline);
@@ -246,16 +250,16 @@ impl HttpLink {
         threads::spawn(Named::McpHttp, move || {
             endpoint.wait_posted(after, deadline);
             if let Err(why) = exchange(&endpoint, &message, Some(id), deadline, &mailbox) {
-                mailbox.deliver(wire::transport_failure(id, &why).to_string());
+                mailbox.deliver(wire::transport_failure(id, &why.to_string()).to_string());
             }
         })
         .map(|_| ())
-        .map_err(|err| format!("cannot start a thread for the request: {err}"))
+        .map_err(|err| LinkError::Setup(format!("cannot start a thread for the request: {err}")))
     }
 
     /// Queues a message that needs no answer for the sending thread (started at the first);
     /// a full queue drops it, as the server would have to wait for it anyway.
-    fn queue(&mut self, message: &Value, deadline: Instant) -> Result<(), String> {
+    fn queue(&mut self, message: &Value, deadline: Instant) -> Result<(), LinkError> {
         if self.outbox.is_none() {
             let (sender, queue) = sync_channel::<(Value, Instant)>(OUTBOX);
             let (endpoint, mailbox) = (self.endpoint.clone(), self.mailbox.clone());
@@ -267,14 +271,16 @@ impl HttpLink {
                     endpoint.one_more_posted();
                 }
             })
-            .map_err(|err| format!("cannot start a thread for sending: {err}"))?;
+            .map_err(|err| LinkError::Setup(format!("cannot start a thread for sending: {err}")))?;
             self.outbox = Some(sender);
         }
         let Some(outbox) = &self.outbox else { return Ok(()) };
         match outbox.try_send((message.clone(), deadline)) {
             Ok(()) => self.queued += 1,
             Err(TrySendError::Full(_)) => {}
-            Err(TrySendError::Disconnected(_)) => return Err("its sending thread ended".into()),
+            Err(TrySendError::Disconnected(_)) => {
+                return Err(LinkError::Closed("its sending thread ended".into()))
+            }
         }
         Ok(())
     }
@@ -387,7 +393,7 @@ fn post(
     message: &Value,
     session: Option<String>,
     deadline: Instant,
-) -> Result<Response, String> {
+) -> Result<Response, LinkError> {
     let body = message.to_string();
     let mut headers = endpoint.headers("application/json, text/event-stream", session);
     headers.push(("content-type", "application/json".to_string()));
@@ -403,22 +409,21 @@ fn post(
         if !response.status().is_redirection() {
             return Ok(response);
         }
-        let target = response
-            .headers()
-            .get("location")
-            .and_then(|v| v.to_str().ok())
-            .ok_or_else(|| format!("HTTP {} without a Location", response.status().as_u16()))?;
+        let target =
+            response.headers().get("location").and_then(|v| v.to_str().ok()).ok_or_else(|| {
+                LinkError::Http(format!("HTTP {} without a Location", response.status().as_u16()))
+            })?;
         let next = resolve(&url, target);
         if origin(&next) != origin(&url) {
-            return Err(format!(
+            return Err(LinkError::Http(format!(
                 "redirected to {} (another host): not followed",
                 origin(&next).unwrap_or("an invalid URL")
-            ));
+            )));
         }
         url = next;
         *locked(&endpoint.url) = url.clone();
     }
-    Err(format!("more than {MAX_REDIRECTS} redirects"))
+    Err(LinkError::Http(format!("more than {MAX_REDIRECTS} redirects")))
 }
 
 /// `scheme://host[:port]` of a URL.
@@ -451,7 +456,7 @@ fn exchange(
     id: Option<u64>,
     deadline: Instant,
     mailbox: &Mailbox,
-) -> Result<(), String> {
+) -> Result<(), LinkError> {
     let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
     let session = endpoint.session().filter(|_| !is_initialize);
     let mut response = post(endpoint, message, session.clone(), deadline)?;
@@ -461,14 +466,14 @@ fn exchange(
     }
     let status = response.status().as_u16();
     if status >= 400 {
-        return Err(status_error(response));
+        return Err(LinkError::Http(status_error(response)));
     }
     if is_initialize {
         endpoint.set_session(session_of(&response));
     }
     let Some(id) = id else { return Ok(()) };
     if status == 202 || status == 204 {
-        return Err(format!("HTTP {status} without an answer to the request"));
+        return Err(LinkError::Protocol(format!("HTTP {status} without an answer to the request")));
     }
     read_answer(endpoint, response, id, deadline, mailbox)
 }
@@ -485,21 +490,23 @@ fn initialize_again(
     stale: Option<String>,
     deadline: Instant,
     mailbox: &Mailbox,
-) -> Result<(), String> {
+) -> Result<(), LinkError> {
     let _one = locked(&endpoint.reinitializing);
     if endpoint.session() != stale {
         return Ok(());
     }
     let request = locked(&endpoint.initialize).clone();
-    let request = request.ok_or("the session expired before it was initialized")?;
+    let request = request.ok_or_else(|| {
+        LinkError::Protocol("the session expired before it was initialized".to_string())
+    })?;
     let response = post(endpoint, &request, None, deadline)?;
     if response.status().as_u16() >= 400 {
-        return Err(format!("initializing again: {}", status_error(response)));
+        return Err(LinkError::Http(format!("initializing again: {}", status_error(response))));
     }
     let session = session_of(&response);
     // The answer is the one the first initialize had; only the session is new.
     let (quiet, _) = sync_channel(0);
-    let (_, writer) = UnixStream::pair().map_err(|e| e.to_string())?;
+    let (_, writer) = UnixStream::pair().map_err(|e| LinkError::Setup(e.to_string()))?;
     let discard = Mailbox { messages: quiet, wake: Arc::new(writer) };
     if let Some(id) = our_request_id(&request) {
         read_answer(endpoint, response, id, deadline, &discard)?;
@@ -507,7 +514,7 @@ fn initialize_again(
     let initialized = wire::notification("notifications/initialized", Value::Null);
     let response = post(endpoint, &initialized, session.clone(), deadline)?;
     if response.status().as_u16() >= 400 {
-        return Err(format!("initializing again: {}", status_error(response)));
+        return Err(LinkError::Http(format!("initializing again: {}", status_error(response))));
     }
     endpoint.set_session(session);
     let changed = wire::notification("notifications/tools/list_changed", Value::Null);
@@ -540,7 +547,7 @@ fn read_answer(
     id: u64,
     deadline: Instant,
     mailbox: &Mailbox,
-) -> Result<(), String> {
+) -> Result<(), LinkError> {
     let kind = response
         .headers()
         .get("content-type")
@@ -552,9 +559,12 @@ fn read_answer(
         let mut text = String::new();
         body.take(MAX_MESSAGE_BYTES as u64 + 1)
             .read_to_string(&mut text)
-            .map_err(|e| format!("reading the answer: {e}"))?;
+            .map_err(|e| LinkError::Http(format!("reading the answer: {e}")))?;
         if text.len() > MAX_MESSAGE_BYTES {
-            return Err(format!("an answer over {} MiB", MAX_MESSAGE_BYTES >> 20));
+            return Err(LinkError::Protocol(format!(
+                "an answer over {} MiB",
+                MAX_MESSAGE_BYTES >> 20
+            )));
         }
         mailbox.deliver(text);
         return Ok(());
@@ -568,20 +578,20 @@ fn read_answer(
         }
         let last = stream.last_event_id().to_string();
         if last.is_empty() {
-            return Err(
+            return Err(LinkError::Protocol(
                 "the event stream ended before the response, with no event id to resume from"
                     .into(),
-            );
+            ));
         }
         idle = if last == before { idle + 1 } else { 0 };
         if idle == MAX_IDLE_RESUMES {
-            return Err(format!(
+            return Err(LinkError::Protocol(format!(
                 "the event stream ended before the response {MAX_IDLE_RESUMES} times without a new event"
-            ));
+            )));
         }
         let wait = stream.retry().unwrap_or(DEFAULT_RETRY);
         if Instant::now() + wait >= deadline {
-            return Err("the event stream ended before the response".into());
+            return Err(LinkError::Timeout("the event stream ended before the response".into()));
         }
         std::thread::sleep(wait);
         let mut headers = endpoint.headers("text/event-stream", endpoint.session());
@@ -589,7 +599,10 @@ fn read_answer(
         let url = endpoint.url();
         let response = endpoint.http.exchange("GET", &url, &headers, None, left(deadline))?;
         if response.status().as_u16() >= 400 {
-            return Err(format!("resuming the event stream: {}", status_error(response)));
+            return Err(LinkError::Http(format!(
+                "resuming the event stream: {}",
+                status_error(response)
+            )));
         }
         let retry = stream.retry();
         stream = SseReader::new(BufReader::new(response.into_body().into_reader()));
@@ -602,7 +615,7 @@ fn read_stream<R: std::io::BufRead>(
     stream: &mut SseReader<R>,
     id: u64,
     mailbox: &Mailbox,
-) -> Result<bool, String> {
+) -> Result<bool, LinkError> {
     loop {
         match stream.next_frame() {
             Ok(Some(Frame::Event { data, .. })) => {
@@ -623,12 +636,14 @@ fn read_stream<R: std::io::BufRead>(
             }
             Ok(Some(Frame::Stray(text))) => {
                 let (start, _) = crate::text::cap_utf8(text.trim(), 80);
-                return Err(format!("the event stream held text that is not an event: {start}"));
+                return Err(LinkError::Protocol(format!(
+                    "the event stream held text that is not an event: {start}"
+                )));
             }
             Ok(None) => return Ok(false),
             // A broken connection is resumed like an ended stream.
             Err(crate::net::sse::SseError::Io(_)) => return Ok(false),
-            Err(err) => return Err(format!("the event stream: {err}")),
+            Err(err) => return Err(LinkError::Protocol(format!("the event stream: {err}"))),
         }
     }
 }

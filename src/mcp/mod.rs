@@ -539,7 +539,7 @@ impl Mcp {
         let id = server.reserve_id();
         let _pending = Pending::register(id, server.notifier());
         if let Err(why) = server.call(id, &offered.tool, arguments, deadline, interrupt_fd) {
-            return failed(&why);
+            return failed(&why.to_string());
         }
         loop {
             server.pump();

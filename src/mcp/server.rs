@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use super::config::{ServerConfig, Transport};
 use super::http::HttpLink;
 use super::stdio::StdioLink;
+use super::wire::LinkError;
 use super::wire::{self, Incoming};
 
 /// The protocol version zero offers, and the older ones it accepts from a server.
@@ -40,7 +41,7 @@ impl Link {
         message: &Value,
         deadline: Instant,
         interrupt_fd: i32,
-    ) -> Result<(), String> {
+    ) -> Result<(), LinkError> {
         match self {
             Link::Stdio(link) => link.send(message, deadline, interrupt_fd),
             Link::Http(link) => link.send(message, deadline),
@@ -61,7 +62,7 @@ impl Link {
         }
     }
 
-    fn receive(&mut self) -> Result<Vec<String>, String> {
+    fn receive(&mut self) -> Result<Vec<String>, LinkError> {
         match self {
             Link::Stdio(link) => link.receive(),
             Link::Http(link) => Ok(link.receive()),
@@ -148,7 +149,7 @@ pub struct Server {
     listed_bytes: usize,
     /// When the current start or listing must be over.
     pub deadline: Instant,
-    answers: Vec<(u64, Result<Value, String>)>,
+    answers: Vec<(u64, Result<Value, LinkError>)>,
     /// The server said its tools changed: they are listed again before the next model call.
     pub list_changed: bool,
     /// The `roots/list` answer: the workspace and added directories.
@@ -211,7 +212,7 @@ impl Server {
         match link {
             Ok(link) => server.link = Some(link),
             Err(why) => {
-                server.phase = Phase::Failed(why);
+                server.phase = Phase::Failed(why.to_string());
                 return server;
             }
         }
@@ -253,7 +254,7 @@ impl Server {
             + REPLY_WAIT.max(self.deadline.saturating_duration_since(Instant::now()));
         let Some(link) = self.link.as_mut() else { return };
         if let Err(why) = link.send(message, deadline, -1) {
-            self.fail(&why);
+            self.fail(&why.to_string());
         }
     }
 
@@ -301,7 +302,7 @@ impl Server {
         let texts = match link.receive() {
             Ok(texts) => texts,
             Err(why) => {
-                self.fail(&why);
+                self.fail(&why.to_string());
                 return false;
             }
         };
@@ -316,7 +317,7 @@ impl Server {
                     }
                 }
                 Err(why) => {
-                    self.fail(&why);
+                    self.fail(&why.to_string());
                     return false;
                 }
             }
@@ -361,7 +362,7 @@ impl Server {
         }
     }
 
-    fn initialized(&mut self, result: Result<Value, String>) {
+    fn initialized(&mut self, result: Result<Value, LinkError>) {
         let result = match result {
             Ok(result) => result,
             Err(why) => return self.fail(&format!("initialize failed: {why}")),
@@ -405,7 +406,7 @@ impl Server {
         self.send(&wire::request(id, "tools/list", json!({})));
     }
 
-    fn listed(&mut self, result: Result<Value, String>, pages: usize) {
+    fn listed(&mut self, result: Result<Value, LinkError>, pages: usize) {
         let result = match result {
             Ok(result) => result,
             Err(why) => return self.fail(&format!("tools/list failed: {why}")),
@@ -482,16 +483,18 @@ impl Server {
         arguments: Value,
         deadline: Instant,
         interrupt_fd: i32,
-    ) -> Result<u64, String> {
+    ) -> Result<u64, LinkError> {
         if let Some(why) = self.failure() {
-            return Err(why.to_string());
+            return Err(LinkError::Closed(why.to_string()));
         }
         let request =
             wire::request(id, "tools/call", json!({"name": tool, "arguments": arguments}));
-        let Some(link) = self.link.as_mut() else { return Err("not connected".into()) };
+        let Some(link) = self.link.as_mut() else {
+            return Err(LinkError::Closed("not connected".into()));
+        };
         if let Err(why) = link.send(&request, deadline, interrupt_fd) {
-            self.fail(&why);
-            return Err(self.failure().unwrap_or_default().to_string());
+            self.fail(&why.to_string());
+            return Err(LinkError::Closed(self.failure().unwrap_or_default().to_string()));
         }
         Ok(id)
     }
@@ -502,7 +505,7 @@ impl Server {
     }
 
     /// The answer to request `id`, once it has come.
-    pub fn answer(&mut self, id: u64) -> Option<Result<Value, String>> {
+    pub fn answer(&mut self, id: u64) -> Option<Result<Value, LinkError>> {
         let at = self.answers.iter().position(|(got, _)| *got == id)?;
         Some(self.answers.remove(at).1)
     }

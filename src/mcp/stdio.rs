@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::wire::LinkError;
 use super::wire::MAX_MESSAGE_BYTES;
 use crate::sys::poll::{self, PollFd, POLLIN, POLLOUT};
 use crate::sys::process;
@@ -89,9 +90,12 @@ pub struct Launch<'a> {
 }
 
 impl StdioLink {
-    pub fn start(launch: &Launch<'_>) -> Result<StdioLink, String> {
+    pub fn start(launch: &Launch<'_>) -> Result<StdioLink, LinkError> {
         if !launch.cwd.is_dir() {
-            return Err(format!("cwd {} is not a directory", launch.cwd.display()));
+            return Err(LinkError::Setup(format!(
+                "cwd {} is not a directory",
+                launch.cwd.display()
+            )));
         }
         let mut command = Command::new(launch.command);
         command.args(launch.args).current_dir(launch.cwd);
@@ -105,7 +109,11 @@ impl StdioLink {
             } else {
                 ""
             };
-            format!("cannot start {}: {}{hint}", launch.command, crate::net::http::io_text(&err))
+            LinkError::Setup(format!(
+                "cannot start {}: {}{hint}",
+                launch.command,
+                crate::net::http::io_text(&err)
+            ))
         })?;
         let (stdin, stdout, stderr) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take());
@@ -116,7 +124,7 @@ impl StdioLink {
         ];
         if nonblocking.iter().any(|r| !matches!(r, Some(Ok(())))) {
             process::stop_kept_group(child.id());
-            return Err("cannot set up its pipes".to_string());
+            return Err(LinkError::Setup("cannot set up its pipes".to_string()));
         }
         let exit = poll::pidfd(child.id());
         Ok(StdioLink {
@@ -147,9 +155,9 @@ impl StdioLink {
         message: &Value,
         deadline: Instant,
         interrupt_fd: i32,
-    ) -> Result<(), String> {
+    ) -> Result<(), LinkError> {
         if let Some(why) = &self.closed {
-            return Err(why.clone());
+            return Err(LinkError::Closed(why.clone()));
         }
         let mut line = message.to_string().into_bytes();
         line.push(b'\n');
@@ -158,7 +166,7 @@ impl StdioLink {
         let mut written = 0;
         while written < line.len() {
             let Some(stdin) = self.stdin.as_mut() else {
-                return Err(self.close("closed its stdin"));
+                return Err(LinkError::Closed(self.close("closed its stdin")));
             };
             match stdin.write(&line[written..]) {
                 Ok(n) => written += n,
@@ -170,24 +178,24 @@ impl StdioLink {
                         PollFd::new(interrupt_fd, POLLIN),
                     ];
                     if Instant::now() >= deadline {
-                        return Err(
+                        return Err(LinkError::Timeout(
                             "stopped reading its input (a message could not be written in time)"
                                 .to_string(),
-                        );
+                        ));
                     }
                     let _ = poll::wait(&mut fds, Some(deadline));
                     // Half a message cannot be taken back: the link is given up.
                     if fds[3].ready() {
-                        return Err(
-                            "an interrupt came while a message was being written to it".to_string()
-                        );
+                        return Err(LinkError::Interrupted(
+                            "an interrupt came while a message was being written to it".to_string(),
+                        ));
                     }
                     if fds[1].ready() || fds[2].ready() {
                         self.read_available();
                     }
                 }
                 Err(err) if err.kind() == ErrorKind::Interrupted => {}
-                Err(_) => return Err(self.close_with_status()),
+                Err(_) => return Err(LinkError::Closed(self.close_with_status())),
             }
         }
         Ok(())
@@ -210,7 +218,7 @@ impl StdioLink {
 
     /// The complete lines read so far (reading what is there first); an error once the
     /// server has closed its output or sent a line over the limit.
-    pub fn receive(&mut self) -> Result<Vec<String>, String> {
+    pub fn receive(&mut self) -> Result<Vec<String>, LinkError> {
         self.read_available();
         // The server exited while something else holds its output open: what it said before
         // is delivered first, then its exit.
@@ -221,7 +229,7 @@ impl StdioLink {
         }
         let lines: Vec<String> = self.lines.drain(..).collect();
         match (&self.closed, lines.is_empty()) {
-            (Some(why), true) => Err(why.clone()),
+            (Some(why), true) => Err(LinkError::Closed(why.clone())),
             _ => Ok(lines),
         }
     }

@@ -3,6 +3,45 @@
 
 use serde_json::{json, Value};
 
+/// Why talking to an MCP server failed, by kind; the message says it in the server's terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkError {
+    /// zero could not set the link up: the command does not start, no socket or thread.
+    Setup(String),
+    /// The HTTP endpoint answered with an error status, or could not be reached.
+    Http(String),
+    /// What the server sent breaks the protocol: not JSON-RPC, not an event, too large.
+    Protocol(String),
+    /// The server did not take or give a message in time.
+    Timeout(String),
+    /// An interrupt stopped the exchange half-way.
+    Interrupted(String),
+    /// The link is gone: the server exited or closed it, or an earlier failure ended it.
+    Closed(String),
+    /// The server answered the request with a JSON-RPC error.
+    Answered(String),
+}
+
+/// A request that got no response: its time ran out, or the server was not reached.
+impl From<crate::net::http::RequestError> for LinkError {
+    fn from(err: crate::net::http::RequestError) -> LinkError {
+        match err {
+            crate::net::http::RequestError::Timeout(m) => LinkError::Timeout(m),
+            other => LinkError::Http(other.to_string()),
+        }
+    }
+}
+
+crate::error::message_error!(
+    LinkError: Setup,
+    Http,
+    Protocol,
+    Timeout,
+    Interrupted,
+    Closed,
+    Answered
+);
+
 /// The longest message zero reads from a server (a line on stdio, a body or event over HTTP).
 pub const MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 
@@ -20,7 +59,7 @@ pub enum Incoming {
     /// The answer to zero's request `id`: its result, or the error's message.
     Response {
         id: u64,
-        result: Result<Value, String>,
+        result: Result<Value, LinkError>,
     },
     /// A request zero must answer.
     Request {
@@ -62,12 +101,13 @@ pub fn transport_failure(id: u64, message: &str) -> Value {
 
 /// Sorts one message (a batch is its messages); anything that is not JSON-RPC is an error
 /// quoting its start.
-pub fn parse(text: &str) -> Result<Vec<Incoming>, String> {
+pub fn parse(text: &str) -> Result<Vec<Incoming>, LinkError> {
     let value: Value = serde_json::from_str(text).map_err(|_| not_json_rpc(text))?;
     match value {
-        Value::Array(items) if items.len() > MAX_BATCH => {
-            Err(format!("sent a batch of {} messages (at most {MAX_BATCH} are read)", items.len()))
-        }
+        Value::Array(items) if items.len() > MAX_BATCH => Err(LinkError::Protocol(format!(
+            "sent a batch of {} messages (at most {MAX_BATCH} are read)",
+            items.len()
+        ))),
         Value::Array(items) if !items.is_empty() => {
             items.into_iter().map(|item| sort(item, text)).collect()
         }
@@ -75,13 +115,16 @@ pub fn parse(text: &str) -> Result<Vec<Incoming>, String> {
     }
 }
 
-fn not_json_rpc(text: &str) -> String {
+fn not_json_rpc(text: &str) -> LinkError {
     let line = crate::text::one_line(text);
     let (start, cut) = crate::text::cap_utf8(&line, 80);
-    format!("sent something that is not JSON-RPC: {start}{}", if cut { "..." } else { "" })
+    LinkError::Protocol(format!(
+        "sent something that is not JSON-RPC: {start}{}",
+        if cut { "..." } else { "" }
+    ))
 }
 
-fn sort(value: Value, text: &str) -> Result<Incoming, String> {
+fn sort(value: Value, text: &str) -> Result<Incoming, LinkError> {
     let Value::Object(mut map) = value else { return Err(not_json_rpc(text)) };
     let method = map.get("method").and_then(Value::as_str).map(str::to_string);
     let params = map.remove("params").unwrap_or(Value::Null);
@@ -102,7 +145,7 @@ fn sort(value: Value, text: &str) -> Result<Incoming, String> {
                 .ok_or_else(|| not_json_rpc(text))?;
             let result = match (map.remove("result"), map.remove("error")) {
                 (Some(result), None) => Ok(result),
-                (_, Some(error)) => Err(error_text(&error)),
+                (_, Some(error)) => Err(LinkError::Answered(error_text(&error))),
                 (None, None) => return Err(not_json_rpc(text)),
             };
             Ok(Incoming::Response { id, result })
@@ -131,7 +174,10 @@ mod tests {
         let got = parse(r#"{"jsonrpc":"2.0","id":"4","error":{"code":-32602,"message":"bad"}}"#);
         assert_eq!(
             got.unwrap(),
-            [Incoming::Response { id: 4, result: Err("bad (JSON-RPC error -32602)".into()) }]
+            [Incoming::Response {
+                id: 4,
+                result: Err(LinkError::Answered("bad (JSON-RPC error -32602)".into()))
+            }]
         );
         let got = parse(r#"[{"jsonrpc":"2.0","id":"x1","method":"ping"},{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}]"#).unwrap();
         assert_eq!(got.len(), 2);
@@ -147,11 +193,13 @@ mod tests {
     fn anything_else_is_named_as_not_json_rpc() {
         assert_eq!(
             parse("Server listening on port 3000").unwrap_err(),
-            "sent something that is not JSON-RPC: Server listening on port 3000"
+            LinkError::Protocol(
+                "sent something that is not JSON-RPC: Server listening on port 3000".into()
+            )
         );
         assert!(parse(r#"{"jsonrpc":"2.0","id":{"a":1},"result":1}"#).is_err());
         assert!(parse(r#"{"jsonrpc":"2.0","id":1}"#).is_err());
         assert!(parse("[1]").is_err());
-        assert!(parse(&"x".repeat(500)).unwrap_err().ends_with("x..."));
+        assert!(parse(&"x".repeat(500)).unwrap_err().to_string().ends_with("x..."));
     }
 }

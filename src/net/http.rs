@@ -139,6 +139,21 @@ const MAX_CERT_FILE_BYTES: u64 = 16 * 1024 * 1024;
 /// At most this many files of `SSL_CERT_DIR` are read.
 const MAX_CERT_DIR_FILES: usize = 10_000;
 
+/// Why one request ([`Http::exchange`]) got no response, by kind; the message names the host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RequestError {
+    /// It did not answer within the request's time.
+    Timeout(String),
+    /// The host is not found, or refuses connections.
+    Unreachable(String),
+    /// Its certificate is not trusted.
+    Certificate(String),
+    /// The connection broke, or the request failed otherwise.
+    Failed(String),
+}
+
+crate::error::message_error!(RequestError: Timeout, Unreachable, Certificate, Failed);
+
 /// Why the certificates `SSL_CERT_FILE` or `SSL_CERT_DIR` name cannot be used: the variable,
 /// its path, and what reading it said.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,19 +192,25 @@ impl ExtraRoots {
 
     /// `SSL_CERT_FILE` (which must hold a certificate) and every PEM file of `SSL_CERT_DIR`
     /// (files without one, such as a CRL, are skipped).
-    fn load(&self) -> Result<Vec<Certificate<'static>>, String> {
+    fn load(&self) -> Result<Vec<Certificate<'static>>, CertError> {
         let mut certs = Vec::new();
         if let Some(file) = &self.file {
-            let found = read_pem_certs(file)
-                .map_err(|e| format!("SSL_CERT_FILE {}: {e}", file.display()))?;
+            let found = read_pem_certs("SSL_CERT_FILE", file)?;
             if found.is_empty() {
-                return Err(format!("SSL_CERT_FILE {}: no PEM certificate in it", file.display()));
+                return Err(CertError {
+                    variable: "SSL_CERT_FILE",
+                    path: file.clone(),
+                    reason: "no PEM certificate in it".to_string(),
+                });
             }
             certs.extend(found);
         }
         if let Some(dir) = &self.dir {
-            let entries = std::fs::read_dir(dir)
-                .map_err(|e| format!("SSL_CERT_DIR {}: {e}", dir.display()))?;
+            let entries = std::fs::read_dir(dir).map_err(|e| CertError {
+                variable: "SSL_CERT_DIR",
+                path: dir.clone(),
+                reason: e.to_string(),
+            })?;
             let mut paths: Vec<PathBuf> =
                 entries.filter_map(Result::ok).map(|e| e.path()).take(MAX_CERT_DIR_FILES).collect();
             paths.sort();
@@ -197,7 +218,7 @@ impl ExtraRoots {
                 // Hashed links (c_rehash) point at files read anyway; unreadable files are
                 // skipped.
                 if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-                    certs.extend(read_pem_certs(&path).unwrap_or_default());
+                    certs.extend(read_pem_certs("SSL_CERT_DIR", &path).unwrap_or_default());
                 }
             }
         }
@@ -214,17 +235,24 @@ impl ExtraRoots {
 }
 
 /// The certificates of a PEM file (a regular file, at most 16 MiB).
-fn read_pem_certs(path: &Path) -> Result<Vec<Certificate<'static>>, String> {
-    let file = crate::sys::dirfd::open_path_nonblocking(path).map_err(|e| e.to_string())?;
+fn read_pem_certs(
+    variable: &'static str,
+    path: &Path,
+) -> Result<Vec<Certificate<'static>>, CertError> {
+    let cert_error = |reason: String| CertError { variable, path: path.to_path_buf(), reason };
+    let file =
+        crate::sys::dirfd::open_path_nonblocking(path).map_err(|e| cert_error(e.to_string()))?;
     match file.metadata() {
         Ok(meta) if meta.is_file() => {}
-        Ok(_) => return Err("it is not a regular file".to_string()),
-        Err(err) => return Err(err.to_string()),
+        Ok(_) => return Err(cert_error("it is not a regular file".to_string())),
+        Err(err) => return Err(cert_error(err.to_string())),
     }
     let mut bytes = Vec::new();
-    file.take(MAX_CERT_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    file.take(MAX_CERT_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| cert_error(e.to_string()))?;
     if bytes.len() as u64 > MAX_CERT_FILE_BYTES {
-        return Err("it is larger than 16 MiB".to_string());
+        return Err(cert_error("it is larger than 16 MiB".to_string()));
     }
     Ok(ureq::tls::parse_pem(&bytes)
         .filter_map(|item| match item {
@@ -240,7 +268,7 @@ pub struct Http {
     /// With extra roots: an agent that trusts only them, made when first needed. ureq takes
     /// either the bundled roots or a list, not both, so a certificate the bundled roots reject
     /// is tried with the extra ones (and the other way round): together they trust both.
-    extra: OnceLock<Result<ureq::Agent, String>>,
+    extra: OnceLock<Result<ureq::Agent, CertError>>,
     /// The extra roots worked last time: try them first.
     prefer_extra: AtomicBool,
     roots: ExtraRoots,
@@ -295,7 +323,7 @@ impl Http {
     }
 
     /// The agent trusting the extra roots, or why there is none.
-    fn extra_agent(&self) -> Option<&Result<ureq::Agent, String>> {
+    fn extra_agent(&self) -> Option<&Result<ureq::Agent, CertError>> {
         if self.roots.is_empty() {
             return None;
         }
@@ -348,7 +376,7 @@ impl Http {
         headers: &[(&str, String)],
         body: Option<&[u8]>,
         timeout: Duration,
-    ) -> Result<ureq::http::Response<ureq::Body>, String> {
+    ) -> Result<ureq::http::Response<ureq::Body>, RequestError> {
         fn with<B>(
             mut request: ureq::RequestBuilder<B>,
             headers: &[(&str, String)],
@@ -374,16 +402,21 @@ impl Http {
         result.map_err(|err| {
             let host = host_of(url);
             if is_certificate_error(&err) {
-                return self.certificate_message(&err, host);
+                return RequestError::Certificate(self.certificate_message(&err, host));
             }
             match err {
-                ureq::Error::Timeout(_) => {
-                    format!("{host} did not answer within {} ms", timeout.as_millis())
+                ureq::Error::Timeout(_) => RequestError::Timeout(format!(
+                    "{host} did not answer within {} ms",
+                    timeout.as_millis()
+                )),
+                ureq::Error::HostNotFound => {
+                    RequestError::Unreachable(format!("host not found: {host}"))
                 }
-                ureq::Error::HostNotFound => format!("host not found: {host}"),
-                ureq::Error::ConnectionFailed => format!("could not connect to {host}"),
-                ureq::Error::Io(io) => format!("{host}: {}", io_text(&io)),
-                other => format!("request to {host} failed: {other}"),
+                ureq::Error::ConnectionFailed => {
+                    RequestError::Unreachable(format!("could not connect to {host}"))
+                }
+                ureq::Error::Io(io) => RequestError::Failed(format!("{host}: {}", io_text(&io))),
+                other => RequestError::Failed(format!("request to {host} failed: {other}")),
             }
         })
     }
