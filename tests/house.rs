@@ -251,3 +251,28 @@ fn live_mode_drives_the_engine_and_keeps_no_copy_of_its_fields() {
     }
     assert!(live.contains("engine.turn("), "live mode runs its turns through the engine");
 }
+
+#[test]
+fn product_functions_return_typed_errors_not_strings() {
+    let mut found = Vec::new();
+    for (path, text) in sources() {
+        let shown = path.display().to_string();
+        if shown.ends_with("tests.rs") || shown.contains("/testing/") {
+            continue;
+        }
+        // Unit tests sit at the end of a file.
+        let product = text.split("#[cfg(test)]\nmod tests").next().unwrap_or_default();
+        for (n, line) in product.lines().enumerate() {
+            let squeezed: String = line.split_whitespace().collect();
+            if squeezed.contains("Result<") && squeezed.contains(",String>") {
+                found.push(format!("{shown}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "results with string errors:\n{}", found.join("\n"));
+    let cargo =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    for lint in ["unwrap_used", "expect_used", "print_stdout", "print_stderr"] {
+        assert!(cargo.contains(&format!("{lint} = \"deny\"")), "Cargo.toml does not deny {lint}");
+    }
+}

@@ -17,7 +17,7 @@ use super::{
 };
 use crate::cli::SearchArgs;
 use crate::config::Env;
-use crate::error::Exit;
+use crate::error::{Exit, Failure};
 use crate::redact::Redactor;
 use crate::session::{Metadata, Store};
 
@@ -36,7 +36,7 @@ pub fn search(args: &SearchArgs, env: &Env) -> Exit {
     let redactor = Redactor::new(env.secret_values());
     let (limit, context) = match limits(args) {
         Ok(limits) => limits,
-        Err(message) => return fail(&redactor, &message, Exit::Usage),
+        Err(failure) => return fail(&redactor, &failure.message(), failure.exit()),
     };
     let query = args.query.join(" ");
     let normalized = normalize(&query);
@@ -87,14 +87,16 @@ pub fn search(args: &SearchArgs, env: &Env) -> Exit {
 }
 
 /// `--limit` and `--context`: non-negative integers.
-fn limits(args: &SearchArgs) -> Result<(usize, usize), String> {
+fn limits(args: &SearchArgs) -> Result<(usize, usize), Failure> {
     let number = |name: &str, value: &Option<String>, default: usize| match value {
         None => Ok(default),
         Some(v) => match v.trim() {
             t if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
                 Ok(t.parse::<usize>().unwrap_or(usize::MAX))
             }
-            _ => Err(format!("Invalid {name} value \"{v}\". Expected a non-negative integer.")),
+            _ => Err(Failure::Usage(format!(
+                "Invalid {name} value \"{v}\". Expected a non-negative integer."
+            ))),
         },
     };
     Ok((

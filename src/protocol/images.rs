@@ -115,29 +115,43 @@ pub fn from_file(path: &Path) -> Result<Image, ImageError> {
     Ok(Image { media_type, data: encode(&bytes), bytes: bytes.len() })
 }
 
+/// What is wrong with an image of an input line: the field it is in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputImageError {
+    /// `mediaType` is not one zero sends.
+    MediaType(String),
+    /// `data` is not base64, empty, too large, or not an image of that type.
+    Data(String),
+}
+
+crate::error::message_error!(InputImageError: MediaType, Data);
+
 /// An image of an input line: `mediaType` must be one zero sends and say what the bytes are.
 /// The error names the field (`mediaType` or `data`).
-pub fn from_input(media_type: &str, data: &str) -> Result<Image, String> {
+pub fn from_input(media_type: &str, data: &str) -> Result<Image, InputImageError> {
     let Some(&media_type) = MEDIA_TYPES.iter().find(|t| **t == media_type) else {
-        return Err(format!(
+        return Err(InputImageError::MediaType(format!(
             "mediaType: expected one of {}, got {}",
             MEDIA_TYPES.join(", "),
             serde_json::Value::String(crate::text::summarize(media_type))
-        ));
+        )));
     };
-    let bytes = decoded_len(data).ok_or("data: not valid base64")?;
+    let data_error = |detail: &str| InputImageError::Data(format!("data: {detail}"));
+    let bytes = decoded_len(data).ok_or_else(|| data_error("not valid base64"))?;
     if bytes == 0 {
-        return Err("data: must not be empty".to_string());
+        return Err(data_error("must not be empty"));
     }
     if bytes > MAX_IMAGE_BYTES {
-        return Err("data: the image is larger than 10 MiB".to_string());
+        return Err(data_error("the image is larger than 10 MiB"));
     }
     // The signature is in the first 12 bytes: 16 base64 characters.
     let head = decode(&data[..data.len().min(16)]).unwrap_or_default();
     match sniff(&head) {
         Some(found) if found == media_type => {}
-        Some(found) => return Err(format!("data: the image is {found}, not {media_type}")),
-        None => return Err(format!("data: the bytes are not an image of type {media_type}")),
+        Some(found) => return Err(data_error(&format!("the image is {found}, not {media_type}"))),
+        None => {
+            return Err(data_error(&format!("the bytes are not an image of type {media_type}")))
+        }
     }
     Ok(Image { media_type, data: data.to_string(), bytes })
 }
@@ -244,17 +258,26 @@ mod tests {
         let err = |t: &str, d: &str| from_input(t, d).unwrap_err();
         assert_eq!(
             err("image/svg+xml", &png),
-            "mediaType: expected one of image/png, image/jpeg, image/gif, image/webp, got \"image/svg+xml\""
+            InputImageError::MediaType("mediaType: expected one of image/png, image/jpeg, image/gif, image/webp, got \"image/svg+xml\"".into())
         );
-        assert_eq!(err("image/jpeg", &png), "data: the image is image/png, not image/jpeg");
+        assert_eq!(
+            err("image/jpeg", &png),
+            InputImageError::Data("data: the image is image/png, not image/jpeg".into())
+        );
         assert_eq!(
             err("image/png", &encode(b"hello world!")),
-            "data: the bytes are not an image of type image/png"
+            InputImageError::Data("data: the bytes are not an image of type image/png".into())
         );
-        assert_eq!(err("image/png", "not base64!"), "data: not valid base64");
-        assert_eq!(err("image/png", ""), "data: must not be empty");
+        assert_eq!(
+            err("image/png", "not base64!"),
+            InputImageError::Data("data: not valid base64".into())
+        );
+        assert_eq!(err("image/png", ""), InputImageError::Data("data: must not be empty".into()));
         let huge = "A".repeat((MAX_IMAGE_BYTES / 3 + 1) * 4);
-        assert_eq!(err("image/png", &huge), "data: the image is larger than 10 MiB");
+        assert_eq!(
+            err("image/png", &huge),
+            InputImageError::Data("data: the image is larger than 10 MiB".into())
+        );
     }
 
     #[test]

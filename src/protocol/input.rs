@@ -252,12 +252,14 @@ pub fn read_events(
         saw_line = true;
         let value: Value = serde_json::from_str(line).map_err(|_| at("expected a JSON object."))?;
         let Value::Object(event) = value else { return Err(at("expected a JSON object.")) };
-        let line_version = check_version(&event, *version).map_err(|detail| at(&detail))?;
+        let line_version =
+            check_version(&event, *version).map_err(|detail| at(&detail.to_string()))?;
         *version = Some(line_version);
         if line_version == SchemaVersion::V1 && line.len() > MAX_LINE_BYTES {
             return Err(too_long(MAX_LINE_BYTES));
         }
-        let content = validate_event(&event, line_version, &mut images).map_err(|d| at(&d))?;
+        let content =
+            validate_event(&event, line_version, &mut images).map_err(|d| at(&d.to_string()))?;
         let content = content.trim();
         if !content.is_empty() {
             parts.push(content.to_string());
@@ -331,7 +333,7 @@ pub fn live_line(bytes: &[u8], number: usize) -> Result<LiveLine, LiveLineError>
     }
     let value: Value = serde_json::from_str(line).map_err(|_| fatal("expected a JSON object."))?;
     let Value::Object(event) = value else { return Err(fatal("expected a JSON object.")) };
-    let skip = |detail: String| LiveLineError::Skip(at(&detail));
+    let skip = |detail: FieldError| LiveLineError::Skip(at(&detail.to_string()));
     check_version(&event, Some(SchemaVersion::V2)).map_err(skip)?;
     if event.get("type").and_then(Value::as_str) == Some("permission_response") {
         return validate_response(&event).map(LiveLine::Response).map_err(skip);
@@ -341,40 +343,66 @@ pub fn live_line(bytes: &[u8], number: usize) -> Result<LiveLine, LiveLineError>
     Ok(LiveLine::Turn(StreamPrompt { text: content.trim().to_string(), images }))
 }
 
+/// What is wrong with one field of an input event, by kind; the message starts with the
+/// field's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldError {
+    /// A required field is missing.
+    Missing(String),
+    /// A field this event does not have.
+    Unknown(String),
+    /// `schemaVersion` is missing, not the one expected, or one zero does not speak.
+    Version(String),
+    /// The field's value is not what it may be.
+    Invalid(String),
+}
+
+crate::error::message_error!(FieldError: Missing, Unknown, Version, Invalid);
+
 /// A `permission_response`: `requestId`, `decision`, optional `reason`, nothing else.
-fn validate_response(event: &Map<String, Value>) -> Result<Response, String> {
+fn validate_response(event: &Map<String, Value>) -> Result<Response, FieldError> {
     let allowed = ["schemaVersion", "type", "requestId", "decision", "reason"];
     if let Some(key) = event.keys().find(|k| !allowed.contains(&k.as_str())) {
-        return Err(format!(
+        return Err(FieldError::Unknown(format!(
             "{}: unknown field for a \"permission_response\" event",
             field_name(key)
-        ));
+        )));
     }
     let request_id = match event.get("requestId") {
-        None => return Err("requestId: required".to_string()),
+        None => return Err(FieldError::Missing("requestId: required".to_string())),
         Some(Value::String(id)) if !id.is_empty() => id.clone(),
         Some(other) => {
-            return Err(format!("requestId: expected a non-empty string, got {}", describe(other)))
+            return Err(FieldError::Invalid(format!(
+                "requestId: expected a non-empty string, got {}",
+                describe(other)
+            )))
         }
     };
     let decision = match event.get("decision") {
         None => {
-            return Err("decision: required (\"allow\", \"deny\" or \"allow_session\")".to_string())
+            return Err(FieldError::Missing(
+                "decision: required (\"allow\", \"deny\" or \"allow_session\")".to_string(),
+            ))
         }
         Some(Value::String(d)) if d == "allow" => Answer::Allow,
         Some(Value::String(d)) if d == "deny" => Answer::Deny,
         Some(Value::String(d)) if d == "allow_session" => Answer::AllowSession,
         Some(other) => {
-            return Err(format!(
+            return Err(FieldError::Invalid(format!(
                 "decision: expected \"allow\", \"deny\" or \"allow_session\", got {}",
                 describe(other)
-            ))
+            )))
         }
     };
     let reason = match event.get("reason") {
         None => None,
         Some(Value::String(r)) => Some(r.clone()),
-        Some(other) => return Err(format!("reason: expected a string, got {}", describe(other))),
+        Some(other) => {
+            return Err(FieldError::Invalid(format!(
+                "reason: expected a string, got {}",
+                describe(other)
+            )))
+        }
     };
     Ok(Response { request_id, decision, reason })
 }
@@ -384,7 +412,7 @@ fn validate_response(event: &Map<String, Value>) -> Result<Response, String> {
 fn check_version(
     event: &Map<String, Value>,
     expected: Option<SchemaVersion>,
-) -> Result<SchemaVersion, String> {
+) -> Result<SchemaVersion, FieldError> {
     let found = match event.get("schemaVersion") {
         Some(Value::Number(n)) if !n.is_f64() => n.as_u64(),
         _ => None,
@@ -401,17 +429,19 @@ fn check_version(
         None => supported.replace(", ", " or "),
     };
     let Some(given) = event.get("schemaVersion") else {
-        return Err(format!("schemaVersion: required (expected {wanted})"));
+        return Err(FieldError::Version(format!("schemaVersion: required (expected {wanted})")));
     };
     match (found, expected) {
         (Some(v), None) => SchemaVersion::from_number(v).ok_or_else(|| {
-            format!("schemaVersion: unsupported version {v}; supported: {supported}")
+            FieldError::Version(format!(
+                "schemaVersion: unsupported version {v}; supported: {supported}"
+            ))
         }),
         // A version zero does not speak is named as such, whatever was expected.
-        (Some(v), Some(_)) if SchemaVersion::from_number(v).is_none() => Err(format!(
+        (Some(v), Some(_)) if SchemaVersion::from_number(v).is_none() => Err(FieldError::Version(format!(
             "schemaVersion: expected {wanted}, got {v}, a version zero does not speak (supported: {supported})"
-        )),
-        _ => Err(format!("schemaVersion: expected {wanted}, got {}", describe(given))),
+        ))),
+        _ => Err(FieldError::Version(format!("schemaVersion: expected {wanted}, got {}", describe(given)))),
     }
 }
 
@@ -421,28 +451,39 @@ fn validate_event<'a>(
     event: &'a Map<String, Value>,
     version: SchemaVersion,
     images: &mut Vec<Image>,
-) -> Result<&'a str, String> {
+) -> Result<&'a str, FieldError> {
     let kind = match event.get("type") {
-        None => return Err("type: required (expected \"prompt\" or \"message\")".to_string()),
+        None => {
+            return Err(FieldError::Missing(
+                "type: required (expected \"prompt\" or \"message\")".to_string(),
+            ))
+        }
         Some(Value::String(t)) if t == "prompt" || t == "message" => t.as_str(),
         Some(Value::String(t)) if t == "permission_response" && version == SchemaVersion::V2 => {
-            return Err(
+            return Err(FieldError::Invalid(
                 "type: \"permission_response\" is read only in live mode, which this run is not"
                     .to_string(),
-            )
+            ))
         }
         Some(other) => {
-            return Err(format!(
+            return Err(FieldError::Invalid(format!(
                 "type: expected \"prompt\" or \"message\", got {}",
                 describe(other)
-            ))
+            )))
         }
     };
     if kind == "message" {
         match event.get("role") {
-            None => return Err("role: required (expected \"user\")".to_string()),
+            None => {
+                return Err(FieldError::Missing("role: required (expected \"user\")".to_string()))
+            }
             Some(Value::String(r)) if r == "user" => {}
-            Some(other) => return Err(format!("role: expected \"user\", got {}", describe(other))),
+            Some(other) => {
+                return Err(FieldError::Invalid(format!(
+                    "role: expected \"user\", got {}",
+                    describe(other)
+                )))
+            }
         }
     }
     let with_images = version == SchemaVersion::V2 && kind == "message";
@@ -452,7 +493,10 @@ fn validate_event<'a>(
         _ => &["schemaVersion", "type", "content"],
     };
     if let Some(key) = event.keys().find(|k| !allowed.contains(&k.as_str())) {
-        return Err(format!("{}: unknown field for a \"{kind}\" event", field_name(key)));
+        return Err(FieldError::Unknown(format!(
+            "{}: unknown field for a \"{kind}\" event",
+            field_name(key)
+        )));
     }
     let before = images.len();
     if with_images {
@@ -461,37 +505,61 @@ fn validate_event<'a>(
         }
     }
     let content = match event.get("content") {
-        None => return Err("content: required (a non-empty string)".to_string()),
+        None => {
+            return Err(FieldError::Missing("content: required (a non-empty string)".to_string()))
+        }
         Some(Value::String(c)) if !c.is_empty() => c.as_str(),
         // A message may be only images.
         Some(Value::String(c)) if images.len() > before => c.as_str(),
-        Some(Value::String(_)) => return Err("content: must not be empty".to_string()),
-        Some(other) => return Err(format!("content: expected a string, got {}", describe(other))),
+        Some(Value::String(_)) => {
+            return Err(FieldError::Invalid("content: must not be empty".to_string()))
+        }
+        Some(other) => {
+            return Err(FieldError::Invalid(format!(
+                "content: expected a string, got {}",
+                describe(other)
+            )))
+        }
     };
     Ok(content)
 }
 
 /// A message's `images`: `[{mediaType, data}]`, each checked (see `images`).
-fn read_images(list: &Value, images: &mut Vec<Image>) -> Result<(), String> {
+fn read_images(list: &Value, images: &mut Vec<Image>) -> Result<(), FieldError> {
     let Value::Array(list) = list else {
-        return Err(format!("images: expected an array, got {}", describe(list)));
+        return Err(FieldError::Invalid(format!(
+            "images: expected an array, got {}",
+            describe(list)
+        )));
     };
     for (i, entry) in list.iter().enumerate() {
         let at = |detail: String| format!("images[{i}].{detail}");
         let Value::Object(fields) = entry else {
-            return Err(format!("images[{i}]: expected an object, got {}", describe(entry)));
+            return Err(FieldError::Invalid(format!(
+                "images[{i}]: expected an object, got {}",
+                describe(entry)
+            )));
         };
         if let Some(key) = fields.keys().find(|k| *k != "mediaType" && *k != "data") {
-            return Err(at(format!("{}: unknown field for an image", field_name(key))));
+            return Err(FieldError::Unknown(at(format!(
+                "{}: unknown field for an image",
+                field_name(key)
+            ))));
         }
         let text = |key: &str| match fields.get(key) {
-            None => Err(at(format!("{key}: required"))),
+            None => Err(FieldError::Missing(at(format!("{key}: required")))),
             Some(Value::String(s)) => Ok(s.as_str()),
-            Some(other) => Err(at(format!("{key}: expected a string, got {}", describe(other)))),
+            Some(other) => Err(FieldError::Invalid(at(format!(
+                "{key}: expected a string, got {}",
+                describe(other)
+            )))),
         };
-        let image = images::from_input(text("mediaType")?, text("data")?).map_err(at)?;
+        let image = images::from_input(text("mediaType")?, text("data")?)
+            .map_err(|err| FieldError::Invalid(at(err.to_string())))?;
         if images.len() == MAX_IMAGES {
-            return Err(format!("images: more than {MAX_IMAGES} images in one prompt"));
+            return Err(FieldError::Invalid(format!(
+                "images: more than {MAX_IMAGES} images in one prompt"
+            )));
         }
         images.push(image);
     }

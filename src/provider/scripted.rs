@@ -149,31 +149,38 @@ impl Scripted {
     }
 }
 
+/// A problem of the script's text, at its place.
+fn invalid(message: impl Into<String>) -> ScriptError {
+    ScriptError::Invalid(message.into())
+}
+
 /// Parses a script, naming the place of the first problem.
-pub fn parse(text: &str) -> Result<Vec<Turn>, String> {
+pub fn parse(text: &str) -> Result<Vec<Turn>, ScriptError> {
     let root: Value = serde_json::from_str(text)
-        .map_err(|err| format!("line {}, column {}: {err}", err.line(), err.column()))?;
+        .map_err(|err| invalid(format!("line {}, column {}: {err}", err.line(), err.column())))?;
     let turns = match &root {
         Value::Object(map) => {
             if let Some(key) = map.keys().find(|k| k.as_str() != "turns") {
-                return Err(format!("unknown field \"{key}\" (expected \"turns\")"));
+                return Err(invalid(format!("unknown field \"{key}\" (expected \"turns\")")));
             }
-            map.get("turns").ok_or("missing field \"turns\"")?
+            map.get("turns").ok_or_else(|| invalid("missing field \"turns\""))?
         }
         Value::Array(_) => &root,
-        _ => return Err("expected an object with \"turns\"".to_string()),
+        _ => return Err(invalid("expected an object with \"turns\"".to_string())),
     };
-    let turns = turns.as_array().ok_or("\"turns\" must be an array")?;
+    let turns = turns.as_array().ok_or_else(|| invalid("\"turns\" must be an array"))?;
     let mut calls = 0;
     turns
         .iter()
         .enumerate()
-        .map(|(i, turn)| parse_turn(turn, &mut calls).map_err(|err| format!("turns[{i}]: {err}")))
+        .map(|(i, turn)| {
+            parse_turn(turn, &mut calls).map_err(|err| invalid(format!("turns[{i}]: {err}")))
+        })
         .collect()
 }
 
-fn parse_turn(turn: &Value, calls: &mut u32) -> Result<Turn, String> {
-    let map = turn.as_object().ok_or("a turn must be an object")?;
+fn parse_turn(turn: &Value, calls: &mut u32) -> Result<Turn, ScriptError> {
+    let map = turn.as_object().ok_or_else(|| invalid("a turn must be an object"))?;
     let mut out = Turn {
         reasoning: Vec::new(),
         text: Vec::new(),
@@ -187,26 +194,27 @@ fn parse_turn(turn: &Value, calls: &mut u32) -> Result<Turn, String> {
             "text" => out.text = strings(value, "text")?,
             "reasoning" => out.reasoning = strings(value, "reasoning")?,
             "toolCalls" => {
-                let list = value.as_array().ok_or("\"toolCalls\" must be an array")?;
+                let list = value.as_array().ok_or_else(|| invalid("\"toolCalls\" must be an array"))?;
                 for (i, call) in list.iter().enumerate() {
                     *calls += 1;
-                    let call = parse_call(call, *calls).map_err(|e| format!("toolCalls[{i}]: {e}"))?;
+                    let call = parse_call(call, *calls)
+                        .map_err(|e| invalid(format!("toolCalls[{i}]: {e}")))?;
                     out.tool_calls.push(call);
                 }
             }
             "usage" => out.usage = Some(parse_usage(value)?),
             "error" => {
                 let message = value.as_str().filter(|m| !m.trim().is_empty());
-                out.error = Some(message.ok_or("\"error\" must be a non-empty string")?.to_string());
+                out.error = Some(message.ok_or_else(|| invalid("\"error\" must be a non-empty string"))?.to_string());
             }
             "delayMs" => {
-                let ms = value.as_u64().ok_or("\"delayMs\" must be a non-negative integer")?;
+                let ms = value.as_u64().ok_or_else(|| invalid("\"delayMs\" must be a non-negative integer"))?;
                 out.delay = Duration::from_millis(ms);
             }
             other => {
-                return Err(format!(
+                return Err(invalid(format!(
                     "unknown field \"{other}\" (expected text, reasoning, toolCalls, usage, error, delayMs)"
-                ))
+                )))
             }
         }
     }
@@ -214,29 +222,29 @@ fn parse_turn(turn: &Value, calls: &mut u32) -> Result<Turn, String> {
 }
 
 /// A string or a list of strings (the chunks, in order).
-fn strings(value: &Value, field: &str) -> Result<Vec<String>, String> {
+fn strings(value: &Value, field: &str) -> Result<Vec<String>, ScriptError> {
     match value {
         Value::String(s) => Ok(vec![s.clone()]),
         Value::Array(items) => items
             .iter()
             .map(|v| v.as_str().map(str::to_string))
             .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| format!("\"{field}\" must be a string or an array of strings")),
-        _ => Err(format!("\"{field}\" must be a string or an array of strings")),
+            .ok_or_else(|| invalid(format!("\"{field}\" must be a string or an array of strings"))),
+        _ => Err(invalid(format!("\"{field}\" must be a string or an array of strings"))),
     }
 }
 
-fn parse_call(call: &Value, number: u32) -> Result<ToolCall, String> {
-    let map = call.as_object().ok_or("a tool call must be an object")?;
+fn parse_call(call: &Value, number: u32) -> Result<ToolCall, ScriptError> {
+    let map = call.as_object().ok_or_else(|| invalid("a tool call must be an object"))?;
     if let Some(key) = map.keys().find(|k| !matches!(k.as_str(), "id" | "name" | "arguments")) {
-        return Err(format!("unknown field \"{key}\" (expected id, name, arguments)"));
+        return Err(invalid(format!("unknown field \"{key}\" (expected id, name, arguments)")));
     }
     let name = map.get("name").and_then(Value::as_str).filter(|n| !n.is_empty());
-    let name = name.ok_or("\"name\" must be a non-empty string")?.to_string();
+    let name = name.ok_or_else(|| invalid("\"name\" must be a non-empty string"))?.to_string();
     let id = match map.get("id") {
         None => format!("call_{number}"),
         Some(Value::String(id)) if !id.is_empty() => id.clone(),
-        Some(_) => return Err("\"id\" must be a non-empty string".to_string()),
+        Some(_) => return Err(invalid("\"id\" must be a non-empty string".to_string())),
     };
     // Arguments as an object are serialised; as a string they are sent verbatim, so a script
     // can also play a model that writes broken JSON.
@@ -244,18 +252,18 @@ fn parse_call(call: &Value, number: u32) -> Result<ToolCall, String> {
         None => "{}".to_string(),
         Some(Value::String(raw)) => raw.clone(),
         Some(value @ Value::Object(_)) => value.to_string(),
-        Some(_) => return Err("\"arguments\" must be an object or a string".to_string()),
+        Some(_) => return Err(invalid("\"arguments\" must be an object or a string".to_string())),
     };
     Ok(ToolCall { id, name, arguments })
 }
 
-fn parse_usage(value: &Value) -> Result<Usage, String> {
-    let map = value.as_object().ok_or("\"usage\" must be an object")?;
+fn parse_usage(value: &Value) -> Result<Usage, ScriptError> {
+    let map = value.as_object().ok_or_else(|| invalid("\"usage\" must be an object"))?;
     let mut usage = Usage::default();
     for (key, value) in map {
         let n = value
             .as_u64()
-            .ok_or_else(|| format!("usage \"{key}\" must be a non-negative integer"))?;
+            .ok_or_else(|| invalid(format!("usage \"{key}\" must be a non-negative integer")))?;
         match key.as_str() {
             "promptTokens" => usage.prompt_tokens = n,
             "completionTokens" => usage.completion_tokens = n,
@@ -268,9 +276,9 @@ fn parse_usage(value: &Value) -> Result<Usage, String> {
                 usage.cache_write_reported = true;
             }
             other => {
-                return Err(format!(
+                return Err(invalid(format!(
                     "unknown usage field \"{other}\" (expected promptTokens, completionTokens, cachedTokens, cacheWriteTokens)"
-                ))
+                )))
             }
         }
     }
@@ -325,12 +333,15 @@ mod tests {
     #[test]
     fn errors_name_the_place() {
         assert_eq!(parse("{\"turns\": [{\"txt\": []}]}").unwrap_err(),
-            "turns[0]: unknown field \"txt\" (expected text, reasoning, toolCalls, usage, error, delayMs)");
+            invalid("turns[0]: unknown field \"txt\" (expected text, reasoning, toolCalls, usage, error, delayMs)"));
         assert_eq!(
             parse("{\"turns\": [{\"toolCalls\": [{}]}]}").unwrap_err(),
-            "turns[0]: toolCalls[0]: \"name\" must be a non-empty string"
+            invalid("turns[0]: toolCalls[0]: \"name\" must be a non-empty string")
         );
-        assert!(parse("{\"turns\": [\n{]}").unwrap_err().starts_with("line 2, column 2"));
-        assert_eq!(parse("{}").unwrap_err(), "missing field \"turns\"");
+        assert!(parse("{\"turns\": [\n{]}")
+            .unwrap_err()
+            .to_string()
+            .starts_with("line 2, column 2"));
+        assert_eq!(parse("{}").unwrap_err(), invalid("missing field \"turns\""));
     }
 }

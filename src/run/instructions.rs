@@ -141,7 +141,7 @@ pub fn read(workspace: &Path, root: &Path, env: &Env) -> Instructions {
         match read_user_file(&path) {
             Ok(Some((text, size))) => found.push(Found { shown, text, size }),
             Ok(None) => {}
-            Err(why) => skip(&shown, &why),
+            Err(why) => skip(&shown, &why.to_string()),
         }
     }
     if let Ok(repo) = Workspace::new(root) {
@@ -157,7 +157,7 @@ pub fn read(workspace: &Path, root: &Path, env: &Env) -> Instructions {
             match read_in_repository(&repo, &shown) {
                 Ok(Some((text, size))) => found.push(Found { shown, text, size }),
                 Ok(None) => {}
-                Err(why) => skip(&shown, &why),
+                Err(why) => skip(&shown, &why.to_string()),
             }
         }
     }
@@ -165,45 +165,52 @@ pub fn read(workspace: &Path, root: &Path, env: &Env) -> Instructions {
 }
 
 /// The user's own file: a regular file (a FIFO or device is refused without waiting).
-fn read_user_file(path: &Path) -> Result<Option<(String, u64)>, String> {
+fn read_user_file(path: &Path) -> Result<Option<(String, u64)>, PathError> {
     let file = match dirfd::open_path_nonblocking(path) {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(err.to_string()),
+        Err(err) => return Err(PathError::Io(err.to_string())),
     };
     match file.metadata() {
         Ok(meta) if meta.is_file() => {
-            read_kept(file, meta.len()).map(Some).map_err(|e| e.to_string())
+            read_kept(file, meta.len()).map(Some).map_err(|e| PathError::Io(e.to_string()))
         }
-        Ok(_) => Err(SmallFileError::NotRegular.to_string()),
-        Err(err) => Err(err.to_string()),
+        Ok(_) => Err(PathError::Refused(SmallFileError::NotRegular.to_string())),
+        Err(err) => Err(PathError::Io(err.to_string())),
     }
 }
 
 /// One `AGENTS.md` of the repository: `None` when there is none.
-fn read_in_repository(repo: &Workspace, rel: &str) -> Result<Option<(String, u64)>, String> {
-    let place = repo.locate(rel, false, Parents::Existing).map_err(|e| e.to_string())?;
+fn read_in_repository(repo: &Workspace, rel: &str) -> Result<Option<(String, u64)>, PathError> {
+    let place = repo.locate(rel, false, Parents::Existing)?;
     match place.kind() {
         Ok(None) => return Ok(None),
         Ok(Some((Kind::Symlink, _))) => {}
         Ok(Some((Kind::File, _))) => {}
-        Ok(Some(_)) => return Err("it is not a regular file".to_string()),
-        Err(err) => return Err(err.to_string()),
+        Ok(Some(_)) => return Err(PathError::Refused("it is not a regular file".to_string())),
+        Err(err) => return Err(PathError::Io(err.to_string())),
     }
+    // The reasons in the file's own terms: it is a link, and where it leads is the matter.
     let place = match repo.locate(rel, true, Parents::Existing) {
         Ok(place) => place,
         Err(PathError::Outside(_)) => {
-            return Err("it is a link leading outside the repository".to_string())
+            return Err(PathError::Outside(
+                "it is a link leading outside the repository".to_string(),
+            ))
         }
-        Err(PathError::BrokenLink(_)) => return Err("it is a broken link".to_string()),
-        Err(PathError::LinkLoop(_)) => return Err("it is a link that loops".to_string()),
-        Err(e) => return Err(e.to_string()),
+        Err(PathError::BrokenLink(_)) => {
+            return Err(PathError::BrokenLink("it is a broken link".to_string()))
+        }
+        Err(PathError::LinkLoop(_)) => {
+            return Err(PathError::LinkLoop("it is a link that loops".to_string()))
+        }
+        Err(e) => return Err(e),
     };
     if let Ok(None) = place.kind() {
-        return Err("it is a broken link".to_string());
+        return Err(PathError::BrokenLink("it is a broken link".to_string()));
     }
     let (file, meta) = open_regular(&place)?;
-    read_kept(file, meta.len()).map(Some).map_err(|e| e.to_string())
+    read_kept(file, meta.len()).map(Some).map_err(|e| PathError::Io(e.to_string()))
 }
 
 /// The message's first line.

@@ -16,7 +16,20 @@ pub const MAX_IGNORE_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// An ignore file as a walk finds it: its text (lossy UTF-8: git reads bytes), none, or why
 /// it cannot be applied.
-pub type IgnoreFile = Result<Option<String>, String>;
+pub type IgnoreFile = Result<Option<String>, IgnoreFileError>;
+
+/// Why an ignore file cannot be applied, by kind; the message names the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IgnoreFileError {
+    /// It cannot be read.
+    Unreadable(String),
+    /// A FIFO, socket or device: it may hold any rules, so the walk leaves the directory out.
+    NotRegular(String),
+    /// It is larger than zero reads of an ignore file.
+    TooLarge(String),
+}
+
+crate::error::message_error!(IgnoreFileError: Unreadable, NotRegular, TooLarge);
 /// Patterns longer than this are skipped (git's own limit is about the same order).
 const MAX_PATTERN_BYTES: usize = 4096;
 
@@ -392,7 +405,7 @@ impl Level {
         let mut parse = |file: IgnoreFile| match file {
             Ok(text) => text.as_deref().map(Rules::parse).unwrap_or_default(),
             Err(why) => {
-                refused.get_or_insert(why);
+                refused.get_or_insert(why.to_string());
                 Rules::default()
             }
         };
@@ -409,33 +422,37 @@ pub fn read_ignore(file: std::io::Result<std::fs::File>, shown: &str) -> IgnoreF
     let file = match file {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(format!("{shown} cannot be read ({err})")),
+        Err(err) => {
+            return Err(IgnoreFileError::Unreadable(format!("{shown} cannot be read ({err})")))
+        }
     };
-    let meta = file.metadata().map_err(|e| format!("{shown} cannot be read ({e})"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| IgnoreFileError::Unreadable(format!("{shown} cannot be read ({e})")))?;
     // A directory by that name holds no rules, as git reads it; a FIFO, socket or device may
     // hold any, so the walk leaves the directory out rather than show what they may exclude.
     if meta.is_dir() {
         return Ok(None);
     }
     if !meta.is_file() {
-        return Err(format!("{shown} is not a regular file"));
+        return Err(IgnoreFileError::NotRegular(format!("{shown} is not a regular file")));
     }
     if meta.len() > MAX_IGNORE_FILE_BYTES {
-        return Err(format!(
+        return Err(IgnoreFileError::TooLarge(format!(
             "{shown} is {} MiB, over the {} MiB zero reads of an ignore file",
             meta.len().div_ceil(1024 * 1024),
             MAX_IGNORE_FILE_BYTES >> 20
-        ));
+        )));
     }
     let mut bytes = Vec::new();
     file.take(MAX_IGNORE_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("{shown} cannot be read ({e})"))?;
+        .map_err(|e| IgnoreFileError::Unreadable(format!("{shown} cannot be read ({e})")))?;
     if bytes.len() as u64 > MAX_IGNORE_FILE_BYTES {
-        return Err(format!(
+        return Err(IgnoreFileError::TooLarge(format!(
             "{shown} grew past {} MiB while it was read",
             MAX_IGNORE_FILE_BYTES >> 20
-        ));
+        )));
     }
     Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use super::workspace::{open_regular, refusal, Parents, Place};
 use super::{looks_binary, object_schema, ArgError, Args, Outcome, Workspace};
 use crate::search::glob::Glob;
-use crate::search::ignore::{read_ignore, Level, Stack, Verdict};
+use crate::search::ignore::{read_ignore, IgnoreFileError, Level, Stack, Verdict};
 use crate::search::regex::Regex;
 use crate::sys::dirfd::{Dir, Kind};
 use crate::tools::workspace::PathError;
@@ -628,7 +628,9 @@ fn level_of(dir: &Dir, entries: &[crate::sys::dirfd::Entry], prefix: &str) -> Le
     // the directory left out.
     let read = |name: &str| match has(name) {
         Some(Kind::File) => read_ignore(dir.open_read(OsStr::new(name)), &shown(name)),
-        Some(Kind::Special) => Err(format!("{} is not a regular file", shown(name))),
+        Some(Kind::Special) => {
+            Err(IgnoreFileError::NotRegular(format!("{} is not a regular file", shown(name))))
+        }
         _ => Ok(None),
     };
     let git = has(".git");
