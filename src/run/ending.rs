@@ -82,6 +82,15 @@ pub fn turn_interrupted() -> bool {
     TURN_INTERRUPTED.load(Ordering::SeqCst)
 }
 
+/// Stops the running turn as a first SIGINT in a live turn does: its command's process group
+/// is killed, every wait wakes, and the turn ends `interrupted`. A front-end that hears a
+/// cancellation from its client (not a signal) calls this too.
+pub fn cancel_turn() {
+    TURN_INTERRUPTED.store(true, Ordering::SeqCst);
+    crate::sys::signals::kill_running_group();
+    crate::sys::signals::wake_interrupted();
+}
+
 /// What a signal does: in a live turn, a first SIGINT stops that turn (its command's process
 /// group is killed at once); anything else ends the process.
 fn on_signal(shared: &Output, signum: i32) {
@@ -91,9 +100,7 @@ fn on_signal(shared: &Output, signum: i32) {
         let recent = last.is_some_and(|at| at.elapsed() < SECOND_INTERRUPT);
         if !recent {
             *last = Some(Instant::now());
-            TURN_INTERRUPTED.store(true, Ordering::SeqCst);
-            crate::sys::signals::kill_running_group();
-            crate::sys::signals::wake_interrupted();
+            cancel_turn();
             return;
         }
     }

@@ -7,8 +7,9 @@
 //! [`Engine::turn`] once (`zero exec`) or once per prompt (live mode). The engine reports every
 //! event through the run's [`Output`] and asks the front-end, through [`Client`], for what only
 //! the front-end can answer: who approves a call the level does not allow, and what the session
-//! records as the prompt's source. Interrupts reach it through `run::ending`, whichever
-//! front-end runs.
+//! records as the prompt's source. A turn is cancelled from outside it, whichever front-end
+//! runs: a SIGINT in a live turn, or the front-end calling `run::ending::cancel_turn` when its
+//! client asks (the turn ends `interrupted`, its command killed, every wait woken).
 
 use std::sync::{Arc, Mutex};
 

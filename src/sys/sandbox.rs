@@ -515,6 +515,13 @@ mod tests {
 
     #[test]
     fn each_architectures_numbers_are_the_kernels() {
+        if !std::path::Path::new("/usr/include/asm-generic/unistd.h").exists() {
+            return crate::testing::kit::skip(
+                "syscall numbers against the kernel's",
+                crate::testing::kit::Skip::Missing,
+                "the kernel headers (linux-libc-dev) are not installed",
+            );
+        }
         let names = [
             "setxattr",
             "lsetxattr",
@@ -566,8 +573,6 @@ mod tests {
                 }
             }
         }
-        if std::path::Path::new("/usr/include/asm-generic/unistd.h").exists() {
-            assert!(checked >= 30, "{checked}");
-        }
+        assert!(checked >= 30, "{checked}");
     }
 }
