@@ -123,7 +123,9 @@ fn edited(rng: &mut crate::testing::kit::Rng, lines: &[String]) -> Vec<String> {
 
 /// `git`, run in `dir`; `None` when it cannot start.
 fn git(dir: &std::path::Path, args: &[&str]) -> Option<std::process::Output> {
-    std::process::Command::new("git").args(args).current_dir(dir).output().ok()
+    crate::sys::process::serialized(|| {
+        std::process::Command::new("git").args(args).current_dir(dir).output().ok()
+    })
 }
 
 /// What `git apply` makes of `target` with `patch` (`None`: it refuses).
@@ -134,11 +136,13 @@ fn git_apply(dir: &std::path::Path, target: &str, patch: &str) -> Option<String>
     std::fs::write(work.join("f"), target).unwrap();
     std::fs::write(dir.join("p.diff"), patch).unwrap();
     let p = dir.join("p.diff");
-    let out = std::process::Command::new("git")
-        .args(["apply", "--unidiff-zero", p.to_str().unwrap()])
-        .current_dir(&work)
-        .output()
-        .unwrap_or_else(|err| panic!("git apply: {err}"));
+    let out = crate::sys::process::serialized(|| {
+        std::process::Command::new("git")
+            .args(["apply", "--unidiff-zero", p.to_str().unwrap()])
+            .current_dir(&work)
+            .output()
+    })
+    .unwrap_or_else(|err| panic!("git apply: {err}"));
     out.status.success().then(|| std::fs::read_to_string(work.join("f")).unwrap())
 }
 
@@ -167,11 +171,11 @@ fn apply_patch_agrees_with_git_apply_on_generated_patches() {
         std::fs::write(dir.join("new/f"), &after).unwrap();
         let context = format!("-U{}", 1 + rng.below(3));
         let args = ["diff", "--no-index", &context, "old/f", "new/f"];
-        let diff = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&dir.path)
-            .output()
-            .unwrap_or_else(|err| panic!("git diff: {err}"));
+        // Serialized with the bash tool's tests: a call's cleanup reaps the orphans it finds.
+        let diff = crate::sys::process::serialized(|| {
+            std::process::Command::new("git").args(args).current_dir(&dir.path).output()
+        })
+        .unwrap_or_else(|err| panic!("git diff: {err}"));
         let patch = String::from_utf8(diff.stdout)
             .unwrap()
             .replace("a/old/f", "a/f")
