@@ -113,7 +113,7 @@ pub fn stop_kept_groups() {
     }
     // What a server started and sent out of its group (`setsid`) is below zero still.
     kill_descendants(None);
-    reap_orphans(0, &[]);
+    reap_orphans(0);
 }
 
 /// Stops one kept group at once (a server that failed, or whose transport closed).
@@ -302,7 +302,7 @@ pub fn run_shell(spec: &Spec<'_>) -> std::io::Result<Finished> {
         pump(&mut pipes, &mut child, exit_fd.as_ref(), grace, &mut chunk, |_, exited| exited);
     }
     let status = child.try_wait().ok().flatten();
-    reap_orphans(pid, &before);
+    reap_orphans(pid);
     // Output still in the pipes is read, but only for a short while, whatever holds them.
     pump(&mut pipes, &mut child, exit_fd.as_ref(), grace, &mut chunk, |pipes, _| {
         pipes.iter().all(|p| p.file.is_none())
@@ -432,20 +432,20 @@ fn kill_descendants_but(shell: Option<u32>, spared: &[u32]) {
             signals::kill_process(pid);
         }
         if let Some(shell) = shell {
-            reap_orphans(shell, spared);
+            reap_orphans(shell);
         }
     }
 }
 
 /// Collects the exit status of zero's ended children other than `shell` (re-parented
-/// orphans), so they do not stay as zombies. What ran before the call (`spared`) and the MCP
-/// servers are zero's own children: their owners collect their exit, with its status.
-fn reap_orphans(shell: u32, spared: &[u32]) {
+/// orphans, a daemon an MCP server started among them), so they do not stay as zombies. The
+/// MCP servers are zero's own children: their owners collect their exit, with its status.
+fn reap_orphans(shell: u32) {
     let me = std::process::id();
     let (_, zombies) = descendants(me);
     let kept = signals::kept_groups();
     for pid in zombies {
-        if pid != shell && !spared.contains(&pid) && !kept.contains(&pid) {
+        if pid != shell && !kept.contains(&pid) {
             signals::reap(pid);
         }
     }

@@ -169,7 +169,8 @@ fn apply_patch_agrees_with_git_apply_on_generated_patches() {
         std::fs::create_dir_all(dir.join("new")).unwrap();
         std::fs::write(dir.join("old/f"), &before).unwrap();
         std::fs::write(dir.join("new/f"), &after).unwrap();
-        let context = format!("-U{}", 1 + rng.below(3));
+        // -U0 too: hunks without context, pure additions (`-N,0`) among them.
+        let context = format!("-U{}", rng.below(4));
         let args = ["diff", "--no-index", &context, "old/f", "new/f"];
         // Serialized with the bash tool's tests: a call's cleanup reaps the orphans it finds.
         let diff = crate::sys::process::serialized(|| {

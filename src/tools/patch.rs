@@ -191,7 +191,7 @@ fn parse_hunk(lines: &[&str], at: usize) -> Result<(Hunk, usize), PatchError> {
                 hunk.lines.push(Line::Add(line[1..].to_string()));
                 new_left -= 1;
             }
-            Some('\\') => {}
+            Some('\\') => hunk.mark_no_newline(),
             _ => {
                 return Err(PatchError::Malformed(format!(
                     "line {}: hunk {header:?} ends early: {old_left} old and {new_left} new lines were still expected",
@@ -206,20 +206,25 @@ fn parse_hunk(lines: &[&str], at: usize) -> Result<(Hunk, usize), PatchError> {
             "hunk {header:?} is cut off before its last line"
         )));
     }
-    // A "no newline" marker refers to the line just before it.
-    while let Some(line) = lines.get(i).filter(|l| l.starts_with('\\')) {
-        let _ = line;
-        match hunk.lines.last() {
-            Some(Line::Add(_)) => hunk.new_no_newline = true,
-            Some(Line::Remove(_)) => hunk.old_no_newline = true,
-            _ => {
-                hunk.old_no_newline = true;
-                hunk.new_no_newline = true;
-            }
-        }
+    while lines.get(i).is_some_and(|l| l.starts_with('\\')) {
+        hunk.mark_no_newline();
         i += 1;
     }
     Ok((hunk, i))
+}
+
+impl Hunk {
+    /// A "\ No newline at end of file" marker: it refers to the line just before it.
+    fn mark_no_newline(&mut self) {
+        match self.lines.last() {
+            Some(Line::Add(_)) => self.new_no_newline = true,
+            Some(Line::Remove(_)) => self.old_no_newline = true,
+            _ => {
+                self.old_no_newline = true;
+                self.new_no_newline = true;
+            }
+        }
+    }
 }
 
 /// Parses a patch and applies its first file's hunks to `content` in memory (for the fuzzer).
@@ -276,9 +281,15 @@ fn apply_hunks(text: &mut Text, hunks: &[Hunk], shown: &str) -> Result<(), Patch
                 Line::Remove(_) => None,
             })
             .collect();
-        let wanted = (hunk.old_start.max(1) - 1) as isize + offset;
-        let wanted = if old.is_empty() && hunk.old_start == 0 { 0 } else { wanted.max(0) as usize };
-        let at = find_block(&text.lines, &old, wanted, |a, b| a == b)
+        // `-N,L` names old lines N.. (1-based); `-N,0` adds after line N, as git reads it.
+        let first = if old.is_empty() { hunk.old_start } else { hunk.old_start.max(1) - 1 };
+        let wanted = (first as isize + offset).max(0) as usize;
+        // "\ No newline at end of file" says the hunk ends the file: its place is the end.
+        let ends_file = hunk.old_no_newline || hunk.new_no_newline;
+        let at_end = text.lines.len().checked_sub(old.len()).filter(|_| ends_file);
+        let at = at_end
+            .and_then(|end| find_block(&text.lines[end..], &old, 0, |a, b| a == b).map(|_| end))
+            .or_else(|| find_block(&text.lines, &old, wanted, |a, b| a == b))
             .or_else(|| find_block(&text.lines, &old, wanted, |a, b| a.trim_end() == b.trim_end()));
         let Some(at) = at else {
             return Err(PatchError::Conflict(mismatch(
@@ -291,9 +302,8 @@ fn apply_hunks(text: &mut Text, hunks: &[Hunk], shown: &str) -> Result<(), Patch
                 shown,
             )));
         };
-        // "\ No newline at end of file" says the hunk ends the file: where the file goes on
-        // after it, the patch was made for another file (git would glue the lines together).
-        let ends_file = hunk.old_no_newline || hunk.new_no_newline;
+        // Where the file goes on after a hunk that ends it, the patch was made for another
+        // file (git would glue the lines together).
         if ends_file && at + old.len() != text.lines.len() {
             return Err(PatchError::Conflict(format!(
                 "hunk {} of {} ({}) does not apply to {shown}: it ends the file (\"\\ No newline at end of file\"), but the file goes on after line {}",
@@ -692,6 +702,21 @@ mod tests {
                 .unwrap();
         apply_hunks(&mut text, &patch[0].hunks, "f").unwrap();
         assert_eq!(text.render(), "a\nB\n");
+    }
+
+    #[test]
+    fn a_pure_addition_goes_after_the_line_it_names_as_git_reads_it() {
+        let patch = "--- a/f\n+++ b/f\n@@ -2,0 +3 @@\n+new\n";
+        assert_eq!(apply_text("a\nb\nc\n", patch).unwrap(), "a\nb\nnew\nc\n");
+        let at_top = "--- a/f\n+++ b/f\n@@ -0,0 +1 @@\n+new\n";
+        assert_eq!(apply_text("a\nb\n", at_top).unwrap(), "new\na\nb\n");
+    }
+
+    #[test]
+    fn a_hunk_that_ends_the_file_is_placed_at_its_end_even_when_its_lines_come_earlier_too() {
+        // "x\ny" is both at lines 1-2 and at the end; the marker says which one is meant.
+        let patch = "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n x\n-y\n\\ No newline at end of file\n+Y\n";
+        assert_eq!(apply_text("x\ny\nm\nx\ny", patch).unwrap(), "x\ny\nm\nx\nY\n");
     }
 
     #[test]
