@@ -65,6 +65,12 @@ fn main() -> ExitCode {
         Command::McpList(args) => commands::mcp_list(&args, &config::Env::from_process()),
         Command::Redact(names) => commands::redact(&names, &config::Env::from_process()),
         Command::Schema(version) => commands::print_schema(&version),
+        Command::Completions(shell) => {
+            match sys::stdio::print(cli::completions::script(shell).as_bytes()) {
+                Ok(()) => Exit::Success,
+                Err(_) => Exit::Internal,
+            }
+        }
         Command::Exec(args) => {
             let process = run::exec::Process {
                 env: config::Env::from_process(),

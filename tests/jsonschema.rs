@@ -232,7 +232,7 @@ fn zero_schema_prints_a_strict_document_and_refuses_versions_it_does_not_speak()
         assert_eq!(
             String::from_utf8_lossy(&out.stderr),
             format!(
-                "[zero] zero schema: unsupported schema version \"{version}\"; supported: 1, 2\n"
+                "[zero] zero schema: unsupported schema version \"{version}\"; supported: 1, 2, or config\n"
             )
         );
         assert!(out.stdout.is_empty());

@@ -1052,7 +1052,7 @@ fn unknown_flags_and_commands_suggest_the_closest() {
     );
     let out = dir.zero().args(&["sesions", "list"]).run();
     out.assert_code(2);
-    assert_eq!(out.stderr, "[zero] unknown command \"sesions\" (did you mean \"sessions\"?); commands: exec, sessions, search, config, doctor, mcp, redact, schema (see zero --help)\n");
+    assert_eq!(out.stderr, "[zero] unknown command \"sesions\" (did you mean \"sessions\"?); commands: exec, sessions, search, config, doctor, mcp, redact, schema, completions (see zero --help)\n");
     let out = dir.zero().args(&["sessions", "lsit"]).run();
     out.assert_code(2);
     assert_eq!(out.stderr, "[zero] unknown sessions command \"lsit\" (did you mean \"list\"?); expected list, show, delete, prune or search\n");
@@ -1244,6 +1244,7 @@ fn provider_calls_go_through_the_proxy_of_the_environment_unless_no_proxy_or_loo
 /// The README's ```json blocks, in order.
 fn readme_json_blocks() -> Vec<String> {
     let readme = read(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"));
+    let readme = readme.replace("```json config\n", "```json\n");
     readme.split("```json\n").skip(1).map(|b| b.split("```").next().unwrap().to_string()).collect()
 }
 

@@ -99,13 +99,14 @@ const STRICT_MCP_CONFIG: Flag<Options> = Flag::new(
     Slot::Switch(|o| &mut o.strict_mcp_config),
 );
 
-const AUTO: Flag<Options> = Flag::new(
+const AUTO: Flag<Options> = Flag::<Options>::new(
     "auto",
     None,
     " <LEVEL>",
     "low (default), medium or high: the level whose\noffer is shown",
     Slot::Text(|o| &mut o.auto),
-);
+)
+.one_of(&["low", "medium", "high"]);
 const ENABLED_TOOLS: Flag<Options> = Flag::new(
     "enabled-tools",
     None,
@@ -130,6 +131,8 @@ pub struct Companion {
     pub summary: &'static str,
     pub about: &'static str,
     pub flags: &'static [Flag<Options>],
+    /// The words it takes when they are a fixed few, for completion.
+    pub choices: &'static [&'static str],
     build: fn(Options, Vec<String>) -> Command,
 }
 
@@ -139,6 +142,7 @@ pub const SESSIONS_LIST: Companion = Companion {
     summary: "this directory's sessions, newest first",
     about: "Lists the sessions started in this directory, newest first.\n",
     flags: &[ALL, JSON, flags::help()],
+    choices: &[],
     build: |o, words| {
         no_words("sessions list", words, SessionsArgs::List { json: o.json, all: o.all })
     },
@@ -150,6 +154,7 @@ pub const SESSIONS_SHOW: Companion = Companion {
     summary: "one session's metadata and events",
     about: "Prints one session's metadata and events, one row per event.\n",
     flags: &[JSON, flags::help()],
+    choices: &[],
     build: |o, words| match <[String; 1]>::try_from(words) {
         Ok([id]) => Command::Sessions(SessionsArgs::Show { id, json: o.json }),
         Err(words) if words.is_empty() => {
@@ -165,6 +170,7 @@ pub const SESSIONS_DELETE: Companion = Companion {
     summary: "remove sessions",
     about: "Removes the sessions named.\n",
     flags: &[flags::help()],
+    choices: &[],
     build: |_, ids| match ids.is_empty() {
         true => Command::Invalid("zero sessions delete needs one or more session ids".into()),
         false => Command::Sessions(SessionsArgs::Delete { ids }),
@@ -177,6 +183,7 @@ pub const SESSIONS_PRUNE: Companion = Companion {
     summary: "remove sessions not updated for DAYS days",
     about: "Removes every session not updated for DAYS days.\n",
     flags: &[OLDER_THAN, DRY_RUN, flags::help()],
+    choices: &[],
     build: |o, words| match o.older_than {
         Some(older_than) => no_words(
             "sessions prune",
@@ -199,6 +206,7 @@ pub const SESSIONS_SEARCH: Companion = Companion {
     summary: "search the stored sessions (zero search)",
     about: SEARCH_ABOUT,
     flags: &[JSON, LIMIT, CONTEXT, SESSION, TYPE, flags::help()],
+    choices: &[],
     // `zero sessions search` is `zero search`.
     build: |o, query| {
         Command::Search(SearchArgs {
@@ -223,6 +231,7 @@ pub const CONFIG: Companion = Companion {
 environment). Exit 0 when it is usable, 3 when it is not.
 ",
     flags: &[JSON, flags::help()],
+    choices: &[],
     build: |o, words| no_words("config", words, Command::Config { json: o.json }),
 };
 
@@ -235,6 +244,7 @@ connectivity, key) and says how to fix what fails. Exit 0 when every check
 passes, 3 when one fails.
 ",
     flags: &[JSON, OFFLINE, flags::help()],
+    choices: &[],
     build: |o, words| {
         no_words("doctor", words, Command::Doctor { json: o.json, offline: o.offline })
     },
@@ -260,6 +270,7 @@ failed or the configuration is invalid.
         DISABLED_TOOLS,
         flags::help(),
     ],
+    choices: &[],
     build: |o, words| {
         no_words(
             "mcp list",
@@ -286,24 +297,51 @@ URL passwords, private keys, and the values of environment variables with
 sensitive names (and of each --redact-env NAME).
 ",
     flags: &[REDACT_ENV, flags::help()],
+    choices: &[],
     build: |o, words| no_words("redact", words, Command::Redact(o.redact_env)),
 };
 
 pub const SCHEMA: Companion = Companion {
     name: "schema",
-    words: " [VERSION]",
+    words: " [VERSION|config]",
     summary: "",
-    about: "Prints the JSON Schema (draft 2020-12) of stream-json schema VERSION (default
-1): every event zero writes and reads, with unknown fields forbidden. Versions
-this zero speaks: 1, 2.
+    about: "Prints a JSON Schema (draft 2020-12): of stream-json schema VERSION
+(default 1), every event zero writes and reads, with unknown fields
+forbidden (versions this zero speaks: 1, 2); or, with `config`, of the user
+config file (~/.config/zero/config.json), for editors to check it.
 ",
     flags: &[flags::help()],
+    choices: &["1", "2", "config"],
     build: |_, words| match <[String; 1]>::try_from(words) {
         Ok([version]) => Command::Schema(version),
         Err(words) if words.is_empty() => Command::Schema("1".into()),
         Err(_) => Command::Invalid(
             "zero schema takes one version at most (see zero schema --help)".into(),
         ),
+    },
+};
+
+pub const COMPLETIONS: Companion = Companion {
+    name: "completions",
+    words: " <SHELL>",
+    summary: "",
+    about: "Prints the completion script for SHELL (bash, zsh or fish): commands, flags,
+the values of flags that take one of a few words, and paths.
+  bash: source <(zero completions bash), or save it as
+        ~/.local/share/bash-completion/completions/zero
+  zsh:  save it as _zero in a directory of $fpath
+  fish: save it as ~/.config/fish/completions/zero.fish
+",
+    flags: &[flags::help()],
+    choices: super::completions::Shell::NAMES,
+    build: |_, words| match <[String; 1]>::try_from(words) {
+        Ok([name]) => match super::completions::Shell::parse(&name) {
+            Some(shell) => Command::Completions(shell),
+            None => Command::Invalid(format!(
+                "zero completions: unknown shell \"{name}\"; expected bash, zsh or fish"
+            )),
+        },
+        Err(_) => Command::Invalid("zero completions needs one shell: bash, zsh or fish".into()),
     },
 };
 
@@ -328,7 +366,7 @@ pub const SESSIONS: [&Companion; 5] =
 
 /// Every companion command: the parser finds each here by name, so a command cannot be
 /// parsed without being in this list (and in the tests that go through it).
-pub const COMPANIONS: [&Companion; 11] = [
+pub const COMPANIONS: [&Companion; 12] = [
     &SESSIONS_LIST,
     &SESSIONS_SHOW,
     &SESSIONS_DELETE,
@@ -340,6 +378,7 @@ pub const COMPANIONS: [&Companion; 11] = [
     &MCP_LIST,
     &REDACT,
     &SCHEMA,
+    &COMPLETIONS,
 ];
 
 impl Companion {

@@ -24,21 +24,21 @@ pub const EXEC_FLAGS: &[Section] = &[
         flags: &[
             Flag::new("prompt", None, " <TEXT>", "the prompt, instead of the words", Slot::Text(|a| &mut a.prompt)),
             Flag::new("file", Some('f'), " <PATH>", "prompt file (appended after a blank line; -\nfor stdin), or the JSONL input with\n-i stream-json", Slot::Path(|a| &mut a.file)),
-            Flag::new("input-format", Some('i'), " <FMT>", "text | stream-json (default: \"text\"); with\nstream-json, JSONL is read from stdin or --file", Slot::Text(|a| &mut a.input_format)),
+            Flag::<ExecArgs>::new("input-format", Some('i'), " <FMT>", "text | stream-json (default: \"text\"); with\nstream-json, JSONL is read from stdin or --file", Slot::Text(|a| &mut a.input_format)).one_of(&["text", "stream-json"]),
         ],
     },
     Section {
         heading: "Output",
         intro: "",
         flags: &[
-            Flag::new("output-format", Some('o'), " <FMT>", "text | json | stream-json (default: \"text\")", Slot::Text(|a| &mut a.output_format)),
-            Flag::new("schema-version", None, " <N>", "stream-json schema 1 | 2 (default: the\nversion of the first input line, else 1)", Slot::Text(|a| &mut a.schema_version)),
+            Flag::<ExecArgs>::new("output-format", Some('o'), " <FMT>", "text | json | stream-json (default: \"text\")", Slot::Text(|a| &mut a.output_format)).one_of(&["text", "json", "stream-json"]),
+            Flag::<ExecArgs>::new("schema-version", None, " <N>", "stream-json schema 1 | 2 (default: the\nversion of the first input line, else 1)", Slot::Text(|a| &mut a.schema_version)).one_of(&["1", "2"]),
             Flag::new("heartbeat-ms", None, " <N>", "schema 2: a heartbeat line after N ms of\nsilence (default: 10000; 0 turns them off)", Slot::Text(|a| &mut a.heartbeat_ms)),
             Flag::new("output-schema", None, " <PATH|JSON>", "answer with JSON matching this JSON Schema\n(a file, or the schema itself when it\nstarts with {)", Slot::Text(|a| &mut a.output_schema)),
             Flag::new("output-schema-attempts", None, " <N>", "failed answers before the run gives up\n(1 to 10, default: 3)", Slot::Text(|a| &mut a.output_schema_attempts)),
             Flag::new("image", None, " <PATH>", "attach a PNG, JPEG, GIF or WebP image to the\nprompt (repeatable)", Slot::Paths(|a| &mut a.images)),
             Flag::new("live", None, "", "many turns over one stdin stream, one per\nprompt line (-i and -o stream-json, schema 2)", Slot::Switch(|a| &mut a.live)),
-            Flag::new("approvals", None, " stdin", "live mode: calls that need approval wait for a\npermission_response line", Slot::Text(|a| &mut a.approvals)),
+            Flag::<ExecArgs>::new("approvals", None, " stdin", "live mode: calls that need approval wait for a\npermission_response line", Slot::Text(|a| &mut a.approvals)).one_of(&["stdin"]),
             Flag::new("approval-timeout-ms", None, " <N>", "how long an approval waits (default: 60000)", Slot::Text(|a| &mut a.approval_timeout_ms)),
         ],
     },
@@ -47,9 +47,9 @@ pub const EXEC_FLAGS: &[Section] = &[
         intro: "",
         flags: &[
             Flag::new("model", Some('m'), " <MODEL>", "model id, alias or profile name", Slot::Text(|a| &mut a.model)),
-            Flag::new("profile", None, " <PROFILE>", "fast | balanced | deep | cheap", Slot::Text(|a| &mut a.profile)),
-            Flag::new("reasoning-effort", Some('r'), " <E>", "none | minimal | low | medium | high | xhigh", Slot::Text(|a| &mut a.reasoning_effort)),
-            Flag::new("provider", None, " <KIND>", "openai | anthropic | google |\nopenai-compatible | scripted", Slot::Text(|a| &mut a.provider)),
+            Flag::<ExecArgs>::new("profile", None, " <PROFILE>", "fast | balanced | deep | cheap", Slot::Text(|a| &mut a.profile)).one_of(&["fast", "balanced", "deep", "cheap"]),
+            Flag::<ExecArgs>::new("reasoning-effort", Some('r'), " <E>", "none | minimal | low | medium | high | xhigh", Slot::Text(|a| &mut a.reasoning_effort)).one_of(&["none", "minimal", "low", "medium", "high", "xhigh"]),
+            Flag::<ExecArgs>::new("provider", None, " <KIND>", "openai | anthropic | google |\nopenai-compatible | azure | scripted", Slot::Text(|a| &mut a.provider)).one_of(&["openai", "anthropic", "google", "openai-compatible", "azure", "scripted"]),
             Flag::new("script", None, " <PATH>", "scripted provider: the JSON script to play", Slot::Path(|a| &mut a.script)),
             Flag::new("max-turns", None, " <N>", "model turns before giving up (default: 12)", Slot::Text(|a| &mut a.max_turns)),
             Flag::new("max-output-tokens", None, " <N>", "output tokens per model call (default: the\nmodel's limit, 4096 for unknown models)", Slot::Text(|a| &mut a.max_output_tokens)),
@@ -71,17 +71,17 @@ pub const EXEC_FLAGS: &[Section] = &[
         heading: "Tools and permissions",
         intro: "",
         flags: &[
-            Flag::new("auto", None, " <LEVEL>", "low | medium | high (default: \"low\"): low\nreads, medium also edits files, high also\nruns bash", Slot::Text(|a| &mut a.auto)),
+            Flag::<ExecArgs>::new("auto", None, " <LEVEL>", "low | medium | high (default: \"low\"): low\nreads, medium also edits files, high also\nruns bash", Slot::Text(|a| &mut a.auto)).one_of(&["low", "medium", "high"]),
             Flag::new("skip-permissions-unsafe", None, "", "enable every tool, like --auto high", Slot::Switch(|a| &mut a.skip_permissions_unsafe)),
             Flag::new("enabled-tools", None, " <LIST>", "only these tools (comma or space separated)", Slot::Texts(|a| &mut a.enabled_tools)),
             Flag::new("disabled-tools", None, " <LIST>", "never these tools", Slot::Texts(|a| &mut a.disabled_tools)),
             Flag::new("list-tools", None, "", "print the tools the model would see, exit", Slot::Switch(|a| &mut a.list_tools)),
-            Flag::new("shell-env", None, " <MODE>", "filtered | inherit (default: \"filtered\"): bash\ngets zero's environment without variables\nwhose names look secret (*_TOKEN, *_API_KEY..)", Slot::Text(|a| &mut a.shell_env)),
+            Flag::<ExecArgs>::new("shell-env", None, " <MODE>", "filtered | inherit (default: \"filtered\"): bash\ngets zero's environment without variables\nwhose names look secret (*_TOKEN, *_API_KEY..)", Slot::Text(|a| &mut a.shell_env)).one_of(&["filtered", "inherit"]),
             Flag::new("shell-env-keep", None, " <NAME>", "pass NAME to bash even so (repeatable)", Slot::Texts(|a| &mut a.shell_env_keep)),
-            Flag::new("sandbox", None, " <MODE>", "off | read-only | workspace-write (default):\nwhere bash may write", Slot::Text(|a| &mut a.sandbox)),
-            Flag::new("sandbox-network", None, " <on|off>", "off: bash's commands open no network\nsockets (default: on)", Slot::Text(|a| &mut a.sandbox_network)),
+            Flag::<ExecArgs>::new("sandbox", None, " <MODE>", "off | read-only | workspace-write (default):\nwhere bash may write", Slot::Text(|a| &mut a.sandbox)).one_of(&["off", "read-only", "workspace-write"]),
+            Flag::<ExecArgs>::new("sandbox-network", None, " <on|off>", "off: bash's commands open no network\nsockets (default: on)", Slot::Text(|a| &mut a.sandbox_network)).one_of(&["on", "off"]),
             Flag::new("sandbox-writable", None, " <DIR>", "bash may write in DIR too (repeatable)", Slot::Paths(|a| &mut a.sandbox_writable)),
-            Flag::new("sandbox-caches", None, " <on|off>", "off: the build caches (~/.cargo/registry,\n~/.npm...) are not writable (default: on)", Slot::Text(|a| &mut a.sandbox_caches)),
+            Flag::<ExecArgs>::new("sandbox-caches", None, " <on|off>", "off: the build caches (~/.cargo/registry,\n~/.npm...) are not writable (default: on)", Slot::Text(|a| &mut a.sandbox_caches)).one_of(&["on", "off"]),
             Flag::new("sandbox-required", None, "", "fail (exit 2) when the sandbox cannot be\nenforced here", Slot::Switch(|a| &mut a.sandbox_required)),
             Flag::new("mcp-config", None, " <PATH|JSON>", "MCP servers: a file or JSON text holding\n{\"mcpServers\": {...}} (repeatable)", Slot::Texts(|a| &mut a.mcp_configs)),
             Flag::new("strict-mcp-config", None, "", "only the --mcp-config servers, none from\nthe user config file", Slot::Switch(|a| &mut a.strict_mcp_config)),
@@ -110,7 +110,7 @@ pub const EXEC_FLAGS: &[Section] = &[
 ];
 
 /// The root command's own flag: `zero -p PROMPT` (also `--prompt` there) is a prompt word.
-static ROOT_PROMPT: Flag<ExecArgs> =
+pub(super) static ROOT_PROMPT: Flag<ExecArgs> =
     Flag::new("prompt", Some('p'), " <PROMPT>", "the prompt", Slot::Texts(|a| &mut a.prompt_words));
 
 /// Every flag of `zero exec`, in help order.

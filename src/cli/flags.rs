@@ -32,6 +32,20 @@ pub struct Flag<T: 'static> {
     /// The help text; each `\n` starts a continuation line.
     pub help: &'static str,
     pub slot: Slot<T>,
+    /// The values the flag takes, when it takes one of a few words (`--auto low|medium|high`):
+    /// the completion scripts offer them.
+    pub choices: &'static [&'static str],
+}
+
+/// What a flag's value is, for the completion scripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Takes {
+    Nothing,
+    OneOf(&'static [&'static str]),
+    File,
+    Directory,
+    /// Free text: nothing to offer.
+    Word,
 }
 
 /// What applying a flag asks of the parser.
@@ -67,7 +81,26 @@ impl<T> Flag<T> {
         help: &'static str,
         slot: Slot<T>,
     ) -> Flag<T> {
-        Flag { long, short, value, help, slot }
+        Flag { long, short, value, help, slot, choices: &[] }
+    }
+
+    /// The flag, taking one of `choices`.
+    pub const fn one_of(self, choices: &'static [&'static str]) -> Flag<T> {
+        Flag { choices, ..self }
+    }
+
+    /// What the flag's value is, for completion.
+    pub fn takes(&self) -> Takes {
+        match &self.slot {
+            Slot::Switch(_) | Slot::Help | Slot::Version => Takes::Nothing,
+            _ if !self.choices.is_empty() => Takes::OneOf(self.choices),
+            _ if self.value.contains("DIR") => Takes::Directory,
+            Slot::Path(_) | Slot::Paths(_) => Takes::File,
+            _ if self.value.contains("PATH") => Takes::File,
+            // `--resume[=ID]`: its value is optional, and only after `=`.
+            Slot::Custom(_) => Takes::Nothing,
+            _ => Takes::Word,
+        }
     }
 
     /// Whether a parsed argument names this flag.

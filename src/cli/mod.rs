@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use lexopt::prelude::*;
 
 mod companions;
+pub mod completions;
 mod exec;
 mod flags;
 #[cfg(test)]
@@ -32,7 +33,8 @@ Usage: zero exec [OPTIONS] [PROMPT...]   run one task (see zero exec --help)
        zero doctor                       check the setup, say how to fix it
        zero mcp list                     the MCP servers and their tools
        zero redact                       redact stdin to stdout
-       zero schema [VERSION]             the JSON Schema of stream-json (1, 2)
+       zero schema [1|2|config]          JSON Schema: stream-json, config file
+       zero completions <SHELL>          completion script: bash, zsh, fish
        zero --version | --help
 
 Each command's --help lists its options. Start with: zero exec --help
@@ -61,8 +63,11 @@ pub enum Command {
     McpList(McpListArgs),
     /// `zero redact`, with the extra variables to treat as secret.
     Redact(Vec<String>),
-    /// `zero schema [VERSION]`: the JSON Schema of that stream-json version, as typed.
+    /// `zero schema [VERSION|config]`: the JSON Schema of that stream-json version, or of
+    /// the config file, as typed.
     Schema(String),
+    /// `zero completions SHELL`.
+    Completions(completions::Shell),
     /// A command-line error outside `exec`: print on stderr, exit 2.
     Invalid(String),
 }
@@ -192,21 +197,45 @@ pub fn parse(args: Vec<OsString>) -> Command {
                 "unknown mcp command \"{other}\"; expected list (see zero mcp --help)"
             )),
         },
-        Some(name @ ("search" | "config" | "doctor" | "redact" | "schema")) => {
+        Some(name @ ("search" | "config" | "doctor" | "redact" | "schema" | "completions")) => {
             companions::parse(args[1..].to_vec(), name)
         }
         Some(word) if !word.starts_with('-') => Command::Invalid(format!(
             "unknown command \"{word}\"{}; commands: {} (see zero --help)",
-            crate::text::did_you_mean(word, COMMANDS),
-            COMMANDS.join(", ")
+            crate::text::did_you_mean(word, &command_names()),
+            command_names().join(", ")
         )),
         _ => parse_exec(args, true),
     }
 }
 
-/// The commands `zero` knows, for "did you mean" suggestions.
-const COMMANDS: &[&str] =
-    &["exec", "sessions", "search", "config", "doctor", "mcp", "redact", "schema"];
+/// The commands `zero` knows, with what each does: for "did you mean" suggestions and the
+/// completion scripts.
+const COMMANDS: &[(&str, &str)] = &[
+    ("exec", "run one task"),
+    ("sessions", "list, show, delete, prune, search the stored sessions"),
+    ("search", "search the stored sessions"),
+    ("config", "the settings in use, and their source"),
+    ("doctor", "check the setup, say how to fix it"),
+    ("mcp", "the MCP servers and their tools"),
+    ("redact", "redact stdin to stdout"),
+    ("schema", "a JSON Schema: stream-json or the config file"),
+    ("completions", "the completion script for bash, zsh or fish"),
+];
+
+/// The `exec` flags that take one of a few words, and those words (the plan checks them).
+#[cfg(test)]
+pub fn exec_choices() -> Vec<(&'static str, &'static [&'static str])> {
+    exec::exec_flags()
+        .iter()
+        .filter(|f| !f.choices.is_empty())
+        .map(|f| (f.long, f.choices))
+        .collect()
+}
+
+fn command_names() -> Vec<&'static str> {
+    COMMANDS.iter().map(|(name, _)| *name).collect()
+}
 
 /// A parsed argument that no longer borrows the parser.
 enum Owned {

@@ -89,7 +89,7 @@ fn root_command_takes_p_and_exec_options() {
     assert!(matches!(parse(vec![]), Command::Invalid(_)));
     assert_eq!(
         parse(vec!["sesions".into()]),
-        Command::Invalid("unknown command \"sesions\" (did you mean \"sessions\"?); commands: exec, sessions, search, config, doctor, mcp, redact, schema (see zero --help)".into())
+        Command::Invalid("unknown command \"sesions\" (did you mean \"sessions\"?); commands: exec, sessions, search, config, doctor, mcp, redact, schema, completions (see zero --help)".into())
     );
     assert!(
         matches!(parse(vec!["hello".into()]), Command::Invalid(m) if m.starts_with("unknown command \"hello\"; "))
@@ -159,8 +159,8 @@ fn sessions_subcommands() {
 #[test]
 fn the_help_names_the_schema_versions_zero_speaks() {
     let list = crate::protocol::events::SchemaVersion::supported();
-    assert!(companions::SCHEMA.about.contains(&format!("Versions\nthis zero speaks: {list}.")));
-    assert!(HELP.contains(&format!("the JSON Schema of stream-json ({list})")));
+    assert!(companions::SCHEMA.about.contains(&format!("(versions this zero speaks: {list})")));
+    assert!(HELP.contains(&format!("zero schema [{}|config]", list.replace(", ", "|"))));
 }
 
 #[test]

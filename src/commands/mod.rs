@@ -101,7 +101,11 @@ pub fn redact(names: &[String], env: &Env) -> Exit {
 /// lists the versions zero speaks.
 pub fn print_schema(typed: &str) -> Exit {
     let version = typed.parse::<u64>().ok().and_then(SchemaVersion::from_number);
-    match version.map(crate::protocol::schema::document) {
+    let document = match typed {
+        "config" => Some(crate::config::schema::document()),
+        _ => version.map(crate::protocol::schema::document),
+    };
+    match document {
         Some(document) => {
             let text = serde_json::to_string_pretty(&document).unwrap_or_default();
             match crate::sys::stdio::print(format!("{text}\n").as_bytes()) {
@@ -111,7 +115,7 @@ pub fn print_schema(typed: &str) -> Exit {
         }
         None => {
             crate::sys::stdio::eprint_line(&format!(
-                "[zero] zero schema: unsupported schema version {typed:?}; supported: {}",
+                "[zero] zero schema: unsupported schema version {typed:?}; supported: {}, or config",
                 SchemaVersion::supported()
             ));
             Exit::Usage

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use crate::error::Failure;
 use crate::provider::models::{Effort, ModelSpec, Prices, Rates};
 
+use super::schema;
 use super::*;
 
 /// One entry of the config file's `providers`.
@@ -77,46 +78,6 @@ pub struct UserConfig {
     pub warnings: Vec<String>,
 }
 
-/// The config file's top-level keys, and a provider entry's.
-pub const CONFIG_KEYS: &[&str] = &[
-    "activeProvider",
-    "providers",
-    "maxTurns",
-    "maxOutputTokens",
-    "openaiApi",
-    "models",
-    "projectInstructions",
-    "promptCache",
-    "maxBudgetUsd",
-    "addDirs",
-    "contextWindow",
-    "mcpServers",
-    "sandbox",
-    "sandboxNetwork",
-    "planMode",
-    "debug",
-];
-const MODEL_KEYS: &[&str] = &[
-    "id",
-    "provider",
-    "apiModel",
-    "aliases",
-    "contextWindow",
-    "maxOutputTokens",
-    "reasoningEfforts",
-    "prices",
-];
-const PROVIDER_KEYS: &[&str] = &[
-    "name",
-    "provider",
-    "baseURL",
-    "apiKey",
-    "model",
-    "description",
-    "maxOutputTokens",
-    "openaiApi",
-];
-
 /// The user config file is read up to this size.
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
@@ -152,11 +113,13 @@ pub fn load_user_config(env: &Env) -> Result<Option<UserConfig>, Failure> {
 }
 
 /// `unknown key "x" is ignored (did you mean "y"?)`, or `None` for a known key.
-fn unknown_key(key: &str, known: &[&str], at: &str) -> Option<String> {
+/// Keys starting with `$` (`"$schema"`, for editors) are accepted and ignored.
+fn unknown_key(key: &str, known: &[schema::Key], at: &str) -> Option<String> {
+    let known = schema::names(known);
     if known.contains(&key) || key.starts_with('$') {
         return None;
     }
-    Some(format!("unknown key {at}\"{key}\" is ignored{}", crate::text::did_you_mean(key, known)))
+    Some(format!("unknown key {at}\"{key}\" is ignored{}", crate::text::did_you_mean(key, &known)))
 }
 
 /// What is wrong with the config file, by kind; the message names the field.
@@ -196,7 +159,7 @@ pub(crate) fn parse_config_bytes(bytes: &[u8]) -> Result<UserConfig, FileError> 
 pub(super) fn parse_user_config(value: &Value) -> Result<UserConfig, FileError> {
     let map = value.as_object().ok_or("expected a JSON object")?;
     let mut config = UserConfig::default();
-    config.warnings.extend(map.keys().filter_map(|k| unknown_key(k, CONFIG_KEYS, "")));
+    config.warnings.extend(map.keys().filter_map(|k| unknown_key(k, schema::TOP_LEVEL, "")));
     if let Some(active) = map.get("activeProvider") {
         config.active_provider =
             Some(active.as_str().ok_or("activeProvider must be a string")?.to_string());
@@ -302,7 +265,7 @@ fn config_profile(
     let at = |field: &str, what: &str| format!("providers[{i}].{field} must be {what}");
     let entry = entry.as_object().ok_or(format!("providers[{i}] must be an object"))?;
     let place = format!("providers[{i}].");
-    warnings.extend(entry.keys().filter_map(|k| unknown_key(k, PROVIDER_KEYS, &place)));
+    warnings.extend(entry.keys().filter_map(|k| unknown_key(k, schema::PROVIDER, &place)));
     let text = |field: &str, required: bool| -> Result<Option<String>, FileError> {
         match entry.get(field) {
             None if required => Err(FileError::Invalid(at(field, "a non-empty string"))),
@@ -356,7 +319,7 @@ fn model_spec(entry: &Value, i: usize, warnings: &mut Vec<String>) -> Result<Mod
     let at = |field: &str, what: &str| format!("models[{i}].{field} must be {what}");
     let entry = entry.as_object().ok_or(format!("models[{i}] must be an object"))?;
     let place = format!("models[{i}].");
-    warnings.extend(entry.keys().filter_map(|k| unknown_key(k, MODEL_KEYS, &place)));
+    warnings.extend(entry.keys().filter_map(|k| unknown_key(k, schema::MODEL, &place)));
     let text = |field: &str| -> Result<Option<String>, FileError> {
         match entry.get(field) {
             None => Ok(None),

@@ -10,6 +10,7 @@ mod command;
 mod env;
 mod file;
 mod resolve;
+pub mod schema;
 mod settings;
 
 pub use env::*;

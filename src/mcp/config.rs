@@ -50,20 +50,76 @@ pub struct Servers {
     pub secrets: Vec<String>,
 }
 
-const SERVER_KEYS: &[&str] = &[
-    "type",
-    "command",
-    "args",
-    "env",
-    "cwd",
-    "url",
-    "headers",
-    "required",
-    "trust",
-    "startupTimeoutMs",
-    "toolTimeoutMs",
-    "enabledTools",
-    "disabledTools",
+use crate::config::schema::{Key, Shape};
+
+const fn key(name: &'static str, schema: &'static str, description: &'static str) -> Key {
+    Key { name, schema, shape: Shape::Plain, description }
+}
+
+/// A server's keys, declared once: the reader refuses others, and `zero schema config`
+/// describes `mcpServers` with them.
+pub const SERVER: &[Key] = &[
+    key(
+        "type",
+        r#"{"enum": ["stdio", "http", "streamable-http"]}"#,
+        "stdio (the default without url) or http (the default with url).",
+    ),
+    key(
+        "command",
+        r#"{"type": "string", "minLength": 1}"#,
+        "stdio: the program to start; ${VAR} and ${VAR:-default} expand.",
+    ),
+    key(
+        "args",
+        r#"{"type": "array", "items": {"type": "string"}}"#,
+        "stdio: its arguments; ${VAR} expands.",
+    ),
+    key(
+        "env",
+        r#"{"type": "object", "additionalProperties": {"type": "string"}}"#,
+        "stdio: variables added to its environment; ${VAR} expands.",
+    ),
+    key("cwd", r#"{"type": "string", "minLength": 1}"#, "stdio: the directory it starts in."),
+    key(
+        "url",
+        r#"{"type": "string", "pattern": "^https?://"}"#,
+        "http: the server's streamable HTTP endpoint; ${VAR} expands.",
+    ),
+    key(
+        "headers",
+        r#"{"type": "object", "additionalProperties": {"type": "string"}}"#,
+        "http: headers sent with each request (Authorization...); ${VAR} expands.",
+    ),
+    key(
+        "required",
+        r#"{"type": "boolean", "default": false}"#,
+        "A failed start fails the run (else it is a warning).",
+    ),
+    key(
+        "trust",
+        r#"{"type": "boolean", "default": false}"#,
+        "Its tools run without asking, whatever their annotations say.",
+    ),
+    key(
+        "startupTimeoutMs",
+        r#"{"type": "integer", "minimum": 1, "maximum": 86400000, "default": 10000}"#,
+        "How long it may take to start and list its tools.",
+    ),
+    key(
+        "toolTimeoutMs",
+        r#"{"type": "integer", "minimum": 1, "maximum": 86400000, "default": 60000}"#,
+        "How long one tool call may take.",
+    ),
+    key(
+        "enabledTools",
+        r#"{"type": "array", "items": {"type": "string"}}"#,
+        "Only these of its tools are offered.",
+    ),
+    key(
+        "disabledTools",
+        r#"{"type": "array", "items": {"type": "string"}}"#,
+        "These of its tools are never offered.",
+    ),
 ];
 
 /// The longest timeout a server may ask for: a day.
@@ -276,10 +332,11 @@ fn server_config(
         ));
     }
     let map = value.as_object().ok_or("must be an object")?;
-    if let Some(key) = map.keys().find(|k| !SERVER_KEYS.contains(&k.as_str())) {
+    let known = crate::config::schema::names(SERVER);
+    if let Some(key) = map.keys().find(|k| !known.contains(&k.as_str())) {
         return Err(McpConfigError::Invalid(format!(
             "unknown field \"{key}\"{}",
-            crate::text::did_you_mean(key, SERVER_KEYS)
+            crate::text::did_you_mean(key, &known)
         )));
     }
     let transport = transport(map, env, secrets)?;

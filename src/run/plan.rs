@@ -682,6 +682,46 @@ mod tests {
     }
 
     #[test]
+    fn every_value_the_completions_offer_is_one_zero_accepts() {
+        use crate::provider::models::{Effort, Profile};
+        for (flag, choices) in crate::cli::exec_choices() {
+            let named = format!("--{flag}");
+            // The model's settings are checked once the provider is known, by their parsers.
+            let parser: Option<fn(&str) -> bool> = match flag {
+                "profile" => Some(|v| Profile::parse(v).is_some()),
+                "reasoning-effort" => Some(|v| Effort::parse(v).is_some()),
+                "provider" => Some(|v| crate::config::ProviderKind::parse(v).is_some()),
+                _ => None,
+            };
+            for choice in choices {
+                let accepted = match parser {
+                    Some(parses) => parses(choice),
+                    None => {
+                        let args =
+                            ["-i", "stream-json", "-o", "stream-json", "--live", &named, choice];
+                        match plan_with(&args, &env(&[])) {
+                            Err(Failure::Usage(message) | Failure::Config(message)) => {
+                                !message.contains(&format!("\"{choice}\""))
+                            }
+                            _ => true,
+                        }
+                    }
+                };
+                assert!(accepted, "{named} {choice}");
+            }
+            let refused = match parser {
+                Some(parses) => !parses("bogus"),
+                None => matches!(
+                    plan_with(&[&named, "bogus", "x"], &env(&[])),
+                    Err(Failure::Usage(message) | Failure::Config(message))
+                        if message.contains("\"bogus\"")
+                ),
+            };
+            assert!(refused, "{named} bogus");
+        }
+    }
+
+    #[test]
     fn each_flag_lands_in_the_plan() {
         assert_eq!(plan(&["-i", "stream-json"]).input_format, InputFormat::StreamJson);
         assert_eq!(plan(&["-f", "p.txt"]).prompt_file, Some(PathBuf::from("p.txt")));
