@@ -308,7 +308,10 @@ mod tests {
             quoted.join(" "),
             words.len() - 1
         );
-        let out = std::process::Command::new("bash").args(["--norc", "-c", &program]).output();
+        // Serialized with the bash tool's tests: a call's cleanup reaps the orphans it finds.
+        let out = crate::sys::process::serialized(|| {
+            std::process::Command::new("bash").args(["--norc", "-c", &program]).output()
+        });
         let out = out.unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect()
@@ -365,7 +368,8 @@ mod tests {
         for (shell, name) in [(Shell::Zsh, "zsh"), (Shell::Fish, "fish")] {
             let path = dir.join(name);
             std::fs::write(&path, script_for(shell)).unwrap();
-            let Ok(out) = std::process::Command::new(name).arg("-n").arg(&path).output() else {
+            let run = || std::process::Command::new(name).arg("-n").arg(&path).output();
+            let Ok(out) = crate::sys::process::serialized(run) else {
                 skip(
                     &format!("{name} completions"),
                     Skip::Missing,
@@ -386,9 +390,9 @@ mod tests {
             "source {}; complete -C 'zero exec --auto '; complete -C 'zero sessions '",
             path.display()
         );
-        let Ok(out) =
-            std::process::Command::new("fish").args(["--no-config", "-c", &program]).output()
-        else {
+        let run =
+            || std::process::Command::new("fish").args(["--no-config", "-c", &program]).output();
+        let Ok(out) = crate::sys::process::serialized(run) else {
             return skip("fish completions", Skip::Missing, "fish is not installed");
         };
         let offered: Vec<&str> = std::str::from_utf8(&out.stdout)

@@ -51,6 +51,7 @@ pub const EXEC_FLAGS: &[Section] = &[
             Flag::<ExecArgs>::new("reasoning-effort", Some('r'), " <E>", "none | minimal | low | medium | high | xhigh", Slot::Text(|a| &mut a.reasoning_effort)).one_of(&["none", "minimal", "low", "medium", "high", "xhigh"]),
             Flag::<ExecArgs>::new("provider", None, " <KIND>", "openai | anthropic | google |\nopenai-compatible | azure | scripted", Slot::Text(|a| &mut a.provider)).one_of(&["openai", "anthropic", "google", "openai-compatible", "azure", "scripted"]),
             Flag::new("script", None, " <PATH>", "scripted provider: the JSON script to play", Slot::Path(|a| &mut a.script)),
+            Flag::new("record", None, " <PATH>", "also write the run's model calls as a script\nthat --provider scripted --script replays", Slot::Path(|a| &mut a.record)),
             Flag::new("max-turns", None, " <N>", "model turns before giving up (default: 12)", Slot::Text(|a| &mut a.max_turns)),
             Flag::new("max-output-tokens", None, " <N>", "output tokens per model call (default: the\nmodel's limit, 4096 for unknown models)", Slot::Text(|a| &mut a.max_output_tokens)),
             Flag::new("max-budget-usd", None, " <X>", "stop before a model call once the run has\nspent $X (needs a model with prices)", Slot::Text(|a| &mut a.max_budget_usd)),

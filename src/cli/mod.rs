@@ -103,6 +103,8 @@ pub struct ExecArgs {
     /// `zero exec --prompt TEXT`: the prompt as a flag, instead of the words.
     pub prompt: Option<String>,
     pub file: Option<PathBuf>,
+    /// `--record PATH`: the script of the run's model calls.
+    pub record: Option<PathBuf>,
     pub model: Option<String>,
     pub profile: Option<String>,
     pub reasoning_effort: Option<String>,

@@ -243,6 +243,7 @@ fn exec_example(long: &str) -> Option<(&'static [&'static str], &'static [&'stat
         "append-system-prompt" => (&["--append-system-prompt", "be brief"], &["x"]),
         "append-system-prompt-file" => (&["--append-system-prompt-file", "s.md"], &["x"]),
         "no-project-instructions" => (&["--no-project-instructions"], &["x"]),
+        "record" => (&["--record", "run.json"], &["x"]),
         _ => return None,
     })
 }

@@ -118,6 +118,8 @@ pub struct Agent<'a> {
     pub limits: &'a mut Limits,
     /// `--output-schema`: the answer is a `structured_output` call that matches it.
     pub structured: Option<&'a OutputSchema>,
+    /// `--record`: each model call is added to the script.
+    pub recorder: Option<&'a mut crate::run::record::Recorder>,
 }
 
 /// What a turn's calls gave: the structured answer, when one was accepted, and the first
@@ -302,8 +304,13 @@ impl Agent<'_> {
         let mut said = Said { text: String::new(), calls: Vec::new(), native: Vec::new() };
         let mut deferred: Vec<StreamEvent> = Vec::new();
         let mut spoke = false;
+        let recording = self.recorder.is_some();
+        let mut tape = crate::run::record::Tape::default();
         let mut sink = |event: StreamEvent| -> Result<(), Stop> {
             interrupted()?;
+            if recording {
+                tape.see(&event);
+            }
             match event {
                 StreamEvent::Text(delta) => {
                     spoke = true;
@@ -350,6 +357,9 @@ impl Agent<'_> {
                 &mut said.calls,
                 event,
             )?;
+        }
+        if let Some(recorder) = self.recorder.as_deref_mut() {
+            recorder.add(tape, &streamed, out)?;
         }
         streamed?;
         Ok(said)
@@ -610,6 +620,7 @@ mod tests {
             approvals: approvals.map(|a| a as &mut dyn Approvals),
             limits: &mut crate::run::limits::Limits::new(1, 128_000, None),
             structured: None,
+            recorder: None,
         };
         let result = agent.run(&mut messages).map(|answer| answer.text);
         let text = sink.text();

@@ -23,6 +23,7 @@ use crate::provider::Provider;
 use crate::redact::Redactor;
 use crate::run::agent::{Agent, Approvals, Journal};
 use crate::run::limits::Limits;
+use crate::run::record::Recorder;
 use crate::run::structured::OutputSchema;
 use crate::session::{self, Kind, Session};
 use crate::tools::{self, Autonomy, Outcome, PermissionMode, Toolbox};
@@ -75,11 +76,14 @@ pub struct Engine {
     limits: Limits,
     /// The system prompt, the project instructions, then the conversation.
     messages: Vec<Message>,
+    /// `--record`: the script of the run's model calls.
+    recorder: Option<Recorder>,
 }
 
 /// What an engine is made of; [`crate::run::open`] builds it from a plan.
 pub struct Parts {
     pub provider: Provider,
+    pub recorder: Option<Recorder>,
     pub tools: Toolbox,
     pub out: Output,
     pub session: Option<Arc<Mutex<Session>>>,
@@ -97,6 +101,7 @@ impl Engine {
     pub fn new(parts: Parts) -> Engine {
         let Parts {
             provider,
+            recorder,
             tools,
             out,
             session,
@@ -111,7 +116,18 @@ impl Engine {
         let mut messages = head;
         messages.extend(history);
         let journal = SessionJournal::new(session.clone(), out.clone(), rules.model);
-        Engine { provider, tools, out, journal, session, untitled, rules, limits, messages }
+        Engine {
+            provider,
+            tools,
+            out,
+            journal,
+            session,
+            untitled,
+            rules,
+            limits,
+            messages,
+            recorder,
+        }
     }
 
     /// Runs one prompt to its end: recorded, sent with the conversation so far (its newest
@@ -144,6 +160,7 @@ impl Engine {
             approvals: client.approvals(),
             limits: &mut self.limits,
             structured: self.rules.structured.as_ref(),
+            recorder: self.recorder.as_mut(),
         }
         .run(&mut self.messages)
     }
@@ -309,6 +326,7 @@ mod tests {
             Toolbox::new(Workspace::new(&dir.path).unwrap(), PermissionMode::Auto, vec![], vec![])
                 .asking_for_approval(true);
         let engine = Engine::new(Parts {
+            recorder: None,
             provider: Provider::Scripted(Scripted::from_text(script)),
             tools,
             out: Output::new(emitter),

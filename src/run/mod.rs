@@ -11,4 +11,5 @@ pub mod limits;
 pub mod live;
 pub mod open;
 pub mod plan;
+pub mod record;
 pub mod structured;

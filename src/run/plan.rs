@@ -69,6 +69,8 @@ pub struct RunPlan {
     pub prompt_words: Vec<String>,
     /// `--file` (relative to the directory zero was started in, not `-C`).
     pub prompt_file: Option<PathBuf>,
+    /// `--record` (relative to the directory zero was started in, not `-C`).
+    pub record: Option<PathBuf>,
     /// The prompt (its file part) is read from stdin: `zero exec -` or `--file -`.
     pub prompt_stdin: bool,
     /// `--list-tools`: print the tools and stop.
@@ -323,6 +325,7 @@ pub fn resolve(args: &ExecArgs, env: &Env) -> Result<RunPlan, Failure> {
         output_format,
         prompt_words: prompt.words,
         prompt_file: prompt.file,
+        record: args.record.clone(),
         prompt_stdin: prompt.stdin,
         list_tools: args.list_tools,
         max_turns,

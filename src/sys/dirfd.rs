@@ -355,6 +355,20 @@ impl Dir {
     }
 }
 
+/// Opens `path` to be written whole (created if missing, mode 0644 before the umask): never
+/// through a symbolic link (ELOOP), and without blocking on a FIFO with no reader. The
+/// caller checks that it is a regular file before it truncates.
+pub fn open_for_rewrite(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o644)
+        .custom_flags(O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
+        .open(path)
+}
+
 /// Opens a file by path (following links) for reading without blocking, so a FIFO or a device
 /// opens at once and can be told apart by its type instead of stalling the caller.
 pub fn open_path_nonblocking(path: &Path) -> io::Result<File> {

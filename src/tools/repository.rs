@@ -144,13 +144,15 @@ mod tests {
     use crate::testing::kit::TempDir;
 
     fn git(dir: &Path, args: &[&str]) {
-        let done = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .unwrap();
+        let done = crate::sys::process::serialized(|| {
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(dir)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .output()
+        })
+        .unwrap();
         assert!(done.status.success(), "{done:?}");
     }
 

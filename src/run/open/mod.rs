@@ -162,6 +162,7 @@ fn start_engine(
     let Equipped { max_turns, mut warnings, settings, mcp_servers, mut toolbox, .. } = equipped;
     let max_usd = budget(&settings.max_budget_usd, &runtime, &mut warnings)?;
     let mut provider = build_provider(&runtime, settings.prompt_cache.value)?;
+    let recorder = plan.record.as_deref().map(crate::run::record::Recorder::open).transpose()?;
     // The session is read within half the model's context: a session of any size resumes in
     // about the memory of what is sent.
     let window = runtime
@@ -202,6 +203,7 @@ fn start_engine(
     };
     Ok(Engine::new(Parts {
         provider,
+        recorder,
         tools: toolbox,
         out: out.clone(),
         session,
