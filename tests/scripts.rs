@@ -78,3 +78,156 @@ fn the_live_client_runs_two_turns_with_one_approval() {
          notes.txt: remember the milk\n"
     );
 }
+
+/// The outputs a step wrote to `$GITHUB_OUTPUT` (`name<<MARK`, lines, `MARK`).
+fn step_outputs(text: &str) -> std::collections::BTreeMap<String, String> {
+    let mut outputs = std::collections::BTreeMap::new();
+    let mut lines = text.lines();
+    while let Some(head) = lines.next() {
+        let (name, mark) = head.split_once("<<").unwrap();
+        let value: Vec<&str> = lines.by_ref().take_while(|l| *l != mark).collect();
+        outputs.insert(name.to_string(), value.join("\n"));
+    }
+    outputs
+}
+
+/// The action's step, run as the runner runs it, with a release served from loopback.
+fn run_action(dir: &TestDir, release_url: &str, inputs: &[(&str, &str)]) -> std::process::Output {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let runner = dir.path("runner");
+    std::fs::create_dir_all(&runner).unwrap();
+    let _ = std::fs::remove_file(runner.join("output"));
+    let mut command = Command::new("bash");
+    command
+        .arg(format!("{root}/scripts/action/run.sh"))
+        .current_dir(dir.path("work"))
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", dir.path("home"))
+        .env("XDG_DATA_HOME", dir.path("data"))
+        .env("XDG_CONFIG_HOME", dir.path("config"))
+        .env("RUNNER_TEMP", &runner)
+        .env("GITHUB_OUTPUT", runner.join("output"))
+        .env("GITHUB_STEP_SUMMARY", runner.join("summary"))
+        .env("ZERO_INPUT_VERSION", format!("v{}", env!("CARGO_PKG_VERSION")))
+        .env("ZERO_INPUT_RELEASE_URL", release_url);
+    for (name, value) in inputs {
+        command.env(name, value);
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn the_action_installs_the_checked_release_runs_zero_and_sets_its_outputs() {
+    use crate::mock::{Mock, Reply, Step};
+    let Some(dist) = std::env::var_os("ZERO_RELEASE_DIR") else {
+        return crate::util::skip(
+            "the action against a release",
+            crate::util::Skip::Missing,
+            "ZERO_RELEASE_DIR is not set (.ci/run builds the release with scripts/release.sh)",
+        );
+    };
+    // The release directory, served as GitHub serves a release: /<tag>/<file>.
+    let tag = format!("/v{}/", env!("CARGO_PKG_VERSION"));
+    let mut files = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(&dist).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        files.insert(format!("{tag}{name}"), std::fs::read(&path).unwrap());
+    }
+    // Under /tampered, the same files with a byte added to the tarball.
+    let served = Mock::responding(Box::new(move |request| {
+        let path = request.path.strip_prefix("/tampered").unwrap_or(&request.path);
+        match files.get(path) {
+            Some(bytes) => {
+                let mut bytes = bytes.clone();
+                if path != request.path && path.ends_with(".tar.gz") {
+                    bytes.push(0);
+                }
+                Reply::Stream {
+                    status: 200,
+                    headers: vec![("content-type".into(), "application/octet-stream".into())],
+                    steps: vec![Step::Send(bytes)],
+                }
+            }
+            None => Reply::status(404, "text/plain", "Not Found"),
+        }
+    }));
+    let dir = TestDir::new("action");
+    dir.write("work/README.md", "# demo\n");
+    let script = dir.write(
+        "script.json",
+        r#"{"turns": [
+            {"toolCalls": [{"name": "read_file", "arguments": {"path": "README.md"}}], "usage": {"promptTokens": 1000, "completionTokens": 10}},
+            {"text": ["The README is a title."], "usage": {"promptTokens": 1100, "completionTokens": 8}}
+        ]}"#,
+    );
+    let args = format!("--script {}", script.display());
+    let inputs = [
+        ("ZERO_INPUT_PROMPT", "what is in the README?"),
+        ("ZERO_INPUT_PROVIDER", "scripted"),
+        ("ZERO_INPUT_MODEL", "gpt-4.1"),
+        ("ZERO_INPUT_ARGS", args.as_str()),
+    ];
+    let out = run_action(&dir, &served.url(), &inputs);
+    assert!(out.status.success(), "{out:?}");
+    let outputs = step_outputs(&read(&dir.path("runner/output")));
+    assert_eq!(outputs["final"], "The README is a title.");
+    assert_eq!(outputs["exit-code"], "0");
+    assert_eq!(outputs["structured"], "");
+    assert!(outputs["session-id"].starts_with("zero_"), "{outputs:?}");
+    // gpt-4.1: $2 per million input tokens, $8 per million output tokens.
+    assert_eq!(outputs["cost-usd"], "0.004344");
+    let events = read(std::path::Path::new(&outputs["events-file"]));
+    let types: Vec<String> = events
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        types,
+        ["run_start", "tool_call", "usage", "tool_result", "text", "usage", "final", "run_end"]
+    );
+    let summary = read(&dir.path("runner/summary"));
+    assert_eq!(
+        summary,
+        format!("### zero\n\nThe README is a title.\n\n| Tool | Result |\n| --- | --- |\n| `read_file` | ok |\n\nCost: $0.004344\nSession: `{}`\n", outputs["session-id"])
+    );
+
+    // A JSON verdict: the structured output.
+    dir.write(
+        "script.json",
+        r#"{"turns": [{"toolCalls": [{"name": "structured_output", "arguments": {"verdict": "approve", "issues": []}}]}]}"#,
+    );
+    let schema = r#"{"type": "object", "required": ["verdict"], "properties": {"verdict": {"enum": ["approve", "request-changes"]}, "issues": {"type": "array"}}}"#;
+    let mut with_schema = inputs.to_vec();
+    with_schema.push(("ZERO_INPUT_OUTPUT_SCHEMA", schema));
+    let out = run_action(&dir, &served.url(), &with_schema);
+    assert!(out.status.success(), "{out:?}");
+    let outputs = step_outputs(&read(&dir.path("runner/output")));
+    let verdict: serde_json::Value = serde_json::from_str(&outputs["structured"]).unwrap();
+    assert_eq!(verdict, serde_json::json!({"verdict": "approve", "issues": []}));
+
+    // A failed run: the step fails with zero's exit code, and says why.
+    dir.write("script.json", r#"{"turns": [{"error": "the model is down"}]}"#);
+    let out = run_action(&dir, &served.url(), &inputs);
+    let outputs = step_outputs(&read(&dir.path("runner/output")));
+    assert_eq!(out.status.code().map(|c| c.to_string()), Some(outputs["exit-code"].clone()));
+    assert_ne!(outputs["exit-code"], "0");
+    assert!(read(&dir.path("runner/summary")).contains("**Failed (exit "), "{out:?}");
+
+    // A tampered release is refused before anything runs, and so is a missing one.
+    for place in ["tampered", "elsewhere"] {
+        let _ = std::fs::remove_dir_all(dir.path("runner/zero-action"));
+        let out = run_action(&dir, &format!("{}/{place}", served.url()), &inputs);
+        assert_eq!(out.status.code(), Some(1), "{place}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("::error title=zero action::could not install"), "{out:?}");
+        assert_eq!(place == "tampered", stderr.contains("checksum mismatch"), "{stderr}");
+        assert!(!dir.path("runner/zero-action/bin/zero").exists());
+    }
+}
