@@ -79,6 +79,36 @@ fn the_live_client_runs_two_turns_with_one_approval() {
     );
 }
 
+/// The release directory `dist`, served as GitHub serves a release: `/<tag>/<file>`; under
+/// `/tampered`, the same files with a byte added to the tarball.
+pub fn serve_release(dist: &std::ffi::OsStr) -> crate::mock::Mock {
+    use crate::mock::{Mock, Reply, Step};
+    let tag = format!("/v{}/", env!("CARGO_PKG_VERSION"));
+    let mut files = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(dist).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        files.insert(format!("{tag}{name}"), std::fs::read(&path).unwrap());
+    }
+    Mock::responding(Box::new(move |request| {
+        let path = request.path.strip_prefix("/tampered").unwrap_or(&request.path);
+        match files.get(path) {
+            Some(bytes) => {
+                let mut bytes = bytes.clone();
+                if path != request.path && path.ends_with(".tar.gz") {
+                    bytes.push(0);
+                }
+                Reply::Stream {
+                    status: 200,
+                    headers: vec![("content-type".into(), "application/octet-stream".into())],
+                    steps: vec![Step::Send(bytes)],
+                }
+            }
+            None => Reply::status(404, "text/plain", "Not Found"),
+        }
+    }))
+}
+
 /// The outputs a step wrote to `$GITHUB_OUTPUT` (`name<<MARK`, lines, `MARK`).
 fn step_outputs(text: &str) -> std::collections::BTreeMap<String, String> {
     let mut outputs = std::collections::BTreeMap::new();
@@ -119,7 +149,6 @@ fn run_action(dir: &TestDir, release_url: &str, inputs: &[(&str, &str)]) -> std:
 
 #[test]
 fn the_action_installs_the_checked_release_runs_zero_and_sets_its_outputs() {
-    use crate::mock::{Mock, Reply, Step};
     let Some(dist) = std::env::var_os("ZERO_RELEASE_DIR") else {
         return crate::util::skip(
             "the action against a release",
@@ -127,32 +156,7 @@ fn the_action_installs_the_checked_release_runs_zero_and_sets_its_outputs() {
             "ZERO_RELEASE_DIR is not set (.ci/run builds the release with scripts/release.sh)",
         );
     };
-    // The release directory, served as GitHub serves a release: /<tag>/<file>.
-    let tag = format!("/v{}/", env!("CARGO_PKG_VERSION"));
-    let mut files = std::collections::BTreeMap::new();
-    for entry in std::fs::read_dir(&dist).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        files.insert(format!("{tag}{name}"), std::fs::read(&path).unwrap());
-    }
-    // Under /tampered, the same files with a byte added to the tarball.
-    let served = Mock::responding(Box::new(move |request| {
-        let path = request.path.strip_prefix("/tampered").unwrap_or(&request.path);
-        match files.get(path) {
-            Some(bytes) => {
-                let mut bytes = bytes.clone();
-                if path != request.path && path.ends_with(".tar.gz") {
-                    bytes.push(0);
-                }
-                Reply::Stream {
-                    status: 200,
-                    headers: vec![("content-type".into(), "application/octet-stream".into())],
-                    steps: vec![Step::Send(bytes)],
-                }
-            }
-            None => Reply::status(404, "text/plain", "Not Found"),
-        }
-    }));
+    let served = serve_release(&dist);
     let dir = TestDir::new("action");
     dir.write("work/README.md", "# demo\n");
     let script = dir.write(

@@ -24,6 +24,7 @@ mod mcp;
 mod promises;
 mod protocol2;
 mod providers;
+mod readme;
 mod record;
 mod recorded;
 mod redaction;

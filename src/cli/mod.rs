@@ -16,6 +16,8 @@ pub mod completions;
 mod exec;
 mod flags;
 #[cfg(test)]
+mod reference;
+#[cfg(test)]
 mod tests;
 
 use exec::parse_exec;
