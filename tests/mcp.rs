@@ -1009,3 +1009,53 @@ fn a_fifo_given_as_mcp_config_is_refused_at_once() {
     let message = out.events()[0]["message"].as_str().unwrap().to_string();
     assert!(message.ends_with("servers.json: not a regular file"), "{message}");
 }
+
+/// The README's worked example, with the official filesystem server (`.ci/run` installs it
+/// from npm and names it in `ZERO_MCP_FILESYSTEM_SERVER`): what `zero mcp list` and a run's
+/// `mcp_server` event say is what the README shows.
+#[test]
+fn the_readme_example_with_the_official_filesystem_server_offers_what_it_says() {
+    let Some(server) = std::env::var_os("ZERO_MCP_FILESYSTEM_SERVER") else {
+        return crate::util::skip(
+            "the official filesystem server",
+            crate::util::Skip::Missing,
+            "ZERO_MCP_FILESYSTEM_SERVER is not set (.ci/run installs @modelcontextprotocol/server-filesystem)",
+        );
+    };
+    let dir = TestDir::new("mcp-filesystem");
+    dir.write("work/notes/a.txt", "hello from docs\n");
+    let config =
+        json!({"mcpServers": {"files": {"command": server.to_string_lossy(), "args": ["."]}}})
+            .to_string();
+    let listed = dir.zero().args(&["mcp", "list", "--mcp-config", &config]).run();
+    listed.assert_code(0);
+    assert!(
+        listed.stdout.starts_with(
+            "files: ready (stdio, protocol 2025-11-25), 10 of 14 tools offered at --auto low\n"
+        ),
+        "{}",
+        listed.stdout
+    );
+    let script = dir.script(&json!({"turns": [
+        {"toolCalls": [{"id": "c1", "name": "mcp__files__read_text_file", "arguments": {"path": "notes/a.txt"}}]},
+        {"text": "It says hello."}
+    ]}));
+    let out = dir
+        .zero()
+        .args(&["exec", "--mcp-config", &config, "-o", "stream-json", "--schema-version", "2"])
+        .args(&["--script", script.to_str().unwrap(), "Summarise my notes"])
+        .run();
+    out.assert_code(0);
+    let events = out.stream();
+    assert_eq!(events[1]["type"], "mcp_server");
+    assert_eq!(
+        (events[1]["status"].as_str(), events[1]["tools"].as_u64()),
+        (Some("ready"), Some(10))
+    );
+    let result = events.iter().find(|e| e["type"] == "tool_result").unwrap();
+    assert_eq!(
+        (result["status"].as_str(), result["output"].as_str()),
+        (Some("ok"), Some("hello from docs\n"))
+    );
+    assert_eq!(result["meta"], json!({"mcp": {"server": "files", "tool": "read_text_file"}}));
+}
