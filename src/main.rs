@@ -27,6 +27,7 @@ mod output;
 mod protocol;
 mod provider;
 mod redact;
+mod rpc;
 mod run;
 mod search;
 mod session;
