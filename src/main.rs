@@ -14,6 +14,7 @@
     allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, clippy::print_stderr)
 )]
 
+mod acp;
 mod cli;
 mod clock;
 mod commands;

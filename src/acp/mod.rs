@@ -1,0 +1,7 @@
+//! `zero acp`: the Agent Client Protocol (version 1) over stdio, for editors. Being built in
+//! steps (issue 37): how tool calls look in an editor comes first.
+
+// Until `zero acp` drives them, only their tests use these.
+#![allow(dead_code)]
+
+pub mod tool_calls;
