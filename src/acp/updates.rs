@@ -1,0 +1,147 @@
+//! zero's events as ACP `session/update`s: what an editor shows while a turn runs. Text and
+//! reasoning are message and thought chunks; a tool call is a `tool_call` (pending), moved to
+//! `in_progress` when it starts to run ([`started`]) and to `completed` or `failed` by its
+//! result; each model call's usage is a `usage_update`. The rest of zero's events (the run's
+//! start and end, permission events, the answer) are said otherwise in ACP: by the prompt's
+//! response and `session/request_permission`.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::tool_calls;
+use crate::protocol::events::{Event, Status};
+
+/// The `update` members an event gives (none for most).
+pub fn updates(event: &Event<'_>, cwd: &Path, window: u64) -> Option<Value> {
+    match event {
+        Event::Text { delta } => Some(chunk("agent_message_chunk", delta)),
+        Event::Reasoning { delta } => Some(chunk("agent_thought_chunk", delta)),
+        Event::ToolCall { id, name, args, side_effect, .. } => {
+            let input = args.cloned().unwrap_or_else(|| json!({}));
+            Some(json!({
+                "sessionUpdate": "tool_call",
+                "toolCallId": id,
+                "title": tool_calls::title(name, &input),
+                "kind": tool_calls::kind(name, *side_effect),
+                "status": "pending",
+                "locations": tool_calls::locations(name, &input, cwd),
+                "rawInput": input,
+            }))
+        }
+        Event::ToolResult { id, status, output, truncated, exit_code, .. } => {
+            let mut raw = json!({"output": output, "truncated": truncated});
+            if let Some(code) = exit_code {
+                raw["exitCode"] = json!(code);
+            }
+            Some(json!({
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": id,
+                "status": if *status == Status::Ok { "completed" } else { "failed" },
+                "content": [{"type": "content", "content": {"type": "text", "text": output}}],
+                "rawOutput": raw,
+            }))
+        }
+        Event::Usage { prompt_tokens, completion_tokens, cumulative, .. } => {
+            // What the context holds after this call: its prompt and its answer.
+            let mut update = json!({
+                "sessionUpdate": "usage_update",
+                "used": prompt_tokens + completion_tokens,
+                "size": window,
+            });
+            if let Some(cost) = cumulative.as_ref().and_then(|c| c.cost_usd) {
+                update["cost"] = json!({"amount": cost, "currency": "USD"});
+            }
+            Some(update)
+        }
+        _ => None,
+    }
+}
+
+/// A tool call that starts to run.
+pub fn started(tool_call_id: &str) -> Value {
+    json!({"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id, "status": "in_progress"})
+}
+
+fn chunk(kind: &str, text: &str) -> Value {
+    json!({"sessionUpdate": kind, "content": {"type": "text", "text": text}})
+}
+
+/// The `session/update` notification of session `session_id`.
+pub fn notification(session_id: &str, update: Value) -> Value {
+    crate::rpc::notification("session/update", json!({"sessionId": session_id, "update": update}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::events::Totals;
+    use crate::tools::SideEffect;
+
+    #[test]
+    fn chunks_tool_calls_results_and_usage_become_updates() {
+        let cwd = Path::new("/repo");
+        assert_eq!(
+            updates(&Event::Text { delta: "Hi" }, cwd, 1000),
+            Some(
+                json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hi"}})
+            )
+        );
+        let args = json!({"path": "src/main.rs"});
+        let call = Event::ToolCall {
+            id: "c1",
+            name: "read_file",
+            args: Some(&args),
+            side_effect: SideEffect::Read,
+            arguments: "",
+            raw_id: "c1",
+        };
+        assert_eq!(
+            updates(&call, cwd, 1000),
+            Some(json!({
+                "sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Read src/main.rs",
+                "kind": "read", "status": "pending",
+                "locations": [{"path": "/repo/src/main.rs"}], "rawInput": {"path": "src/main.rs"}
+            }))
+        );
+        let result = Event::ToolResult {
+            id: "c1",
+            name: Some("bash"),
+            status: Status::Error,
+            output: "boom",
+            truncated: false,
+            redacted: None,
+            changed_files: None,
+            meta: None,
+            exit_code: Some(2),
+            duration_ms: None,
+            raw_id: "c1",
+            command_exit: Some(2),
+        };
+        let update = updates(&result, cwd, 1000).unwrap();
+        assert_eq!(update["status"], "failed");
+        assert_eq!(update["content"][0]["content"]["text"], "boom");
+        assert_eq!(
+            update["rawOutput"],
+            json!({"output": "boom", "truncated": false, "exitCode": 2})
+        );
+        let totals = Totals { cost_usd: Some(0.25), ..Totals::default() };
+        let usage = Event::Usage {
+            prompt_tokens: 900,
+            completion_tokens: 100,
+            total_tokens: 1000,
+            cost_usd: Some(0.1),
+            cache_read_tokens: None,
+            cache_write_tokens: None,
+            call: Some(2),
+            cumulative: Some(totals),
+        };
+        assert_eq!(
+            updates(&usage, cwd, 128_000),
+            Some(
+                json!({"sessionUpdate": "usage_update", "used": 1000, "size": 128000, "cost": {"amount": 0.25, "currency": "USD"}})
+            )
+        );
+        assert_eq!(updates(&Event::Final { text: "x", structured: None }, cwd, 1), None);
+    }
+}
