@@ -479,6 +479,42 @@ fn a_git_file_directory_or_link_a_command_plants_does_not_widen_the_next_run() {
 }
 
 #[test]
+fn zeros_config_and_sessions_in_a_temp_directory_stay_read_only() {
+    // XDG_CONFIG_HOME and XDG_DATA_HOME under /tmp (as a CI job may set them): a command
+    // must not write the config file (an MCP server, `sandbox: off`) or a stored session
+    // that the next run trusts, and that next run stays as the user configured it.
+    for variant in variants() {
+        let dir = TestDir::new("sandbox-own-in-tmp");
+        let tmp = UnderTmp::new("own");
+        let (config, data) = (tmp.root.join("config"), tmp.root.join("data"));
+        std::fs::create_dir_all(config.join("zero")).unwrap();
+        std::fs::write(config.join("zero/config.json"), "{\"maxTurns\": 12}\n").unwrap();
+        let commands = [
+            r#"echo '{"sandbox": "off"}' > "$XDG_CONFIG_HOME/zero/config.json""#.to_string(),
+            r#"echo x > "$XDG_CONFIG_HOME/zero/AGENTS.md""#.to_string(),
+            r#"mkdir -p "$XDG_DATA_HOME/zero/sessions/planted""#.to_string(),
+        ];
+        let zero = bash_zero(&dir, &commands, &["--shell-env", "inherit"])
+            .env("XDG_CONFIG_HOME", &config.display().to_string())
+            .env("XDG_DATA_HOME", &data.display().to_string());
+        variant.own(&[&dir.root, &tmp.root]);
+        let out = variant.apply(zero).run();
+        let results = results(&out);
+        let codes: Vec<Option<i64>> = results.iter().map(|(code, _)| *code).collect();
+        assert!(codes.iter().all(|c| *c != Some(0)), "{variant:?}: {results:#?}");
+        assert_eq!(crate::util::read(&config.join("zero/config.json")), "{\"maxTurns\": 12}\n");
+        assert!(!config.join("zero/AGENTS.md").exists());
+        assert!(!data.join("zero/sessions/planted").exists());
+        let warning = out
+            .warnings()
+            .into_iter()
+            .find(|w| w.starts_with("bash's sandbox does not make /tmp writable"))
+            .expect("a warning");
+        assert!(warning.contains("as it holds zero's own directory"), "{warning}");
+    }
+}
+
+#[test]
 fn a_home_inside_a_temp_directory_keeps_its_programs_and_dotfiles_read_only() {
     for variant in variants() {
         let dir = TestDir::new("sandbox-home-in-tmp");

@@ -109,11 +109,14 @@ fn own_temp() -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// The environment the policy reads: temp, cache and home directories.
+/// The environment the policy reads: temp, cache and home directories, and zero's own.
 pub struct Places<'a> {
     pub tmpdir: Option<&'a str>,
     pub home: Option<&'a str>,
     pub xdg_cache: Option<&'a str>,
+    /// What a later run trusts: zero's config directory (its config file, MCP servers, the
+    /// user's AGENTS.md) and its data directory (the sessions a run resumes).
+    pub zero_dirs: Vec<PathBuf>,
 }
 
 /// What a run's bash may write besides its roots and git's directories, before the rules
@@ -193,18 +196,27 @@ fn temp_writable(
     let mut others = besides_roots(request, places);
     // A temp or cache directory that holds the home directory (`TMPDIR=/`, a CI
     // container's `HOME=/tmp/home`, `XDG_CACHE_HOME=$HOME`) would open all of it, its
-    // programs and dotfiles included: it is left out, and said.
+    // programs and dotfiles included; one that holds zero's own directories
+    // (`XDG_CONFIG_HOME=/tmp/config`) would let a command change what the next run trusts:
+    // it is left out, and said.
     let mut temp_note = None;
     others.retain(|dir| {
         let temp = temps.iter().flatten().any(|t| Path::new(t) == dir);
         let named = from_env.iter().flatten().any(|v| Path::new(v) == dir);
-        let broad = dir == Path::new("/") || home.is_some_and(|h| holds(dir, h));
+        let what = if dir == Path::new("/") || home.is_some_and(|h| holds(dir, h)) {
+            Some("the home directory".to_string())
+        } else {
+            places.zero_dirs.iter().find(|own| holds(dir, own)).map(|own| {
+                format!("zero's own directory {}, which later runs trust", own.display())
+            })
+        };
+        let broad = what.is_some();
         if temp && broad && temp_note.is_none() {
             temp_note = Some(narrowed.len());
         }
-        if (temp || named) && broad {
+        if let Some(what) = what.filter(|_| temp || named) {
             narrowed.push(format!(
-                "bash's sandbox does not make {} writable, as it holds the home directory.",
+                "bash's sandbox does not make {} writable, as it holds {what}.",
                 dir.display()
             ));
         }
@@ -568,7 +580,7 @@ mod tests {
     fn sandbox(mode: Mode) -> Sandbox {
         let request = Request { mode, network: true, writable: vec![], caches: false };
         let support = Support { landlock: Some(7), seccomp: true };
-        let places = Places { tmpdir: None, home: None, xdg_cache: None };
+        let places = Places { tmpdir: None, home: None, xdg_cache: None, zero_dirs: vec![] };
         Sandbox::build(&request, support, &["/w".into()], &[], &places, true).unwrap().0
     }
 
@@ -670,7 +682,12 @@ mod tests {
         home.write(".cargo/bin/cargo", "");
         home.write(".cache/pip/x", "");
         let home_path = home.path.display().to_string();
-        let places = Places { tmpdir: Some("/var/tmp/t"), home: Some(&home_path), xdg_cache: None };
+        let places = Places {
+            tmpdir: Some("/var/tmp/t"),
+            home: Some(&home_path),
+            xdg_cache: None,
+            zero_dirs: vec![],
+        };
         let support = Support { landlock: Some(7), seccomp: true };
         let request = |caches| Request {
             mode: Mode::WorkspaceWrite,
@@ -712,7 +729,8 @@ mod tests {
         let home = crate::testing::kit::TempDir::new("sandbox-home-in-tmp");
         home.write(".cargo/registry/index", "");
         let home_path = home.path.display().to_string();
-        let places = Places { tmpdir: None, home: Some(&home_path), xdg_cache: None };
+        let places =
+            Places { tmpdir: None, home: Some(&home_path), xdg_cache: None, zero_dirs: vec![] };
         let request =
             Request { mode: Mode::WorkspaceWrite, network: true, writable: vec![], caches: true };
         let support = Support { landlock: Some(7), seccomp: true };
@@ -735,11 +753,37 @@ mod tests {
     }
 
     #[test]
+    fn a_temp_directory_that_holds_zeros_own_directories_is_not_opened() {
+        let config = PathBuf::from("/tmp/ci-config/zero");
+        let places = Places {
+            tmpdir: None,
+            home: Some("/home/u"),
+            xdg_cache: None,
+            zero_dirs: vec![config.clone(), PathBuf::from("/home/u/.local/share/zero")],
+        };
+        let request =
+            Request { mode: Mode::WorkspaceWrite, network: true, writable: vec![], caches: false };
+        let support = Support { landlock: Some(7), seccomp: true };
+        let (s, _, narrowed) =
+            Sandbox::build(&request, support, &["/w".into()], &[], &places, true).unwrap();
+        let own = s.tmpdir().unwrap().to_path_buf();
+        assert_eq!(s.writable, [PathBuf::from("/w"), own.clone()]);
+        assert_eq!(
+            narrowed,
+            [format!("bash's sandbox does not make /tmp writable, as it holds zero's own directory /tmp/ci-config/zero, which later runs trust; its commands get TMPDIR={} instead.", own.display())]
+        );
+    }
+
+    #[test]
     fn an_environment_that_would_open_the_home_directory_is_refused() {
         let home = crate::testing::kit::TempDir::new("sandbox-home");
         let home_path = home.path.display().to_string();
-        let places =
-            Places { tmpdir: Some("/"), home: Some(&home_path), xdg_cache: Some(&home_path) };
+        let places = Places {
+            tmpdir: Some("/"),
+            home: Some(&home_path),
+            xdg_cache: Some(&home_path),
+            zero_dirs: vec![],
+        };
         let request =
             Request { mode: Mode::WorkspaceWrite, network: true, writable: vec![], caches: true };
         let support = Support { landlock: Some(7), seccomp: true };
@@ -763,7 +807,12 @@ mod tests {
     fn a_git_directory_that_holds_the_workspaces_parent_or_home_is_never_writable() {
         let home = crate::testing::kit::TempDir::new("sandbox-git-broad");
         let home_path = home.path.display().to_string();
-        let places = Places { tmpdir: Some("/var/tmp"), home: Some(&home_path), xdg_cache: None };
+        let places = Places {
+            tmpdir: Some("/var/tmp"),
+            home: Some(&home_path),
+            xdg_cache: None,
+            zero_dirs: vec![],
+        };
         let request =
             Request { mode: Mode::WorkspaceWrite, network: true, writable: vec![], caches: false };
         let support = Support { landlock: Some(7), seccomp: true };
@@ -808,7 +857,7 @@ mod tests {
             Support { landlock: None, seccomp: false },
             &[],
             &[],
-            &Places { tmpdir: None, home: None, xdg_cache: None },
+            &Places { tmpdir: None, home: None, xdg_cache: None, zero_dirs: vec![] },
             true,
         )
         .unwrap();

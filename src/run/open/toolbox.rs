@@ -302,7 +302,19 @@ pub(super) fn sandbox_places(env: &Env) -> tools::sandbox::Places<'_> {
         tmpdir: env.get("TMPDIR"),
         home: env.get("HOME"),
         xdg_cache: env.get("XDG_CACHE_HOME"),
+        zero_dirs: zero_dirs(env),
     }
+}
+
+/// zero's config and data directories (`$XDG_CONFIG_HOME/zero`, `$XDG_DATA_HOME/zero`, else
+/// under the home directory): what a later run trusts, which bash may never write.
+fn zero_dirs(env: &Env) -> Vec<std::path::PathBuf> {
+    let config = crate::config::config_path(env).and_then(|p| p.parent().map(|d| d.to_path_buf()));
+    let data = env
+        .get("XDG_DATA_HOME")
+        .map(|d| std::path::Path::new(d).join("zero"))
+        .or_else(|| env.get("HOME").map(|h| std::path::Path::new(h).join(".local/share/zero")));
+    config.into_iter().chain(data).collect()
 }
 
 /// Step 8's rows: every tool, whether it is offered, and the schema the model gets; with
