@@ -588,6 +588,27 @@ fn commands_cannot_type_into_a_terminal() {
 }
 
 #[test]
+fn mcp_servers_get_no_controlling_terminal() {
+    // zero runs with a terminal as its controlling terminal; an MCP server it starts tries
+    // /dev/tty before it serves (a server that had the terminal could type into it).
+    let dir = TestDir::new("mcp-no-tty");
+    let pty = pty::Pty::open();
+    let probe = dir.path("tty.txt");
+    let mut entry = crate::mcp_server::stdio_entry("", &dir.path("server.log"));
+    let serve = entry["args"][1].as_str().unwrap().to_string();
+    let tries = format!(
+        "if (exec 9<>/dev/tty) 2>/dev/null; then echo terminal; else echo none; fi > {}; {serve}",
+        probe.display()
+    );
+    entry["args"][1] = json!(tries);
+    let config = json!({"mcpServers": {"t": entry}}).to_string();
+    let zero = dir.zero().args(&["mcp", "list", "--mcp-config", &config]);
+    let out = pty.run_with_controlling_terminal(&zero);
+    assert!(out.contains("t: ready"), "{out}");
+    assert_eq!(crate::util::read(&probe), "none\n");
+}
+
+#[test]
 fn extended_attributes_cannot_be_written_outside_or_inside() {
     for variant in variants() {
         let dir = TestDir::new("sandbox-xattr");
