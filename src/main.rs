@@ -73,6 +73,7 @@ fn main() -> ExitCode {
                 Err(_) => Exit::Internal,
             }
         }
+        Command::Acp(args) => acp::run(*args, config::Env::from_process()),
         Command::Exec(args) => {
             let process = run::exec::Process {
                 env: config::Env::from_process(),

@@ -1052,7 +1052,7 @@ fn unknown_flags_and_commands_suggest_the_closest() {
     );
     let out = dir.zero().args(&["sesions", "list"]).run();
     out.assert_code(2);
-    assert_eq!(out.stderr, "[zero] unknown command \"sesions\" (did you mean \"sessions\"?); commands: exec, sessions, search, config, doctor, mcp, redact, schema, completions (see zero --help)\n");
+    assert_eq!(out.stderr, "[zero] unknown command \"sesions\" (did you mean \"sessions\"?); commands: exec, acp, sessions, search, config, doctor, mcp, redact, schema, completions (see zero --help)\n");
     let out = dir.zero().args(&["sessions", "lsit"]).run();
     out.assert_code(2);
     assert_eq!(out.stderr, "[zero] unknown sessions command \"lsit\" (did you mean \"list\"?); expected list, show, delete, prune or search\n");

@@ -11,6 +11,7 @@ mod schema;
 mod schema2;
 mod util;
 
+mod acp;
 mod agent;
 mod bench_mock;
 mod cli;

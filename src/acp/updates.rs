@@ -10,7 +10,10 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::tool_calls;
-use crate::protocol::events::{Event, Status};
+use crate::error::Failure;
+use crate::output::Output;
+use crate::protocol::events::{Event, SideEffect, Status};
+use crate::session::{self, Kind, Store};
 
 /// The `update` members an event gives (none for most).
 pub fn updates(event: &Event<'_>, cwd: &Path, window: u64) -> Option<Value> {
@@ -72,11 +75,72 @@ pub fn notification(session_id: &str, update: Value) -> Value {
     crate::rpc::notification("session/update", json!({"sessionId": session_id, "update": update}))
 }
 
+/// `session/load`: the stored conversation as the updates it gave: the user's prompts, the
+/// agent's text, and each tool call with its final status and output. What zero added itself
+/// (the reminders of `--output-schema`, notices of failed servers) is left out.
+pub fn replay(store: &Store, id: &str, cwd: &Path, out: &Output) -> Result<(), Failure> {
+    let mut reader = store.reader(id)?;
+    while let Some(event) = reader.next_event()? {
+        for update in stored(&event, cwd) {
+            out.acp_message(&notification(id, update))
+                .map_err(|_| Failure::Crash("stdout is closed".to_string()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The updates one stored event gives.
+fn stored(event: &session::Event, cwd: &Path) -> Vec<Value> {
+    let Some(p) = &event.payload else { return Vec::new() };
+    let text = |key: &str| p.get(key).and_then(Value::as_str).unwrap_or_default();
+    match event.kind {
+        Kind::Message => match (text("role"), text("source")) {
+            (_, "reminder" | "notice") => Vec::new(),
+            ("user", _) => vec![chunk("user_message_chunk", text("content"))],
+            ("assistant", _) if !text("content").is_empty() => {
+                vec![chunk("agent_message_chunk", text("content"))]
+            }
+            _ => Vec::new(),
+        },
+        Kind::ToolCall => {
+            let name = text("name");
+            let input = p.get("args").cloned().unwrap_or_else(|| json!({}));
+            let side_effect = match text("sideEffect") {
+                "read" => SideEffect::Read,
+                "write" => SideEffect::Write,
+                "shell" => SideEffect::Shell,
+                "none" => SideEffect::None,
+                _ => SideEffect::Unknown,
+            };
+            vec![json!({
+                "sessionUpdate": "tool_call",
+                "toolCallId": crate::output::wire_id(text("id")),
+                "title": tool_calls::title(name, &input),
+                "kind": tool_calls::kind(name, side_effect),
+                "status": "pending",
+                "locations": tool_calls::locations(name, &input, cwd),
+                "rawInput": input,
+            })]
+        }
+        Kind::ToolResult => {
+            let output = text("output");
+            let truncated = p.get("truncated").and_then(Value::as_bool).unwrap_or(false);
+            vec![json!({
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": crate::output::wire_id(text("id")),
+                "status": if text("status") == "ok" { "completed" } else { "failed" },
+                "content": [{"type": "content", "content": {"type": "text", "text": output}}],
+                "rawOutput": {"output": output, "truncated": truncated},
+            })]
+        }
+        _ => Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::protocol::events::Totals;
-    use crate::tools::SideEffect;
 
     #[test]
     fn chunks_tool_calls_results_and_usage_become_updates() {

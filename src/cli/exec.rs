@@ -191,6 +191,69 @@ fn environment_paragraph() -> String {
     paragraph
 }
 
+/// The exec flags `zero acp` takes: they set every session's defaults.
+pub const ACP_FLAGS: &[&str] = &[
+    "model",
+    "profile",
+    "reasoning-effort",
+    "provider",
+    "script",
+    "max-turns",
+    "max-output-tokens",
+    "max-budget-usd",
+    "system-prompt",
+    "system-prompt-file",
+    "append-system-prompt",
+    "append-system-prompt-file",
+    "no-project-instructions",
+    "auto",
+    "skip-permissions-unsafe",
+    "enabled-tools",
+    "disabled-tools",
+    "shell-env",
+    "shell-env-keep",
+    "sandbox",
+    "sandbox-network",
+    "sandbox-writable",
+    "sandbox-caches",
+    "sandbox-required",
+    "mcp-config",
+    "strict-mcp-config",
+    "approval-timeout-ms",
+    "add-dir",
+    "redact-env",
+];
+
+const ACP_USAGE: &str = "\
+Usage: zero acp [OPTIONS]
+
+Serves the Agent Client Protocol (version 1) on stdin and stdout, for editors
+(Zed, JetBrains, Neovim, Emacs...): JSON-RPC, one message per line. Each
+session the editor opens is a zero session in the workspace it names; the
+options set every session's defaults. Calls the mode does not allow are asked
+about with session/request_permission (--approval-timeout-ms, default 1 hour).
+Diagnostics go to stderr. The process ends when stdin does.
+";
+
+/// `zero acp --help`: the exec flags it takes, under their headings.
+pub fn acp_help() -> String {
+    let mut help = String::from(ACP_USAGE);
+    for section in EXEC_FLAGS {
+        let flags: Vec<_> = section.flags.iter().filter(|f| ACP_FLAGS.contains(&f.long)).collect();
+        if flags.is_empty() {
+            continue;
+        }
+        help.push('\n');
+        help.push_str(section.heading);
+        help.push_str(":\n");
+        for flag in flags {
+            help.push_str(&flag.help_row());
+        }
+    }
+    help.push_str(&flags::help::<ExecArgs>().help_row());
+    help
+}
+
 /// `zero exec ...`, or the root command (`zero -p ...`) when `root` is set. Flag errors are
 /// kept in [`ExecArgs::error`] and parsing goes on, to find the output format to report them in.
 pub fn parse_exec(args: Vec<OsString>, root: bool) -> Command {

@@ -49,6 +49,8 @@ pub enum Command {
     Help(String),
     Version,
     Exec(Box<ExecArgs>),
+    /// `zero acp`: the Agent Client Protocol over stdio.
+    Acp(Box<crate::acp::AcpArgs>),
     Sessions(SessionsArgs),
     Search(SearchArgs),
     /// `zero config [--json]`.
@@ -191,6 +193,11 @@ pub struct SearchArgs {
 pub fn parse(args: Vec<OsString>) -> Command {
     match args.first().and_then(|a| a.to_str()) {
         Some("exec") => parse_exec(args[1..].to_vec(), false),
+        Some("acp") => match parse_exec(args[1..].to_vec(), false) {
+            Command::Help(_) => Command::Help(exec::acp_help()),
+            Command::Exec(exec) => Command::Acp(Box::new(crate::acp::AcpArgs { exec: *exec })),
+            other => other,
+        },
         Some("sessions") => companions::parse_sessions(args[1..].to_vec()),
         Some("mcp") => match args.get(1).and_then(|a| a.to_str()) {
             Some("list") => companions::parse(args[2..].to_vec(), "mcp list"),
@@ -217,6 +224,7 @@ pub fn parse(args: Vec<OsString>) -> Command {
 /// completion scripts.
 const COMMANDS: &[(&str, &str)] = &[
     ("exec", "run one task"),
+    ("acp", "serve editors over the Agent Client Protocol"),
     ("sessions", "list, show, delete, prune, search the stored sessions"),
     ("search", "search the stored sessions"),
     ("config", "the settings in use, and their source"),

@@ -89,7 +89,7 @@ fn root_command_takes_p_and_exec_options() {
     assert!(matches!(parse(vec![]), Command::Invalid(_)));
     assert_eq!(
         parse(vec!["sesions".into()]),
-        Command::Invalid("unknown command \"sesions\" (did you mean \"sessions\"?); commands: exec, sessions, search, config, doctor, mcp, redact, schema, completions (see zero --help)".into())
+        Command::Invalid("unknown command \"sesions\" (did you mean \"sessions\"?); commands: exec, acp, sessions, search, config, doctor, mcp, redact, schema, completions (see zero --help)".into())
     );
     assert!(
         matches!(parse(vec!["hello".into()]), Command::Invalid(m) if m.starts_with("unknown command \"hello\"; "))

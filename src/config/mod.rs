@@ -56,7 +56,7 @@ impl ProviderKind {
         }
     }
 
-    fn family(self) -> Option<Family> {
+    pub fn family(self) -> Option<Family> {
         match self {
             ProviderKind::OpenAi | ProviderKind::OpenAiCompatible | ProviderKind::Azure => {
                 Some(Family::OpenAi)

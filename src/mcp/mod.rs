@@ -589,6 +589,16 @@ impl Mcp {
     }
 }
 
+impl Mcp {
+    /// Ends every server's session, then stops its process now (a closed editor session).
+    pub fn close(&mut self, why: &str) {
+        self.hang_up();
+        for server in &mut self.servers {
+            server.close(why);
+        }
+    }
+}
+
 impl Drop for Mcp {
     fn drop(&mut self) {
         self.hang_up();

@@ -527,6 +527,13 @@ impl Server {
             link.hang_up(deadline);
         }
     }
+
+    /// Closes the link for good: a stdio server's process is stopped.
+    pub fn close(&mut self, why: &str) {
+        if let Some(link) = self.link.as_mut() {
+            link.close(why);
+        }
+    }
 }
 
 #[cfg(test)]

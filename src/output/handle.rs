@@ -34,6 +34,12 @@ macro_rules! through_the_lock {
 }
 
 through_the_lock! {
+    /// ACP: the session's workspace and context window, for its updates.
+    fn set_acp_view(&self, cwd: &std::path::Path, window: u64);
+    /// ACP: whether a model call stopped at its output limit since this was last asked.
+    fn take_cut_short(&self) -> bool;
+    /// ACP: a message of the session's front-end, redacted with the session's secrets.
+    fn acp_message(&self, message: &serde_json::Value) -> Result<(), OutputClosed>;
     /// Selects the schema version (before the first line, or for an error found early).
     fn set_schema(&self, version: SchemaVersion);
     fn schema2(&self) -> bool;

@@ -35,12 +35,14 @@ use crate::text::cap_utf8;
 /// `output` of a `tool_result` event is capped at this many bytes.
 pub const TOOL_OUTPUT_EVENT_CAP: usize = 32 * 1024;
 
-/// `-o` values.
+/// `-o` values, and `zero acp`'s own: ACP `session/update` notifications.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Text,
     Json,
     StreamJson,
+    /// One ACP session's updates (`zero acp`; never an `-o` value).
+    Acp,
 }
 
 impl Format {
@@ -245,6 +247,18 @@ pub struct Emitter {
     phase: Option<(Phase, Instant, Option<String>)>,
     /// `run_start.sessionId`, redacted, which the permission events repeat.
     session_id: Option<String>,
+    /// ACP: what the updates need beyond the events.
+    acp: AcpView,
+}
+
+/// What ACP updates say that zero's events do not: the workspace (locations are absolute),
+/// the context window (`usage_update.size`), and whether the turn's last model call stopped
+/// at its output limit (the prompt's `stopReason` is then `max_tokens`).
+#[derive(Debug, Default)]
+struct AcpView {
+    cwd: std::path::PathBuf,
+    window: u64,
+    cut_short: bool,
 }
 
 impl Emitter {
@@ -280,7 +294,24 @@ impl Emitter {
             last_line: Instant::now(),
             phase: None,
             session_id: None,
+            acp: AcpView::default(),
         }
+    }
+
+    /// ACP: the session's workspace and context window.
+    pub fn set_acp_view(&mut self, cwd: &std::path::Path, window: u64) {
+        self.acp.cwd = cwd.to_path_buf();
+        self.acp.window = window;
+    }
+
+    /// ACP: whether a model call stopped at its output limit since this was last asked.
+    pub fn take_cut_short(&mut self) -> bool {
+        std::mem::take(&mut self.acp.cut_short)
+    }
+
+    /// Whether the events carry their details (schema 2, and ACP's updates).
+    fn detailed(&self) -> bool {
+        self.schema2() || self.format == Format::Acp
     }
 
     /// Selects the schema version before the first line.
@@ -309,9 +340,15 @@ impl Emitter {
         (self.schema2() && !self.heartbeat.is_zero()).then_some(self.heartbeat)
     }
 
-    /// What the run now waits for; `None` between phases (no heartbeats then).
+    /// What the run now waits for; `None` between phases (no heartbeats then). In ACP a tool
+    /// call that starts to run is `in_progress`.
     pub fn set_phase(&mut self, phase: Option<Phase>, tool_call_id: Option<&str>) {
         self.phase = phase.map(|p| (p, Instant::now(), tool_call_id.map(|id| wire_id(id).into())));
+        if let (Format::Acp, Some(Phase::Tool), Some(id)) = (self.format, phase, tool_call_id) {
+            let id = wire_id(&self.redactor.redact_str(id)).into_owned();
+            // A closed stdout is seen by the next event, which reports it.
+            let _ = self.write_update(crate::acp::updates::started(&id));
+        }
     }
 
     /// Writes a heartbeat if stdout has been silent for the interval while the run waits for
@@ -402,7 +439,38 @@ impl Emitter {
                 None => Ok(()),
             },
             Format::Text => self.text_view(event),
+            Format::Acp => {
+                match crate::acp::updates::updates(event, &self.acp.cwd, self.acp.window) {
+                    Some(update) => self.write_update(update),
+                    None => Ok(()),
+                }
+            }
         }
+    }
+
+    /// ACP: one `session/update` of this session (nothing before the session has its id).
+    fn write_update(&mut self, update: Value) -> Result<(), OutputClosed> {
+        let Some(session_id) = &self.session_id else { return Ok(()) };
+        let notification = crate::acp::updates::notification(session_id, update);
+        self.write_value(&notification)
+    }
+
+    /// ACP: a message of the session's front-end (a response, a replayed update), redacted
+    /// as a value with the session's secrets, as one line.
+    pub fn acp_message(&mut self, message: &Value) -> Result<(), OutputClosed> {
+        self.end_text()?;
+        self.end_reasoning()?;
+        let redacted = self.redactor.redact_value(message.clone());
+        self.write_value(&redacted)
+    }
+
+    /// ACP: a JSON-RPC message, as one line (its strings already redacted).
+    fn write_value(&mut self, value: &Value) -> Result<(), OutputClosed> {
+        self.line.clear();
+        // Writing a `Value` to a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut self.line, value);
+        self.line.push(b'\n');
+        write_all(&mut self.out, &self.line)
     }
 
     fn write_legacy(&mut self, line: &Legacy<'_>) -> Result<(), OutputClosed> {
@@ -498,6 +566,14 @@ impl Emitter {
 
     pub fn warning(&mut self, warning: &Warning) -> Result<(), OutputClosed> {
         let message = self.redactor.redact_str(&warning.message);
+        if self.format == Format::Acp {
+            // ACP has no warnings: stderr is the agent's log.
+            self.acp.cut_short |= warning.code == crate::protocol::events::WarningCode::OutputLimit;
+            self.end_text()?;
+            self.end_reasoning()?;
+            self.stderr(&format!("[zero] warning: {message}"));
+            return Ok(());
+        }
         let code = self.schema2().then_some(warning.code);
         self.emit(&Event::Warning { message: &message, code })
     }
@@ -505,7 +581,7 @@ impl Emitter {
     /// Model reasoning as it streams: schema 2 writes it as `reasoning` deltas, never as text;
     /// the other outputs leave it out.
     pub fn reasoning(&mut self, delta: &str) -> Result<(), OutputClosed> {
-        if !self.schema2() {
+        if !self.detailed() {
             return Ok(());
         }
         self.end_text()?;
@@ -636,7 +712,7 @@ impl Emitter {
         let changed = redacted != call.output;
         let (shown, truncated) = cap_utf8(&redacted, TOOL_OUTPUT_EVENT_CAP);
         let raw_id = self.redactor.redact_str(call.id);
-        let two = self.schema2();
+        let two = self.detailed();
         let name = self.redactor.redact_str(call.name);
         let files: Vec<String> =
             call.changed_files.iter().map(|f| self.redactor.redact_str(f)).collect();
@@ -688,6 +764,9 @@ impl Emitter {
         gate: &Gate<'_>,
         ask: Option<(&str, u64)>,
     ) -> Result<(), OutputClosed> {
+        if let (Format::Acp, Some((request_id, _))) = (self.format, ask) {
+            return self.request_permission(gate, request_id);
+        }
         if !self.schema2() {
             return Ok(());
         }
@@ -709,6 +788,22 @@ impl Emitter {
             request_id: request_id.as_deref(),
             timeout_ms: ask.map(|(_, ms)| ms),
         })
+    }
+
+    /// ACP: the client is asked with `session/request_permission`, whose answer
+    /// (`run::agent::Approvals::wait`) matches `request_id`.
+    fn request_permission(
+        &mut self,
+        gate: &Gate<'_>,
+        request_id: &str,
+    ) -> Result<(), OutputClosed> {
+        self.end_text()?;
+        self.end_reasoning()?;
+        let Some(session_id) = self.session_id.clone() else { return Ok(()) };
+        let g = self.redacted_gate(gate, gate.reason);
+        let id = crate::rpc::Id::Text(request_id.to_string());
+        let request = crate::acp::permissions::request(&id, &session_id, &wire_id(&g.id), &g.name);
+        self.write_value(&request)
     }
 
     /// How a gated call was decided (schema 2).
@@ -754,7 +849,7 @@ impl Emitter {
         t.completion_tokens += usage.completion_tokens;
         t.total_tokens += usage.total();
         t.cost_usd = t.cost_usd.zip(cost).map(|(sum, c)| sum + c);
-        let two = self.schema2();
+        let two = self.detailed();
         let cumulative = Totals { cost_usd: self.totals.cost_usd.map(round), ..self.totals };
         self.emit(&Event::Usage {
             prompt_tokens: usage.prompt_tokens,
@@ -898,6 +993,8 @@ impl Emitter {
                 self.write_legacy(&Legacy::ToolList { permission_mode: mode, tools })?;
                 self.write_legacy(&Legacy::Done { exit_code: Exit::Success })?;
             }
+            // `zero acp` lists no tools.
+            Format::Acp => {}
         }
         self.mark_ended();
         Ok(())

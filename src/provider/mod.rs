@@ -25,6 +25,10 @@ use crate::net::sse::{Frame, SseReader};
 use crate::protocol::events::{Warning, WarningCode};
 use crate::provider::models::Usage;
 
+/// How every provider's message begins when the provider stopped an answer itself (a refusal,
+/// a content filter): an editor is told the turn ended as a refusal.
+pub const STOPPED_ANSWER: &str = "Provider stopped the answer:";
+
 /// What one call sends.
 pub struct Request<'a> {
     pub messages: &'a [Message],

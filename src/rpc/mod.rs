@@ -8,9 +8,6 @@
 //! specification gives it (`-32700`, `-32600`) and the conversation goes on; a line past the
 //! limit is dropped as it is read ([`lines`]), so memory stays bounded whatever a client sends.
 
-// `zero acp` (issue 37) is built on this room next; until it is, only its tests use it.
-#![allow(dead_code)]
-
 pub mod lines;
 
 use serde_json::{json, Map, Value};
@@ -40,7 +37,7 @@ impl Id {
         }
     }
 
-    fn of(value: &Value) -> Option<Id> {
+    pub fn of(value: &Value) -> Option<Id> {
         match value {
             Value::Number(n) => n.as_i64().map(Id::Number),
             Value::String(s) => Some(Id::Text(s.clone())),

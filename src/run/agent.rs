@@ -70,7 +70,8 @@ pub struct Verdict {
     /// `Client`, `Timeout` or `Eof`.
     pub decided_by: DecidedBy,
     pub reason: String,
-    /// `allow_session`: later calls of the same tool and side effect are allowed too.
+    /// The answer holds for later calls of the same tool and side effect too (`allow_session`;
+    /// ACP's `allow_always` and `reject_always`).
     pub for_session: bool,
 }
 
@@ -81,6 +82,13 @@ pub trait Approvals {
     fn granted(&self, name: &str, side_effect: SideEffect) -> bool;
     /// Remembers an `allow_session` answer.
     fn grant(&mut self, name: &str, side_effect: SideEffect);
+    /// An earlier "reject always" refuses calls of this tool with this side effect without
+    /// asking (a client with that answer: ACP's `reject_always`).
+    fn rejected(&self, _name: &str, _side_effect: SideEffect) -> bool {
+        false
+    }
+    /// Remembers a "reject always" answer.
+    fn reject(&mut self, _name: &str, _side_effect: SideEffect) {}
     /// A new request id, and how long the client has to answer it.
     fn request(&mut self) -> (String, u64);
     /// Waits for the answer to request `id`.
@@ -486,7 +494,17 @@ impl Agent<'_> {
             self.note_decision(&gate, &decision, None);
             return Ok((Toolbox::denied(gated), Duration::ZERO));
         };
-        let verdict = if approvals.granted(&call.name, gated.side_effect) {
+        let verdict = if approvals.rejected(&call.name, gated.side_effect) {
+            Verdict {
+                allowed: false,
+                decided_by: DecidedBy::Session,
+                reason: format!(
+                    "rejected for this session: {} ({}) was answered reject_always earlier",
+                    call.name, gated.side_effect
+                ),
+                for_session: false,
+            }
+        } else if approvals.granted(&call.name, gated.side_effect) {
             Verdict {
                 allowed: true,
                 decided_by: DecidedBy::Session,
@@ -524,9 +542,11 @@ impl Agent<'_> {
                 verdict => verdict?,
             }
         };
-        if verdict.for_session {
-            if let Some(approvals) = self.approvals.as_deref_mut() {
+        if let (true, Some(approvals)) = (verdict.for_session, self.approvals.as_deref_mut()) {
+            if verdict.allowed {
                 approvals.grant(&call.name, gated.side_effect);
+            } else {
+                approvals.reject(&call.name, gated.side_effect);
             }
         }
         let decision = Decision {

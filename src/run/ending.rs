@@ -77,6 +77,12 @@ pub fn set_live_turn(in_turn: bool) {
     crate::sys::signals::set_live(true);
 }
 
+/// A front-end's turn begins (`zero acp`): a cancellation left from before it is cleared.
+pub fn begin_turn() {
+    TURN_INTERRUPTED.store(false, Ordering::SeqCst);
+    crate::sys::signals::clear_interrupted();
+}
+
 /// Whether a SIGINT interrupted the current live turn.
 pub fn turn_interrupted() -> bool {
     TURN_INTERRUPTED.load(Ordering::SeqCst)
@@ -228,7 +234,8 @@ fn write_fallback(message: &str) {
     }
     let failure = Failure::Crash(message.to_string());
     let lines = match fallback.format {
-        Format::Text => {
+        // ACP has no run to end: stderr is its log.
+        Format::Text | Format::Acp => {
             let _ = writeln!(crate::sys::stdio::stderr(), "[zero] {message}");
             return;
         }

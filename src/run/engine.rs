@@ -177,6 +177,47 @@ impl Engine {
         }
     }
 
+    /// The session's id (none for an ephemeral conversation).
+    pub fn session_id(&self) -> Option<String> {
+        self.session.as_ref().map(|s| session_lock(s).id().to_string())
+    }
+
+    /// The session, for the endings of a signal or a panic to record into.
+    pub fn session_handle(&self) -> Option<Arc<Mutex<Session>>> {
+        self.session.clone()
+    }
+
+    /// The model's context window, in tokens.
+    pub fn window(&self) -> u64 {
+        self.limits.window
+    }
+
+    /// Another model for the next calls: its provider, registry entry and context window.
+    pub fn switch_model(&mut self, provider: Provider, model: Option<&'static Model>, window: u64) {
+        self.provider = provider;
+        self.rules.model = model;
+        self.journal.model = model;
+        self.limits.window = window;
+    }
+
+    /// The files and directories the tools may use.
+    pub fn workspace(&self) -> &tools::Workspace {
+        self.tools.workspace()
+    }
+
+    /// The autonomy level of the next calls (an editor's mode switch).
+    pub fn set_autonomy(&mut self, autonomy: Autonomy, mode: PermissionMode) {
+        self.rules.autonomy = autonomy;
+        self.rules.permission_mode = mode;
+        self.tools.set_level(mode, autonomy != Autonomy::Low);
+    }
+
+    /// Ends the conversation: its MCP servers are stopped and the session is on disk.
+    pub fn close(mut self, why: &str) {
+        self.tools.servers_mut().close(why);
+        self.sync();
+    }
+
     /// The conversation so far, system prompt first.
     #[cfg(test)]
     pub fn messages(&self) -> &[Message] {
@@ -189,7 +230,7 @@ pub fn session_lock(session: &Arc<Mutex<Session>>) -> std::sync::MutexGuard<'_, 
 }
 
 /// The user's prompt: its text and the images attached to it.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Prompt {
     pub text: String,
     pub images: Vec<Image>,

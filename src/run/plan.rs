@@ -186,6 +186,20 @@ const MAX_APPROVAL_TIMEOUT_MS: u64 = 86_400_000;
 
 /// `--live`, `--approvals` and `--approval-timeout-ms`, checked together: live mode reads
 /// stream-json from stdin and writes stream-json, in schema 2.
+/// `--approval-timeout-ms`: milliseconds, from 1 to a day.
+pub fn approval_timeout_ms(value: &str) -> Result<u64, Failure> {
+    let t = value.trim();
+    let n = (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| t.parse::<u64>().ok())
+        .flatten()
+        .filter(|n| (1..=MAX_APPROVAL_TIMEOUT_MS).contains(n));
+    n.ok_or_else(|| {
+        Failure::Usage(format!(
+            "Invalid --approval-timeout-ms value \"{t}\". Expected milliseconds from 1 to {MAX_APPROVAL_TIMEOUT_MS}."
+        ))
+    })
+}
+
 fn live_options(
     args: &ExecArgs,
     input: InputFormat,
@@ -237,16 +251,7 @@ fn live_options(
     let timeout = match args.approval_timeout_ms.as_deref() {
         None => DEFAULT_APPROVAL_TIMEOUT_MS,
         Some(value) => {
-            let t = value.trim();
-            let n = (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
-                .then(|| t.parse::<u64>().ok())
-                .flatten()
-                .filter(|n| (1..=MAX_APPROVAL_TIMEOUT_MS).contains(n));
-            let n = n.ok_or_else(|| {
-                Failure::Usage(format!(
-                    "Invalid --approval-timeout-ms value \"{t}\". Expected milliseconds from 1 to {MAX_APPROVAL_TIMEOUT_MS}."
-                ))
-            })?;
+            let n = approval_timeout_ms(value)?;
             if !approvals {
                 warnings.push(Warning::new(
                     WarningCode::IgnoredOption,

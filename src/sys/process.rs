@@ -213,6 +213,10 @@ fn pump(
     until: impl Fn(&[Pipe; 2], bool) -> bool,
 ) -> bool {
     let mut exited = false;
+    // A cancellation that came before the command's group was known to the interrupt path
+    // (between the turn's check and the spawn) is seen here: the interrupt socket stays
+    // readable until the next turn begins.
+    let mut interrupt = signals::interrupt_fd();
     loop {
         if !exited {
             exited = matches!(child.try_wait(), Ok(Some(_)));
@@ -230,9 +234,14 @@ fn pump(
             PollFd::new(pipes[0].fd(), POLLIN),
             PollFd::new(pipes[1].fd(), POLLIN),
             PollFd::new(exit_fd.filter(|_| !exited).map_or(-1, |fd| fd.as_raw_fd()), POLLIN),
+            PollFd::new(if exited { -1 } else { interrupt }, POLLIN),
         ];
         if poll::wait(&mut fds, Some(wake.min(deadline))).is_err() {
             return exited;
+        }
+        if fds[3].fd >= 0 && fds[3].ready() {
+            signals::kill_group(child.id());
+            interrupt = -1;
         }
         for (pipe, entry) in pipes.iter_mut().zip(&fds) {
             if entry.fd >= 0 && entry.ready() {

@@ -7,6 +7,8 @@
 //!   provider read or a tool's wait (only with heartbeats on).
 //! - `zero-live-input`: reads live mode's stdin one line ahead, so an approval's deadline
 //!   holds while a client is half-way through writing a line (live mode only).
+//! - `zero-acp-input`: reads `zero acp`'s stdin, so that `session/cancel` and the answers to
+//!   zero's own requests are heard while the main loop is blocked in a turn (`zero acp` only).
 //! - `zero-mcp-http`: one request to a streamable HTTP MCP server, from its POST to the end
 //!   of its answer; or a server's messages that need no answer, sent in order; or its
 //!   listening stream (the HTTP client blocks; the thread hands each message to the main loop,
@@ -26,6 +28,7 @@ pub enum Named {
     Signals,
     Heartbeat,
     LiveInput,
+    AcpInput,
     McpHttp,
 }
 
@@ -35,6 +38,7 @@ impl Named {
             Named::Signals => "zero-signals",
             Named::Heartbeat => "zero-heartbeat",
             Named::LiveInput => "zero-live-input",
+            Named::AcpInput => "zero-acp-input",
             Named::McpHttp => "zero-mcp-http",
         }
     }

@@ -297,6 +297,11 @@ impl Toolbox {
         }
     }
 
+    /// What the tools may do without asking from now on (an editor's mode switch).
+    pub fn set_level(&mut self, mode: PermissionMode, writes: bool) {
+        self.level = Level { mode, writes };
+    }
+
     /// Runs `bash` in this sandbox.
     pub fn sandboxed(mut self, sandbox: sandbox::Sandbox) -> Toolbox {
         self.sandbox = sandbox;

@@ -207,14 +207,37 @@ fn start_engine(
         tools: toolbox,
         out: out.clone(),
         session,
-        // Live mode opens a new session before its first prompt, which titles it.
-        untitled: plan.live && matches!(plan.session, SessionPlan::New) && !plan.ephemeral,
+        // A session opened before its first prompt (live mode, an editor's session/new):
+        // that prompt titles it.
+        untitled: title.is_empty() && matches!(plan.session, SessionPlan::New) && !plan.ephemeral,
         rules,
         head,
         history,
         window,
         max_usd,
     }))
+}
+
+/// Another model for an open conversation (an editor's config option): the provider resolved
+/// again from `choice` (its script path absolute), its key redacted like the first one's.
+pub fn switch_model(
+    choice: &config::Choice,
+    env: &Env,
+    out: &Output,
+    session_id: Option<String>,
+) -> Result<(Provider, Runtime), Failure> {
+    let user_config = config::load_user_config(env)?;
+    let runtime = config::resolve(env, user_config.as_ref(), choice)?;
+    let settings =
+        config::run_settings(&config::SettingFlags::default(), env, user_config.as_ref())?;
+    if let Some(key) = &runtime.api_key {
+        out.add_secret_min(key, 4);
+    }
+    let mut provider = build_provider(&runtime, settings.prompt_cache.value)?;
+    if settings.prompt_cache.value && runtime.kind == ProviderKind::OpenAi {
+        provider.set_cache_key(session_id);
+    }
+    Ok((provider, runtime))
 }
 
 /// What step 7 resolves: the provider runtime (`None` when `--list-tools` runs without

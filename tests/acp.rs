@@ -1,0 +1,529 @@
+//! `zero acp` end to end, driven line by line as an editor drives it: sessions, prompt turns
+//! with their updates, permissions answered both ways, cancellation, sessions loaded and
+//! resumed across `zero exec`, and a hostile client. The official SDKs drive it in
+//! `acp_sdks.rs`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::mock::{openai, Mock, Reply};
+use crate::util::TestDir;
+
+/// How long a test waits for one line before it fails.
+const LINE_WAIT: Duration = Duration::from_secs(20);
+
+/// A running `zero acp`.
+pub struct Acp {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    /// Every message read, in order.
+    pub seen: Vec<Value>,
+    next_id: u64,
+}
+
+impl Acp {
+    pub fn start(zero: crate::util::Zero) -> Acp {
+        let mut child = zero.stdin(Vec::new()).spawn();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Acp { child, stdin, lines, seen: Vec::new(), next_id: 0 }
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        self.write(format!("{message}\n").as_bytes());
+    }
+
+    pub fn write(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is still open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends request `method` and returns its id.
+    pub fn request(&mut self, method: &str, params: Value) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// The next message zero writes.
+    pub fn next(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(LINE_WAIT)
+            .unwrap_or_else(|_| panic!("no line within {LINE_WAIT:?}; seen {:#?}", self.seen));
+        let message: Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert_eq!(message["jsonrpc"], "2.0", "{message}");
+        self.seen.push(message.clone());
+        message
+    }
+
+    /// Reads until the response to `id`; the updates before it are returned too.
+    pub fn response(&mut self, id: u64) -> (Value, Vec<Value>) {
+        let mut before = Vec::new();
+        loop {
+            let message = self.next();
+            if message["id"] == id && message.get("method").is_none() {
+                return (message, before);
+            }
+            before.push(message);
+        }
+    }
+
+    /// Sends request `method` and returns its result (failing on an error).
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.request(method, params);
+        let (response, _) = self.response(id);
+        assert!(response.get("error").is_none(), "{method}: {response}");
+        response["result"].clone()
+    }
+
+    /// Reads until a message with `method`.
+    pub fn until_method(&mut self, method: &str) -> Value {
+        loop {
+            let message = self.next();
+            if message["method"] == method {
+                return message;
+            }
+        }
+    }
+
+    pub fn initialize(&mut self) -> Value {
+        self.call("initialize", json!({"protocolVersion": 1, "clientCapabilities": {}}))
+    }
+
+    /// A new session in `cwd`; its id.
+    pub fn new_session(&mut self, cwd: &std::path::Path) -> String {
+        let result = self.call("session/new", json!({"cwd": cwd, "mcpServers": []}));
+        result["sessionId"].as_str().unwrap().to_string()
+    }
+
+    pub fn prompt(&mut self, session: &str, text: &str) -> u64 {
+        self.request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+        )
+    }
+
+    /// Answers permission request `request` with option `option`.
+    pub fn choose(&mut self, request: &Value, option: &str) {
+        let answer = json!({"outcome": {"outcome": "selected", "optionId": option}});
+        self.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": answer}));
+    }
+
+    /// Closes stdin and waits for the exit code.
+    pub fn finish(mut self) -> i32 {
+        self.stdin = None;
+        let status = self.child.wait().unwrap();
+        status.code().unwrap_or(-1)
+    }
+}
+
+/// The `update`s of session/update notifications, without their session id.
+pub fn updates(messages: &[Value]) -> Vec<Value> {
+    messages
+        .iter()
+        .filter(|m| m["method"] == "session/update")
+        .map(|m| m["params"]["update"].clone())
+        .collect()
+}
+
+fn scripted(dir: &TestDir, script: Value) -> crate::util::Zero {
+    let path = dir.script(&script);
+    dir.zero().args(&["acp", "--provider", "scripted", "--script", path.to_str().unwrap()])
+}
+
+#[test]
+fn a_prompt_turn_shows_its_tool_call_its_text_and_ends_with_end_turn() {
+    let dir = TestDir::new("acp-turn");
+    dir.write("work/a.txt", "hello\n");
+    let script = json!({"turns": [
+        {"reasoning": "Let me look.", "toolCalls": [{"id": "r1", "name": "read_file", "arguments": {"path": "a.txt"}}]},
+        {"text": "It says hello."}
+    ]});
+    let mut acp = Acp::start(scripted(&dir, script));
+    let init = acp.initialize();
+    assert_eq!(init["protocolVersion"], 1);
+    assert_eq!(init["agentInfo"]["name"], "zero");
+    assert_eq!(
+        init["agentCapabilities"]["promptCapabilities"],
+        json!({"image": true, "audio": false, "embeddedContext": true})
+    );
+    let work = dir.work();
+    let created = acp.call("session/new", json!({"cwd": work, "mcpServers": []}));
+    let session = created["sessionId"].as_str().unwrap().to_string();
+    assert_eq!(created["modes"]["currentModeId"], "read-only");
+    let ids: Vec<&str> = created["modes"]["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["read-only", "edit", "full"]);
+    let id = acp.prompt(&session, "What does a.txt say?");
+    let (response, before) = acp.response(id);
+    assert_eq!(response["result"], json!({"stopReason": "end_turn"}));
+    assert!(before.iter().all(|m| m["params"]["sessionId"] == session.as_str()));
+    let path = work.join("a.txt");
+    let output = "File: a.txt (1 lines)\n\n1 | hello\n";
+    assert_eq!(
+        updates(&before),
+        [
+            json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "Let me look."}}),
+            json!({"sessionUpdate": "tool_call", "toolCallId": "r1", "title": "Read a.txt", "kind": "read", "status": "pending", "locations": [{"path": path}], "rawInput": {"path": "a.txt"}}),
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "r1", "status": "in_progress"}),
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "r1", "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": output}}], "rawOutput": {"output": output, "truncated": false}}),
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "It says hello."}}),
+        ]
+    );
+    // The session is zero's own: `zero sessions show` reads it.
+    let shown = dir.zero().args(&["sessions", "show", &session, "--json"]).run();
+    shown.assert_code(0);
+    assert!(shown.stdout.contains("What does a.txt say?"), "{}", shown.stdout);
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn permission_requests_are_answered_both_ways_and_always_holds_for_the_session() {
+    let dir = TestDir::new("acp-permissions");
+    let write = |id: &str, file: &str| json!({"toolCalls": [{"id": id, "name": "write_file", "arguments": {"path": file, "content": id}}]});
+    let script = json!({"turns": [
+        write("w1", "once.txt"), {"text": "one"},
+        write("w2", "refused.txt"), {"text": "two"},
+        write("w3", "always.txt"), write("w4", "again.txt"), {"text": "three"},
+    ]});
+    let mut acp = Acp::start(scripted(&dir, script));
+    acp.initialize();
+    let session = acp.new_session(&dir.work());
+    // Allowed once.
+    let id = acp.prompt(&session, "write once");
+    let asked = acp.until_method("session/request_permission");
+    assert_eq!(asked["params"]["sessionId"], session.as_str());
+    assert_eq!(asked["params"]["toolCall"]["toolCallId"], "w1");
+    acp.choose(&asked, "allow_once");
+    assert_eq!(acp.response(id).0["result"]["stopReason"], "end_turn");
+    assert_eq!(std::fs::read_to_string(dir.work().join("once.txt")).unwrap(), "w1");
+    // Rejected: the call fails and the model is told.
+    let id = acp.prompt(&session, "write refused");
+    let asked = acp.until_method("session/request_permission");
+    acp.choose(&asked, "reject_once");
+    let (response, before) = acp.response(id);
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let failed = updates(&before).into_iter().find(|u| u["status"] == "failed").unwrap();
+    assert_eq!(failed["toolCallId"], "w2");
+    assert_eq!(
+        failed["content"][0]["content"]["text"],
+        "Error: Permission denied for write_file: Rejected by the client."
+    );
+    assert!(!dir.work().join("refused.txt").exists());
+    // Allowed always: the next write of the session is not asked about.
+    let id = acp.prompt(&session, "write two more");
+    let asked = acp.until_method("session/request_permission");
+    acp.choose(&asked, "allow_always");
+    let (response, before) = acp.response(id);
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    assert!(before.iter().all(|m| m["method"] != "session/request_permission"), "{before:#?}");
+    assert!(dir.work().join("again.txt").exists());
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn session_cancel_stops_a_running_command_and_the_session_goes_on() {
+    let dir = TestDir::new("acp-cancel");
+    let script = json!({"turns": [
+        {"toolCalls": [{"id": "b1", "name": "bash", "arguments": {"command": "sleep 30"}}]},
+        {"text": "back"}
+    ]});
+    let mut acp = Acp::start(scripted(&dir, script).args(&["--auto", "high"]));
+    acp.initialize();
+    let session = acp.new_session(&dir.work());
+    let id = acp.prompt(&session, "sleep");
+    loop {
+        let m = acp.next();
+        if m["params"]["update"]["status"] == "in_progress" {
+            break;
+        }
+    }
+    acp.send(
+        &json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
+    );
+    let (response, before) = acp.response(id);
+    assert_eq!(response["result"], json!({"stopReason": "cancelled"}));
+    let last = updates(&before).pop().unwrap();
+    assert_eq!(
+        (last["toolCallId"].as_str(), last["status"].as_str()),
+        (Some("b1"), Some("failed"))
+    );
+    // The session is still usable.
+    let id = acp.prompt(&session, "again");
+    let (response, before) = acp.response(id);
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    assert_eq!(updates(&before).last().unwrap()["content"]["text"], "back");
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn an_exec_session_loads_over_acp_and_an_acp_session_resumes_in_exec() {
+    let dir = TestDir::new("acp-load");
+    dir.write("work/a.txt", "hello\n");
+    let script = dir.script(&json!({"turns": [
+        {"toolCalls": [{"id": "r1", "name": "read_file", "arguments": {"path": "a.txt"}}]},
+        {"text": "It says hello."}
+    ]}));
+    let exec = dir
+        .zero()
+        .args(&[
+            "exec",
+            "-o",
+            "stream-json",
+            "--provider",
+            "scripted",
+            "--script",
+            script.to_str().unwrap(),
+            "read a.txt",
+        ])
+        .run();
+    exec.assert_code(0);
+    let session = exec.stream()[0]["sessionId"].as_str().unwrap().to_string();
+    let resumed = dir.write(
+        "resume.json",
+        &json!({"turns": [{"text": "resumed in acp"}, {"text": "and in exec"}]}).to_string(),
+    );
+    let zero =
+        dir.zero().args(&["acp", "--provider", "scripted", "--script", resumed.to_str().unwrap()]);
+    let mut acp = Acp::start(zero);
+    acp.initialize();
+    let id = acp.request(
+        "session/load",
+        json!({"sessionId": session, "cwd": dir.work(), "mcpServers": []}),
+    );
+    let (response, before) = acp.response(id);
+    assert_eq!(response["result"]["modes"]["currentModeId"], "read-only");
+    let kinds: Vec<String> = updates(&before)
+        .iter()
+        .map(|u| {
+            format!(
+                "{} {}",
+                u["sessionUpdate"].as_str().unwrap(),
+                u["status"].as_str().or(u["content"]["text"].as_str()).unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "user_message_chunk read a.txt",
+            "tool_call pending",
+            "tool_call_update completed",
+            "agent_message_chunk It says hello."
+        ]
+    );
+    let id = acp.prompt(&session, "go on");
+    assert_eq!(acp.response(id).0["result"]["stopReason"], "end_turn");
+    let listed = acp.call("session/list", json!({"cwd": dir.work()}));
+    assert_eq!(listed["sessions"][0]["sessionId"], session.as_str());
+    assert_eq!(acp.finish(), 0);
+    // Back in exec, the conversation has both turns.
+    let again = dir
+        .zero()
+        .args(&[
+            "exec",
+            "-o",
+            "stream-json",
+            "--provider",
+            "scripted",
+            "--script",
+            resumed.to_str().unwrap(),
+            "--resume",
+            &session,
+            "and now?",
+        ])
+        .run();
+    again.assert_code(0);
+    let shown = dir.zero().args(&["sessions", "show", &session]).run();
+    let text = shown.stdout.clone();
+    let order = ["read a.txt", "It says hello.", "go on", "resumed in acp", "and now?"];
+    let mut at = 0;
+    for piece in order {
+        let found =
+            text[at..].find(piece).unwrap_or_else(|| panic!("{piece} not after {at} in {text}"));
+        at += found;
+    }
+}
+
+#[test]
+fn modes_and_config_options_change_what_the_next_turn_may_do() {
+    let dir = TestDir::new("acp-modes");
+    let script = json!({"turns": [
+        {"toolCalls": [{"id": "w1", "name": "write_file", "arguments": {"path": "x.txt", "content": "x"}}]},
+        {"text": "done"}
+    ]});
+    let mut acp = Acp::start(scripted(&dir, script).args(&["-m", "gpt-5"]));
+    acp.initialize();
+    let created = acp.call("session/new", json!({"cwd": dir.work(), "mcpServers": []}));
+    let session = created["sessionId"].as_str().unwrap().to_string();
+    let options = created["configOptions"].as_array().unwrap();
+    assert_eq!(options[0]["id"], "model");
+    assert_eq!(options[0]["currentValue"], "gpt-5");
+    assert_eq!(options[1]["id"], "reasoning");
+    let id = acp.request("session/set_mode", json!({"sessionId": session, "modeId": "edit"}));
+    let (response, before) = acp.response(id);
+    assert_eq!(response["result"], json!({}));
+    assert_eq!(
+        updates(&before),
+        [json!({"sessionUpdate": "current_mode_update", "currentModeId": "edit"})]
+    );
+    // In edit mode a write runs without asking.
+    let id = acp.prompt(&session, "write");
+    let (response, before) = acp.response(id);
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    assert!(before.iter().all(|m| m["method"] != "session/request_permission"));
+    assert!(dir.work().join("x.txt").exists());
+    let changed = acp.call(
+        "session/set_config_option",
+        json!({"sessionId": session, "configId": "reasoning", "value": "high"}),
+    );
+    assert_eq!(changed["configOptions"][1]["currentValue"], "high");
+    let id = acp.request("session/set_mode", json!({"sessionId": session, "modeId": "yolo"}));
+    assert_eq!(acp.response(id).0["error"]["code"], -32602);
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn the_loopback_provider_answers_a_prompt_and_its_usage_is_shown() {
+    let mock = Mock::start(vec![Reply::sse(&openai::answer(&["Par", "is."], 120, 4))]);
+    let dir = TestDir::new("acp-mock");
+    let zero = dir.zero().openai(&mock.v1(), "gpt-4.1").args(&["acp"]);
+    let mut acp = Acp::start(zero);
+    acp.initialize();
+    let authenticated = acp.call("authenticate", json!({"methodId": "zero-provider"}));
+    assert_eq!(authenticated, json!({}));
+    let session = acp.new_session(&dir.work());
+    let id = acp.prompt(&session, "Capital of France?");
+    let (response, before) = acp.response(id);
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let updates = updates(&before);
+    let text: String = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "Paris.");
+    let usage = updates.iter().find(|u| u["sessionUpdate"] == "usage_update").unwrap();
+    assert_eq!(usage["used"], 124);
+    assert_eq!(usage["size"], 1_047_576);
+    assert_eq!(usage["cost"]["currency"], "USD");
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn authenticate_fails_as_exec_would_without_a_provider() {
+    let dir = TestDir::new("acp-auth");
+    let mut acp = Acp::start(dir.zero().args(&["acp"]));
+    acp.initialize();
+    let id = acp.request("authenticate", json!({"methodId": "zero-provider"}));
+    let (response, _) = acp.response(id);
+    assert_eq!(response["error"]["code"], -32000);
+    let exec = dir.zero().args(&["exec", "hi"]).run();
+    let message = response["error"]["message"].as_str().unwrap();
+    assert!(exec.stderr.contains(message), "{} vs {}", exec.stderr, response);
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn flags_that_mean_nothing_to_an_editor_are_a_usage_error_naming_them() {
+    let dir = TestDir::new("acp-flags");
+    let out = dir.zero().args(&["acp", "-o", "json", "--live"]).run();
+    out.assert_code(2);
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        out.stderr.trim(),
+        "[zero] zero acp does not take -o/--output-format, --live: the editor sends the prompts, and each session's output is ACP (see zero acp --help)"
+    );
+}
+
+#[test]
+fn a_hostile_client_gets_its_errors_and_nothing_is_torn() {
+    let dir = TestDir::new("acp-hostile");
+    let script = json!({"turns": [
+        {"toolCalls": [{"id": "b1", "name": "bash", "arguments": {"command": "sleep 30"}}]},
+        {"text": "never"}
+    ]});
+    let mut acp = Acp::start(scripted(&dir, script).args(&["--auto", "high"]));
+    // Before initialize.
+    let id = acp.request("session/list", json!({}));
+    assert_eq!(acp.response(id).0["error"]["code"], -32600);
+    acp.initialize();
+    let id = acp.request("initialize", json!({"protocolVersion": 1}));
+    assert_eq!(acp.response(id).0["error"]["code"], -32600);
+    acp.write(b"{not json\n");
+    assert_eq!(acp.next()["error"]["code"], -32700);
+    acp.write(b"{\"id\":7,\"method\":\"session/list\"}\n");
+    let missing = acp.next();
+    assert_eq!(
+        (missing["id"].as_i64(), missing["error"]["code"].as_i64()),
+        (Some(7), Some(-32600))
+    );
+    let id = acp.request("session/fly", json!({}));
+    assert_eq!(acp.response(id).0["error"]["code"], -32601);
+    let id = acp.request("session/new", json!({"cwd": "relative", "mcpServers": []}));
+    assert_eq!(acp.response(id).0["error"]["code"], -32602);
+    // A 20 MiB line is discarded as it is read.
+    let mut long = vec![b'x'; 20 << 20];
+    long.push(b'\n');
+    acp.write(&long);
+    let refused = acp.next();
+    assert_eq!(refused["error"]["code"], -32600);
+    assert!(refused["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("longer than the limit of 16 MiB"));
+    // Notifications and answers nobody asked for are ignored.
+    acp.send(
+        &json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "nobody"}}),
+    );
+    acp.send(&json!({"jsonrpc": "2.0", "id": "zero-99", "result": {}}));
+    let session = acp.new_session(&dir.work());
+    let turn = acp.prompt(&session, "sleep");
+    loop {
+        if acp.next()["params"]["update"]["status"] == "in_progress" {
+            break;
+        }
+    }
+    // A flood of prompts while the turn runs: each is refused at once.
+    let mut flood = String::new();
+    for n in 0..10_000 {
+        let prompt = json!({"jsonrpc": "2.0", "id": 1000 + n, "method": "session/prompt", "params": {"sessionId": session, "prompt": [{"type": "text", "text": "more"}]}});
+        flood.push_str(&format!("{prompt}\n"));
+    }
+    acp.write(flood.as_bytes());
+    for _ in 0..10_000 {
+        let m = acp.next();
+        assert_eq!(m["error"]["code"], -32600, "{m}");
+    }
+    // stdin closes mid-turn: the turn stops, the process ends cleanly.
+    let code = acp.finish();
+    assert_eq!(code, 0);
+    let _ = turn;
+    let events =
+        std::fs::read_to_string(dir.sessions().join(&session).join("events.jsonl")).unwrap();
+    for line in events.lines() {
+        serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("torn line ({e}): {line}"));
+    }
+    assert!(events.ends_with('\n'));
+}
