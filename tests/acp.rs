@@ -527,3 +527,59 @@ fn a_hostile_client_gets_its_errors_and_nothing_is_torn() {
     }
     assert!(events.ends_with('\n'));
 }
+
+#[test]
+fn the_clients_editor_reads_and_writes_the_files_and_changes_show_as_diffs() {
+    let dir = TestDir::new("acp-editor");
+    dir.write("work/a.txt", "on disk\n");
+    let script = json!({"turns": [
+        {"toolCalls": [{"id": "r1", "name": "read_file", "arguments": {"path": "a.txt"}}]},
+        {"toolCalls": [{"id": "e1", "name": "edit_file", "arguments": {"path": "a.txt", "old_string": "unsaved", "new_string": "saved"}}]},
+        {"toolCalls": [{"id": "w1", "name": "write_file", "arguments": {"path": "new/b.txt", "content": "fresh"}}]},
+        {"text": "done"}
+    ]});
+    let mut acp = Acp::start(scripted(&dir, script).args(&["--auto", "medium"]));
+    let caps = json!({"fs": {"readTextFile": true, "writeTextFile": true}});
+    acp.call("initialize", json!({"protocolVersion": 1, "clientCapabilities": caps}));
+    let session = acp.new_session(&dir.work());
+    let a = dir.work().join("a.txt");
+    let b = dir.work().join("new/b.txt");
+    let id = acp.prompt(&session, "edit a");
+    let mut written = Vec::new();
+    let (response, before) = loop {
+        let m = acp.next();
+        match m["method"].as_str() {
+            Some("fs/read_text_file") => {
+                assert_eq!(m["params"], json!({"sessionId": session, "path": a}));
+                acp.send(
+                    &json!({"jsonrpc": "2.0", "id": m["id"], "result": {"content": "unsaved\n"}}),
+                );
+            }
+            Some("fs/write_text_file") => {
+                written.push((m["params"]["path"].clone(), m["params"]["content"].clone()));
+                acp.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": {}}));
+            }
+            _ if m["id"] == id => break (m, acp.seen.clone()),
+            _ => {}
+        }
+    };
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    assert_eq!(written, [(json!(a), json!("saved\n")), (json!(b), json!("fresh"))]);
+    // The editor holds the change; the disk is the editor's to write.
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "on disk\n");
+    let ups = updates(&before);
+    let read = ups.iter().find(|u| u["toolCallId"] == "r1" && u["status"] == "completed").unwrap();
+    assert_eq!(read["rawOutput"]["output"], "File: a.txt (1 lines)\n\n1 | unsaved\n");
+    let edit = ups.iter().find(|u| u["toolCallId"] == "e1" && u["status"] == "completed").unwrap();
+    assert_eq!(
+        edit["content"][0],
+        json!({"type": "diff", "path": a, "oldText": "unsaved\n", "newText": "saved\n"})
+    );
+    let created =
+        ups.iter().find(|u| u["toolCallId"] == "w1" && u["status"] == "completed").unwrap();
+    assert_eq!(
+        created["content"][0],
+        json!({"type": "diff", "path": b, "oldText": null, "newText": "fresh"})
+    );
+    assert_eq!(acp.finish(), 0);
+}

@@ -10,6 +10,7 @@
 //! every byte zero writes. The process ends when stdin does (every session is closed, its MCP
 //! servers stopped, exit 0) or at a signal (the same cleanup, the signal's exit code).
 
+pub mod files;
 pub mod inbox;
 pub mod permissions;
 pub mod prompt;
@@ -93,7 +94,7 @@ pub fn run(args: AcpArgs, env: Env) -> Exit {
         redactor.clone(),
     );
     crate::run::ending::install(&Output::new(quiet));
-    let peer = Peer::new(stdout, redactor, awaiting, answers);
+    let peer = Arc::new(Peer::new(stdout, redactor, awaiting, answers));
     let mut server = sessions::Server::new(plan, env, started_in, peer, turns, timeout);
     while let Ok(Incoming::Request { id, method, params }) = requests.recv() {
         if !server.answer(&id, &method, params) {

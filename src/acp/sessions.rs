@@ -51,8 +51,10 @@ pub struct Server {
     plan: RunPlan,
     env: Env,
     started_in: PathBuf,
-    peer: Peer,
+    peer: Arc<Peer>,
     turns: Arc<Mutex<Turns>>,
+    /// What the client's editor does for the file tools (`initialize`).
+    files: super::files::FileCapabilities,
     timeout: Duration,
     sessions: HashMap<String, Open>,
     initialized: bool,
@@ -63,7 +65,7 @@ impl Server {
         mut plan: RunPlan,
         env: Env,
         started_in: PathBuf,
-        peer: Peer,
+        peer: Arc<Peer>,
         turns: Arc<Mutex<Turns>>,
         timeout: Duration,
     ) -> Server {
@@ -78,6 +80,7 @@ impl Server {
             timeout,
             sessions: HashMap::new(),
             initialized: false,
+            files: super::files::FileCapabilities::default(),
         }
     }
 
@@ -110,6 +113,7 @@ impl Server {
                     RpcError::invalid_params("protocolVersion must be an integer")
                 })?;
                 self.initialized = true;
+                self.files = super::files::FileCapabilities::of(params);
                 Ok(super::initialized())
             }
             ("initialize", true) => {
@@ -180,7 +184,9 @@ impl Server {
         for secret in &secrets {
             out.add_secret_min(secret, 4);
         }
+        let editor = Arc::new(super::files::ClientEditor::new(self.peer.clone(), self.files));
         let opening = Opening {
+            editor: Some(editor.clone()),
             plan: &plan,
             env: &self.env,
             out: &out,
@@ -209,6 +215,7 @@ impl Server {
                 "Sessions are unavailable: zero acp keeps every session, and neither XDG_DATA_HOME nor HOME is set (or the store cannot be written; see stderr)",
             ));
         };
+        let _ = editor.session_id.set(id.clone());
         out.set_acp_view(cwd, engine.window());
         // The config options show the model and effort resolved, not only the flags'.
         let mut choice = plan.choice.clone();
@@ -391,7 +398,7 @@ impl Server {
     fn prompt(&mut self, params: &Value) -> Result<Value, RpcError> {
         let timeout = self.timeout;
         let turns = self.turns.clone();
-        let peer = &self.peer;
+        let peer = &*self.peer;
         let id = string(params, "sessionId")?.to_string();
         let Some(open) = self.sessions.get_mut(&id) else {
             return Err(RpcError::invalid_params(format!(

@@ -61,6 +61,20 @@ pub fn updates(event: &Event<'_>, cwd: &Path, window: u64) -> Option<Value> {
     }
 }
 
+/// A changed file as tool call content: its path, the text before (none: created) and after.
+pub fn diff(path: &str, old: Option<&str>, new: &str) -> Value {
+    json!({"type": "diff", "path": path, "oldText": old, "newText": new})
+}
+
+/// A `tool_call_update` with `diffs` before its other content.
+pub fn with_diffs(mut update: Value, mut diffs: Vec<Value>) -> Value {
+    if let Some(content) = update.get_mut("content").and_then(Value::as_array_mut) {
+        diffs.append(content);
+        *content = diffs;
+    }
+    update
+}
+
 /// A tool call that starts to run.
 pub fn started(tool_call_id: &str) -> Value {
     json!({"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id, "status": "in_progress"})

@@ -143,8 +143,6 @@ impl Peer {
 
     /// Sends request `method` and waits for its answer until `timeout`; a cancelled turn
     /// (`cancellable`) stops the wait.
-    // The client's editor (`fs/*`) is asked through this next.
-    #[allow(dead_code)]
     pub fn call(
         &self,
         method: &str,

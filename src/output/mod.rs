@@ -129,6 +129,8 @@ pub struct Finished<'a> {
     pub duration: Duration,
     /// An MCP tool's server and its own name for the tool (`meta.mcp`).
     pub mcp: Option<(&'a str, &'a str)>,
+    /// How each file changed (ACP shows them as diffs).
+    pub diffs: &'a [crate::tools::editor::FileDiff],
 }
 
 /// A [`Gate`]'s strings, redacted.
@@ -724,7 +726,7 @@ impl Emitter {
             let (server, tool) = (self.redactor.redact_str(server), self.redactor.redact_str(tool));
             meta.insert("mcp".into(), serde_json::json!({"server": server, "tool": tool}));
         }
-        self.emit(&Event::ToolResult {
+        let event = Event::ToolResult {
             id: &wire_id(&raw_id),
             name: two.then_some(name.as_str()),
             status: if call.ok { Status::Ok } else { Status::Error },
@@ -737,7 +739,29 @@ impl Emitter {
             duration_ms: two.then_some(call.duration.as_millis() as u64),
             raw_id: &raw_id,
             command_exit: call.exit_code,
-        })
+        };
+        if self.format != Format::Acp || call.diffs.is_empty() {
+            return self.emit(&event);
+        }
+        self.end_text()?;
+        self.end_reasoning()?;
+        // An editor shows each changed file as a diff, before the tool's own words.
+        let diffs: Vec<Value> = call
+            .diffs
+            .iter()
+            .map(|d| {
+                let r = |s: &str| self.redactor.redact_str(s);
+                crate::acp::updates::diff(
+                    &r(&d.path.to_string_lossy()),
+                    d.old.as_deref().map(r).as_deref(),
+                    &r(&d.new),
+                )
+            })
+            .collect();
+        match crate::acp::updates::updates(&event, &self.acp.cwd, self.acp.window) {
+            Some(update) => self.write_update(crate::acp::updates::with_diffs(update, diffs)),
+            None => Ok(()),
+        }
     }
 
     /// Schema 2: how one MCP server's start ended (the other outputs say it with a warning).
@@ -1034,6 +1058,7 @@ impl Emitter {
             refused: None,
             duration: Duration::ZERO,
             mcp: None,
+            diffs: &[],
         })
     }
 

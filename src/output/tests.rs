@@ -102,6 +102,7 @@ fn schema_2_lines_are_exact() {
         refused: None,
         duration: Duration::from_millis(12),
         mcp: None,
+        diffs: &[],
     })
     .unwrap();
     e.failure(&Failure::MaxTurns("Reached the limit.".into())).unwrap();

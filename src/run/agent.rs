@@ -440,6 +440,7 @@ impl Agent<'_> {
             refused: outcome.refused,
             duration,
             mcp: self.tools.origin(&call.name),
+            diffs: &outcome.diffs,
         })?;
         self.journal.tool_result(call, outcome);
         messages.push(Message::tool_result(call, for_model(&outcome.output)));

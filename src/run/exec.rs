@@ -112,8 +112,16 @@ fn execute(plan: &RunPlan, env: &Env, shared: &Output) -> Result<Exit, Stop> {
     // 6. The prompt (stdin is consumed here, before provider setup).
     let mut prompt = the_prompt(plan, &prompt_words, &started_in, shared)?;
     // 7-11. The conversation, opened.
-    let opening =
-        Opening { plan, env, out: shared, started_in: &started_in, cwd: &cwd, store, selection };
+    let opening = Opening {
+        plan,
+        env,
+        out: shared,
+        started_in: &started_in,
+        cwd: &cwd,
+        store,
+        selection,
+        editor: None,
+    };
     let mut engine = match open::open(opening, &mut prompt)? {
         Opened::Listed => return Ok(Exit::Success),
         Opened::Engine(engine) => engine,

@@ -1,12 +1,14 @@
 //! read_file, write_file and edit_file (confined to the workspace, binary
 //! and special files refused, reads capped in memory as in output, literal edits, files
-//! replaced atomically, sizes in bytes).
+//! replaced atomically, sizes in bytes). With a client's editor (`tools::editor`) the text is
+//! read and written through it, once the confinement has allowed the path.
 
 use std::fs::Metadata;
 use std::io::{BufRead, BufReader, Read};
 
 use serde_json::{json, Value};
 
+use super::editor::FileDiff;
 use super::workspace::{self, open_regular, refusal, Parents, Place};
 use super::{looks_binary, object_schema, ArgError, Args, Outcome, Workspace};
 use crate::sys::dirfd::Kind;
@@ -98,6 +100,17 @@ pub(super) fn read_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgE
         limit: max_arg.or(if end_arg.is_some() { None } else { Some(DEFAULT_LINES) }),
         own_limit: max_arg.is_some(),
     };
+    if let Some(editor) = ws.reading_editor() {
+        // What the editor holds, unsaved changes included.
+        let text = match editor.read(&ws.absolute(&place)) {
+            Ok(text) => text,
+            Err(err) => return fail(err.to_string()),
+        };
+        return match window.read(&mut text.as_bytes()) {
+            Ok(read) => Ok(read.answer(path, &window)),
+            Err(err) => fail(err.to_string()),
+        };
+    }
     match window.read(&mut reader) {
         Ok(read) => Ok(read.answer(path, &window)),
         Err(err) => fail(err.to_string()),
@@ -260,6 +273,54 @@ pub(super) fn read_for_edit(place: &Place) -> Result<(String, Metadata), PathErr
     Ok((text, meta))
 }
 
+/// A file's whole text for an edit: from the editor when the client reads files (its unsaved
+/// changes count), else from disk; the disk file is checked either way.
+pub(super) fn read_text(ws: &Workspace, place: &Place) -> Result<(String, Metadata), PathError> {
+    let (text, meta) = read_for_edit(place)?;
+    match ws.reading_editor() {
+        Some(editor) => {
+            let text =
+                editor.read(&ws.absolute(place)).map_err(|e| PathError::Io(e.to_string()))?;
+            Ok((text, meta))
+        }
+        None => Ok((text, meta)),
+    }
+}
+
+/// Writes `content` at a place: through the editor when the client writes files (a new file is
+/// first created empty on disk, so the editor writes only where a file may be), else on disk
+/// (an existing file replaced, a new one created).
+pub(super) fn put(
+    ws: &Workspace,
+    place: &Place,
+    content: &str,
+    existing: Option<&Metadata>,
+) -> std::io::Result<()> {
+    let Some(editor) = ws.writing_editor() else {
+        return match existing {
+            Some(meta) => workspace::replace(place, content.as_bytes(), meta),
+            None => workspace::create(place, content.as_bytes()),
+        };
+    };
+    if existing.is_none() {
+        workspace::create(place, b"")?;
+    }
+    editor.write(&ws.absolute(place), content).map_err(|err| {
+        if let (None, Some(name)) = (existing, &place.name) {
+            let _ = place.dir.unlink(name);
+        }
+        std::io::Error::other(err.to_string())
+    })
+}
+
+/// The diff of one changed file, when the workspace shows diffs.
+pub(super) fn diff(ws: &Workspace, place: &Place, old: Option<&str>, new: &str) -> Vec<FileDiff> {
+    if !ws.shows_diffs() {
+        return Vec::new();
+    }
+    FileDiff::of(ws.absolute(place), old, new).into_iter().collect()
+}
+
 /// A file this process may not write (`chmod a-w`, another user's file, a read-only mount)
 /// is not replaced: zero writes by rename, which the file's own permissions would not stop, so
 /// it says no instead.
@@ -299,6 +360,7 @@ pub(super) fn write_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, Arg
         Ok(found) => found,
         Err(err) => return fail(err.to_string()),
     };
+    let mut old = None;
     let written = match &existing {
         Some((Kind::Dir, _)) => return fail("it is a directory".to_string()),
         Some((Kind::Special, _)) => return fail(refusal(Kind::Special).unwrap_or("").to_string()),
@@ -308,16 +370,29 @@ pub(super) fn write_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, Arg
             )));
         }
         Some((_, meta)) => match refuse_read_only(&place, meta, path) {
-            Ok(()) => workspace::replace(&place, content.as_bytes(), meta),
+            Ok(()) => {
+                // Only for the diff: a file that cannot be read as text shows none.
+                if ws.shows_diffs() {
+                    old = read_text(ws, &place).ok().map(|(text, _)| text);
+                }
+                put(ws, &place, content, Some(meta))
+            }
             Err(why) => return Ok(Outcome::error(format!("Error: {why}."))),
         },
-        None => workspace::create(&place, content.as_bytes()),
+        None => put(ws, &place, content, None),
     };
     if let Err(err) = written {
         return fail(err.to_string());
     }
     let verb = if existing.is_some() { "Overwrote" } else { "Created" };
-    Ok(Outcome::ok(format!("{verb} {path} ({} bytes).", content.len())).changing([place.shown()]))
+    let diffs = match (&existing, &old) {
+        // An overwritten file whose old text is unknown shows no diff.
+        (Some(_), None) => Vec::new(),
+        _ => diff(ws, &place, old.as_deref(), content),
+    };
+    Ok(Outcome::ok(format!("{verb} {path} ({} bytes).", content.len()))
+        .changing([place.shown()])
+        .showing(diffs))
 }
 
 pub(super) fn edit_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgError> {
@@ -327,7 +402,7 @@ pub(super) fn edit_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgE
     let all = args.flag("replace_all", false)?;
     let read = ws
         .locate(path, true, Parents::Existing)
-        .and_then(|place| read_for_edit(&place).map(|(text, meta)| (place, text, meta)));
+        .and_then(|place| read_text(ws, &place).map(|(text, meta)| (place, text, meta)));
     let (place, content, meta) = match read {
         Ok(found) => found,
         Err(e) => return Ok(Outcome::error(format!("Error reading {path}: {e}"))),
@@ -351,10 +426,11 @@ pub(super) fn edit_file(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, ArgE
     }
     // Literal replacement: `$` in new_string is just a dollar sign.
     let updated = if all { content.replace(old, new) } else { content.replacen(old, new, 1) };
-    if let Err(err) = workspace::replace(&place, updated.as_bytes(), &meta) {
+    if let Err(err) = put(ws, &place, &updated, Some(&meta)) {
         return Ok(Outcome::error(format!("Error writing {path}: {err}")));
     }
     let noun = if count == 1 { "occurrence" } else { "occurrences" };
     Ok(Outcome::ok(format!("Successfully edited {path} (replaced {count} {noun})."))
-        .changing([place.shown()]))
+        .changing([place.shown()])
+        .showing(diff(ws, &place, Some(&content), &updated)))
 }

@@ -4,6 +4,7 @@
 //! Filters and permissions are enforced when a call runs, not only when tools are advertised:
 //! a model that calls a tool it was not offered gets an error result, and nothing runs.
 
+pub mod editor;
 mod files;
 pub(crate) mod patch;
 mod plan;
@@ -15,6 +16,7 @@ mod tool;
 pub mod workspace;
 
 use std::ffi::OsString;
+use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
@@ -187,6 +189,8 @@ pub struct Outcome {
     pub changed_files: Vec<String>,
     /// The call did not run: its permission was denied or its approval cancelled.
     pub refused: Option<Refusal>,
+    /// How each file changed, when the workspace shows diffs (a client asked for them).
+    pub diffs: Vec<editor::FileDiff>,
 }
 
 /// Why a call that needs permission did not run (`tool_result.meta.permission`).
@@ -214,11 +218,18 @@ impl Outcome {
             exit_code: None,
             changed_files: Vec::new(),
             refused: None,
+            diffs: Vec::new(),
         }
     }
 
     pub fn error(output: impl Into<String>) -> Outcome {
         Outcome { ok: false, ..Outcome::ok(output) }
+    }
+
+    /// The same outcome, with how its files changed.
+    pub fn showing(mut self, diffs: Vec<editor::FileDiff>) -> Outcome {
+        self.diffs = diffs;
+        self
     }
 
     /// The same outcome, naming the files it changed.
@@ -295,6 +306,12 @@ impl Toolbox {
             interrupted: || false,
             sandbox: sandbox::Sandbox::off(),
         }
+    }
+
+    /// The file tools go through a client's editor, and say how each file changed.
+    pub fn with_editor(mut self, editor: Arc<dyn editor::Editor>) -> Toolbox {
+        self.workspace = self.workspace.with_editor(Some(editor));
+        self
     }
 
     /// What the tools may do without asking from now on (an editor's mode switch).

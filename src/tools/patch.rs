@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::files::read_for_edit;
+use super::files::{put, read_text};
 use super::workspace::{self, write_temp, Parents, Place};
 use super::{object_schema, ArgError, Args, Outcome, Workspace};
 use crate::sys::dirfd::{Dir, Kind};
@@ -404,13 +404,13 @@ impl Plan {
     }
 
     /// The text of an existing file, as earlier sections of this patch left it.
-    fn current(&mut self, place: Place, shown: &str) -> Result<String, PatchError> {
+    fn current(&mut self, ws: &Workspace, place: Place, shown: &str) -> Result<String, PatchError> {
         if let Some(target) = self.find(&place) {
             return target.content.clone().ok_or_else(|| {
                 PatchError::Conflict(format!("{shown} is deleted earlier in this patch"))
             });
         }
-        let (text, meta) = read_for_edit(&place)
+        let (text, meta) = read_text(ws, &place)
             .map_err(|e| PatchError::Path(format!("cannot read {shown}: {e}")))?;
         super::files::refuse_read_only(&place, &meta, shown)?;
         self.targets.push(Target {
@@ -472,14 +472,31 @@ pub(super) fn apply_patch(ws: &Workspace, args: &Args<'_>) -> Result<Outcome, Ar
         }
     }
     // 2. Then written as one change: staged, renamed into place, deleted last; on any
-    // failure everything is put back as it was.
-    if let Err(e) = commit(&plan) {
+    // failure everything is put back as it was. Through a client's editor, file by file.
+    if ws.writing_editor().is_some() {
+        if let Err(e) = write_through_editor(ws, &plan) {
+            return fail(format!("writing through the editor failed: {e}"));
+        }
+    } else if let Err(e) = commit(&plan) {
         return fail(format!("writing failed, nothing was changed: {e}"));
     }
     summary.dedup();
     let changed = plan.targets.iter().map(|t| t.place.shown());
+    let diffs = if ws.shows_diffs() {
+        plan.targets
+            .iter()
+            .filter_map(|t| {
+                let old = t.original.as_ref().map(|(text, _)| text.as_str());
+                let new = t.content.as_deref().unwrap_or_default();
+                super::editor::FileDiff::of(ws.absolute(&t.place), old, new)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok(Outcome::ok(format!("Patch applied successfully.\n{}", summary.join("\n")))
-        .changing(changed))
+        .changing(changed)
+        .showing(diffs))
 }
 
 /// The directory the patch's paths are relative to: `cwd`, which must be inside the
@@ -529,7 +546,7 @@ impl Plan {
                         "cannot delete {old}: it is a symbolic link"
                     )));
                 }
-                let text = self.current(place.clone(), old)?;
+                let text = self.current(ws, place.clone(), old)?;
                 let mut left = Text::parse(&text);
                 apply_hunks(&mut left, &file.hunks, old)?;
                 if !left.lines.is_empty() {
@@ -543,7 +560,7 @@ impl Plan {
             }
             (Some(old), Some(new)) => {
                 let from = locate(old, true, Parents::Existing)?;
-                let text = self.current(from.clone(), old)?;
+                let text = self.current(ws, from.clone(), old)?;
                 let content = applied(text, old)?;
                 let to = locate(new, true, Parents::Plan)?;
                 if to.rel == from.rel {
@@ -642,6 +659,42 @@ fn stage_and_apply(plan: &Plan, undo: &mut Undo) -> Result<(), PatchError> {
             .unlink(name)
             .map_err(|e| PatchError::Write(format!("{}: {e}", shown(target))))?;
         undo.changed.push(i);
+    }
+    Ok(())
+}
+
+/// The plan written through the client's editor: each new or changed file written by it (a
+/// new one's directories made first), deleted files removed on disk. There is no staging to
+/// undo: a failure names the file, and the ones before it stay written.
+fn write_through_editor(ws: &Workspace, plan: &Plan) -> Result<(), PatchError> {
+    let shown = |t: &Target| t.place.shown();
+    for target in &plan.targets {
+        let Some(name) = &target.place.name else { continue };
+        match (&target.content, &target.original) {
+            (Some(content), original) => {
+                let mut dir = target.place.dir.clone();
+                for missing in &target.place.missing {
+                    match dir.mkdir(missing, 0o777) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                        Err(e) => return Err(PatchError::Write(format!("{}: {e}", shown(target)))),
+                    }
+                    dir = Arc::new(
+                        dir.open_dir(missing)
+                            .map_err(|e| PatchError::Write(format!("{}: {e}", shown(target))))?,
+                    );
+                }
+                let place = Place { dir, missing: Vec::new(), ..target.place.clone() };
+                put(ws, &place, content, original.as_ref().map(|(_, meta)| meta))
+                    .map_err(|e| PatchError::Write(format!("{}: {e}", shown(target))))?;
+            }
+            (None, Some(_)) => target
+                .place
+                .dir
+                .unlink(name)
+                .map_err(|e| PatchError::Write(format!("{}: {e}", shown(target))))?,
+            (None, None) => {}
+        }
     }
     Ok(())
 }

@@ -79,6 +79,10 @@ pub struct Workspace {
     is_added: bool,
     /// Every root, as the refusal of a path outside them names them, and that rule.
     roots_shown: Arc<str>,
+    /// The client's editor, when the file tools read or write through it.
+    editor: Option<Arc<dyn super::editor::Editor>>,
+    /// The calls that change files say how (a client shows the diffs).
+    diffs: bool,
 }
 
 /// What to do with directories on the way to the last name that do not exist.
@@ -429,7 +433,15 @@ impl Workspace {
         let dir = Arc::new(Dir::open(&root)?);
         let roots_shown =
             format!("the workspace ({}); file tools only work inside it", root.display()).into();
-        Ok(Workspace { root, dir, added: Arc::default(), is_added: false, roots_shown })
+        Ok(Workspace {
+            root,
+            dir,
+            added: Arc::default(),
+            is_added: false,
+            roots_shown,
+            editor: None,
+            diffs: false,
+        })
     }
 
     /// The workspace with extra roots (each an existing directory, canonicalised and held
@@ -462,6 +474,29 @@ impl Workspace {
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The file tools read and write through `editor` where it says it can, and every call
+    /// that changes files says how.
+    pub fn with_editor(mut self, editor: Option<Arc<dyn super::editor::Editor>>) -> Workspace {
+        self.editor = editor;
+        self.diffs = true;
+        self
+    }
+
+    /// The editor the file tools read through, if any.
+    pub fn reading_editor(&self) -> Option<&dyn super::editor::Editor> {
+        self.editor.as_deref().filter(|e| e.reads())
+    }
+
+    /// The editor the file tools write through, if any.
+    pub fn writing_editor(&self) -> Option<&dyn super::editor::Editor> {
+        self.editor.as_deref().filter(|e| e.writes())
+    }
+
+    /// Whether the calls that change files say how.
+    pub fn shows_diffs(&self) -> bool {
+        self.diffs
     }
 
     /// The extra roots' paths.

@@ -45,6 +45,9 @@ pub struct Opening<'a> {
     pub store: Result<Store, SessionError>,
     /// The session the conversation continues, or a new one.
     pub selection: Selection,
+    /// A client's editor the file tools go through (`zero acp`); with one, the calls that
+    /// change files say how.
+    pub editor: Option<Arc<dyn tools::editor::Editor>>,
 }
 
 /// What opening gave.
@@ -97,6 +100,10 @@ fn equip(opening: &Opening<'_>, prompt: Option<&mut Prompt>) -> Result<Equipped,
         out.add_secret_min(secret, 4);
     }
     let toolbox = toolbox::toolbox(plan, env, cwd, &settings.add_dirs.value, &mut warnings)?;
+    let toolbox = match &opening.editor {
+        Some(editor) => toolbox.with_editor(editor.clone()),
+        None => toolbox,
+    };
     let places = toolbox::sandbox_places(env);
     // The repository, from what no command can have planted: where instructions are read
     // from, and which git directories bash may write.
