@@ -24,6 +24,8 @@ pub struct Acp {
     /// Every message read, in order.
     pub seen: Vec<Value>,
     next_id: u64,
+    /// Every line each side wrote (`client ...`, `agent ...`), for the schema check.
+    wire: String,
 }
 
 impl Acp {
@@ -39,7 +41,7 @@ impl Acp {
                 }
             }
         });
-        Acp { child, stdin, lines, seen: Vec::new(), next_id: 0 }
+        Acp { child, stdin, lines, seen: Vec::new(), next_id: 0, wire: String::new() }
     }
 
     pub fn send(&mut self, message: &Value) {
@@ -47,6 +49,10 @@ impl Acp {
     }
 
     pub fn write(&mut self, bytes: &[u8]) {
+        // A line that is no JSON is nothing to check against (and may be 20 MiB).
+        for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty() && l.len() < 4096) {
+            self.wire.push_str(&format!("client {}\n", String::from_utf8_lossy(line)));
+        }
         let stdin = self.stdin.as_mut().expect("stdin is still open");
         stdin.write_all(bytes).unwrap();
         stdin.flush().unwrap();
@@ -68,6 +74,7 @@ impl Acp {
             .unwrap_or_else(|_| panic!("no line within {LINE_WAIT:?}; seen {:#?}", self.seen));
         let message: Value =
             serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        self.wire.push_str(&format!("agent {line}\n"));
         assert_eq!(message["jsonrpc"], "2.0", "{message}");
         self.seen.push(message.clone());
         message
@@ -126,10 +133,15 @@ impl Acp {
         self.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": answer}));
     }
 
-    /// Closes stdin and waits for the exit code.
+    /// Closes stdin and waits for the exit code; every message zero wrote is then checked
+    /// against the protocol's schema, where the SDKs are installed (see `acp_sdks`).
     pub fn finish(mut self) -> i32 {
         self.stdin = None;
         let status = self.child.wait().unwrap();
+        for line in self.lines.try_iter() {
+            self.wire.push_str(&format!("agent {line}\n"));
+        }
+        crate::acp_sdks::check_wire(&self.wire);
         status.code().unwrap_or(-1)
     }
 }

@@ -12,6 +12,7 @@ mod schema2;
 mod util;
 
 mod acp;
+mod acp_sdks;
 mod agent;
 mod bench_mock;
 mod cli;

@@ -46,6 +46,16 @@ struct Open {
     turns: u64,
 }
 
+impl Open {
+    /// The mode of the next turns.
+    fn set_autonomy(&mut self, autonomy: Autonomy) {
+        self.autonomy = autonomy;
+        let mode =
+            if autonomy == Autonomy::High { PermissionMode::Unsafe } else { PermissionMode::Auto };
+        self.engine.set_autonomy(autonomy, mode);
+    }
+}
+
 /// Everything the main loop keeps.
 pub struct Server {
     plan: RunPlan,
@@ -275,7 +285,17 @@ impl Server {
         if !store.exists(&id) {
             return Err(RpcError::invalid_params(format!("Zero session not found: {id}")));
         }
+        // Loading a session this process has open reopens it (its lock is released first),
+        // in the mode it was in, with the answers given for the rest of it.
+        let kept = self.sessions.remove(&id).map(|open| {
+            open.engine.close("the editor loaded the session again");
+            (open.autonomy, open.remembered)
+        });
         self.open(params, &cwd, Selection::Resume(id.clone()))?;
+        if let (Some((autonomy, remembered)), Some(open)) = (kept, self.sessions.get_mut(&id)) {
+            open.set_autonomy(autonomy);
+            open.remembered = remembered;
+        }
         let Some(open) = self.sessions.get(&id) else { return Ok(json!({})) };
         super::updates::replay(&store, &id, &open.cwd, &open.out).map_err(|e| failure_error(&e))?;
         let mut state = self.state(&id);
@@ -344,10 +364,7 @@ impl Server {
                 crate::text::summarize(&mode)
             )));
         };
-        open.autonomy = *autonomy;
-        let permission_mode =
-            if *autonomy == Autonomy::High { PermissionMode::Unsafe } else { PermissionMode::Auto };
-        open.engine.set_autonomy(*autonomy, permission_mode);
+        open.set_autonomy(*autonomy);
         let update = json!({"sessionUpdate": "current_mode_update", "currentModeId": mode});
         let _ = open.out.acp_message(&super::updates::notification(&id, update));
         Ok(json!({}))
