@@ -595,3 +595,39 @@ fn the_clients_editor_reads_and_writes_the_files_and_changes_show_as_diffs() {
     );
     assert_eq!(acp.finish(), 0);
 }
+
+#[test]
+fn session_cancel_drops_a_model_call_that_is_waiting_for_the_provider() {
+    let (_open, stalled) = std::sync::mpsc::channel::<()>();
+    let mut steps: Vec<crate::mock::Step> =
+        vec![crate::mock::Step::Send(openai::text("Thinking").into_bytes())];
+    steps.push(crate::mock::Step::Wait(stalled));
+    let mock =
+        Mock::start(vec![Reply::stream(steps), Reply::sse(&openai::answer(&["Back."], 10, 2))]);
+    let dir = TestDir::new("acp-cancel-model");
+    let mut acp = Acp::start(dir.zero().openai(&mock.v1(), "gpt-4.1").args(&["acp"]));
+    acp.initialize();
+    let session = acp.new_session(&dir.work());
+    let id = acp.prompt(&session, "think");
+    loop {
+        if acp.next()["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
+            break;
+        }
+    }
+    // The provider sends nothing more; the editor's stop button is pressed.
+    acp.send(
+        &json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
+    );
+    let (response, _) = acp.response(id);
+    assert_eq!(response["result"], json!({"stopReason": "cancelled"}));
+    // The next prompt goes to the provider on a new connection.
+    let id = acp.prompt(&session, "again");
+    let (response, before) = acp.response(id);
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        updates(&before).iter().find(|u| u["sessionUpdate"] == "agent_message_chunk").unwrap()
+            ["content"]["text"],
+        "Back."
+    );
+    assert_eq!(acp.finish(), 0);
+}

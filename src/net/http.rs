@@ -8,7 +8,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
@@ -262,13 +262,47 @@ fn read_pem_certs(
         .collect())
 }
 
+/// The model call in flight: its agent, for a cancellation to shut down (its blocked read
+/// returns at once), and the flag that tells its client to make new agents.
+static IN_FLIGHT: Mutex<Option<(ureq::Agent, Arc<AtomicBool>)>> = Mutex::new(None);
+
+/// Drops the model call in flight, if any: its connection is shut down, so the read blocked on
+/// it returns now instead of at the provider's next byte (a cancelled editor turn).
+pub fn interrupt_stream() {
+    let taken = IN_FLIGHT.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some((agent, stale)) = taken {
+        stale.store(true, Ordering::SeqCst);
+        agent.shutdown();
+    }
+}
+
+/// A streamed response body; while it is read, its call is the one in flight.
+pub struct StreamBody {
+    reader: ureq::BodyReader<'static>,
+}
+
+impl Read for StreamBody {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.reader.read(buf)
+    }
+}
+
+impl Drop for StreamBody {
+    fn drop(&mut self) {
+        IN_FLIGHT.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+}
+
 /// The process's HTTP client.
 pub struct Http {
-    agent: ureq::Agent,
+    /// Replaced after a cancellation shut it down (see [`interrupt_stream`]).
+    agent: Mutex<ureq::Agent>,
     /// With extra roots: an agent that trusts only them, made when first needed. ureq takes
     /// either the bundled roots or a list, not both, so a certificate the bundled roots reject
     /// is tried with the extra ones (and the other way round): together they trust both.
-    extra: OnceLock<Result<ureq::Agent, CertError>>,
+    extra: Mutex<Option<Result<ureq::Agent, CertError>>>,
+    /// A cancellation shut the agents down: the next request makes new ones.
+    stale: Arc<AtomicBool>,
     /// The extra roots worked last time: try them first.
     prefer_extra: AtomicBool,
     roots: ExtraRoots,
@@ -284,8 +318,9 @@ impl Http {
     pub fn new(settings: NetSettings, roots: &ExtraRoots, url: &str) -> Http {
         let proxy = settings.proxies.for_url(url).and_then(|p| ureq::Proxy::new(p).ok());
         Http {
-            agent: Http::agent(&settings, TlsConfig::default(), proxy.clone(), 10),
-            extra: OnceLock::new(),
+            agent: Mutex::new(Http::agent(&settings, TlsConfig::default(), proxy.clone(), 10)),
+            extra: Mutex::new(None),
+            stale: Arc::default(),
             prefer_extra: AtomicBool::new(false),
             roots: roots.clone(),
             proxy,
@@ -297,7 +332,8 @@ impl Http {
     /// The same client, returning redirects as responses instead of following them.
     pub fn without_redirects(mut self) -> Http {
         self.redirects = 0;
-        self.agent = Http::agent(&self.settings, TlsConfig::default(), self.proxy.clone(), 0);
+        self.agent =
+            Mutex::new(Http::agent(&self.settings, TlsConfig::default(), self.proxy.clone(), 0));
         self
     }
 
@@ -323,16 +359,33 @@ impl Http {
     }
 
     /// The agent trusting the extra roots, or why there is none.
-    fn extra_agent(&self) -> Option<&Result<ureq::Agent, CertError>> {
+    fn extra_agent(&self) -> Option<Result<ureq::Agent, CertError>> {
         if self.roots.is_empty() {
             return None;
         }
-        Some(self.extra.get_or_init(|| {
+        let mut extra = self.extra.lock().unwrap_or_else(|p| p.into_inner());
+        let made = extra.get_or_insert_with(|| {
             let certs = self.roots.load()?;
             let specific = RootCerts::Specific(Arc::new(certs));
             let tls = TlsConfig::builder().root_certs(specific).build();
             Ok(Http::agent(&self.settings, tls, self.proxy.clone(), self.redirects))
-        }))
+        });
+        Some(made.clone())
+    }
+
+    /// The main agent, made anew when a cancellation shut the last one down.
+    fn main_agent(&self) -> ureq::Agent {
+        let mut agent = self.agent.lock().unwrap_or_else(|p| p.into_inner());
+        if self.stale.swap(false, Ordering::SeqCst) {
+            *agent = Http::agent(
+                &self.settings,
+                TlsConfig::default(),
+                self.proxy.clone(),
+                self.redirects,
+            );
+            *self.extra.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        }
+        agent.clone()
     }
 
     /// Makes a request with the agent that worked last; a certificate the first agent does
@@ -341,23 +394,24 @@ impl Http {
         &self,
         make: impl Fn(&ureq::Agent) -> Result<T, ureq::Error>,
     ) -> Result<T, ureq::Error> {
+        let main = self.main_agent();
         let prefer_extra = self.prefer_extra.load(Ordering::Relaxed);
         let extra = if prefer_extra { self.extra_agent() } else { None };
         let first = match extra {
             Some(Ok(extra)) => extra,
-            _ => &self.agent,
+            _ => main.clone(),
         };
-        match make(first) {
+        match make(&first) {
             Err(err) if is_certificate_error(&err) => {
                 let second = if prefer_extra {
-                    &self.agent
+                    main
                 } else {
                     match self.extra_agent() {
                         Some(Ok(extra)) => extra,
                         _ => return Err(err),
                     }
                 };
-                let result = make(second);
+                let result = make(&second);
                 if result.is_ok() {
                     self.prefer_extra.store(!prefer_extra, Ordering::Relaxed);
                 }
@@ -443,9 +497,13 @@ impl Http {
         url: &str,
         headers: &[(&str, String)],
         body: &[u8],
-    ) -> Result<ureq::BodyReader<'static>, CallError> {
+    ) -> Result<StreamBody, CallError> {
         let response = self
             .call(|agent| {
+                // In flight from the request on: a cancellation while waiting for the
+                // headers drops it too.
+                *IN_FLIGHT.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some((agent.clone(), self.stale.clone()));
                 let mut request = agent.post(url).header("accept", "text/event-stream");
                 for (name, value) in headers {
                     request = request.header(*name, value.as_str());
@@ -455,8 +513,9 @@ impl Http {
             .map_err(|err| self.send_error(err, url))?;
         let status = response.status().as_u16();
         if status < 400 {
-            return Ok(response.into_body().into_reader());
+            return Ok(StreamBody { reader: response.into_body().into_reader() });
         }
+        IN_FLIGHT.lock().unwrap_or_else(|p| p.into_inner()).take();
         let hint = retry_after(response.headers());
         let reason = response.status().canonical_reason().unwrap_or("error").to_string();
         let mut text = String::new();

@@ -369,6 +369,10 @@ impl Agent<'_> {
         if let Some(recorder) = self.recorder.as_deref_mut() {
             recorder.add(tape, &streamed, out)?;
         }
+        if streamed.is_err() {
+            // A cancelled call fails as its connection is shut down: it was interrupted.
+            interrupted()?;
+        }
         streamed?;
         Ok(said)
     }

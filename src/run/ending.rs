@@ -89,12 +89,15 @@ pub fn turn_interrupted() -> bool {
 }
 
 /// Stops the running turn as a first SIGINT in a live turn does: its command's process group
-/// is killed, every wait wakes, and the turn ends `interrupted`. A front-end that hears a
+/// is killed, its model call's connection is shut down, every wait wakes, and the turn ends
+/// `interrupted`. A front-end that hears a
 /// cancellation from its client (not a signal) calls this too.
 pub fn cancel_turn() {
     TURN_INTERRUPTED.store(true, Ordering::SeqCst);
     crate::sys::signals::kill_running_group();
     crate::sys::signals::wake_interrupted();
+    // A model call waiting for the provider's next byte is dropped now.
+    crate::net::http::interrupt_stream();
 }
 
 /// What a signal does: in a live turn, a first SIGINT stops that turn (its command's process
