@@ -631,3 +631,215 @@ fn session_cancel_drops_a_model_call_that_is_waiting_for_the_provider() {
     );
     assert_eq!(acp.finish(), 0);
 }
+
+/// The test MCP server's entry in the form an editor sends it: env as a list of pairs.
+fn acp_stdio_server(name: &str, log: &std::path::Path) -> Value {
+    let entry = crate::mcp_server::stdio_entry("", log);
+    let env: Vec<Value> = entry["env"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| json!({"name": k, "value": v}))
+        .collect();
+    json!({"name": name, "command": entry["command"], "args": entry["args"], "env": env})
+}
+
+#[test]
+fn the_editors_mcp_servers_start_with_the_session_and_stop_when_it_closes() {
+    let dir = TestDir::new("acp-mcp");
+    let log = dir.path("stdio.log");
+    let http = crate::mcp_server::Http::start(crate::mcp_server::HttpTricks::default());
+    let script = json!({"turns": [
+        {"toolCalls": [
+            {"id": "m1", "name": "mcp__local__echo", "arguments": {"text": "hi"}},
+            {"id": "m2", "name": "mcp__remote__echo", "arguments": {"text": "there"}}
+        ]},
+        {"text": "both answered"}
+    ]});
+    let mut acp = Acp::start(scripted(&dir, script));
+    acp.initialize();
+    let servers = json!([
+        acp_stdio_server("local", &log),
+        {"type": "http", "name": "remote", "url": http.url(), "headers": [{"name": "X-Test", "value": "yes"}]}
+    ]);
+    let created = acp.call("session/new", json!({"cwd": dir.work(), "mcpServers": servers}));
+    let session = created["sessionId"].as_str().unwrap().to_string();
+    let id = acp.prompt(&session, "echo");
+    let (response, before) = acp.response(id);
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let results: Vec<(Value, Value)> = updates(&before)
+        .iter()
+        .filter(|u| u["status"] == "completed")
+        .map(|u| (u["toolCallId"].clone(), u["rawOutput"]["output"].clone()))
+        .collect();
+    assert_eq!(results, [(json!("m1"), json!("echo: hi")), (json!("m2"), json!("echo: there"))]);
+    let titles: Vec<Value> = updates(&before)
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call")
+        .map(|u| u["title"].clone())
+        .collect();
+    assert_eq!(titles, [json!("echo (local)"), json!("echo (remote)")]);
+    // session/close stops the editor's stdio server.
+    let pid: u32 = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .trim_start_matches("pid ")
+        .parse()
+        .unwrap();
+    assert!(crate::util::alive(pid));
+    assert_eq!(acp.call("session/close", json!({"sessionId": session})), json!({}));
+    assert!(crate::util::gone_within(pid, Duration::from_secs(5)), "the server still runs");
+    let id = acp.prompt(&session, "after close");
+    assert_eq!(acp.response(id).0["error"]["code"], -32602);
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn a_required_mcp_server_that_fails_fails_session_new_naming_it() {
+    let dir = TestDir::new("acp-mcp-required");
+    let config =
+        json!({"mcpServers": {"docs": {"command": "/nonexistent/docs-server", "required": true}}})
+            .to_string();
+    let mut acp = Acp::start(scripted(&dir, json!({"turns": []})).args(&["--mcp-config", &config]));
+    acp.initialize();
+    let id = acp.request("session/new", json!({"cwd": dir.work(), "mcpServers": []}));
+    let (response, _) = acp.response(id);
+    let error = &response["error"];
+    assert_eq!(error["code"], -32603, "{response}");
+    assert!(error["message"].as_str().unwrap().contains("docs"), "{response}");
+    assert_eq!(error["data"]["code"], "mcp_error");
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn a_permission_request_without_an_answer_is_withdrawn_and_the_call_rejected() {
+    let dir = TestDir::new("acp-approval-timeout");
+    let script = json!({"turns": [
+        {"toolCalls": [{"id": "w1", "name": "write_file", "arguments": {"path": "x.txt", "content": "x"}}]},
+        {"text": "no answer came"}
+    ]});
+    let mut acp = Acp::start(scripted(&dir, script).args(&["--approval-timeout-ms", "300"]));
+    acp.initialize();
+    let session = acp.new_session(&dir.work());
+    let id = acp.prompt(&session, "write");
+    let asked = acp.until_method("session/request_permission");
+    let withdrawn = acp.until_method("$/cancel_request");
+    assert_eq!(withdrawn["params"], json!({"requestId": asked["id"]}));
+    let (response, before) = acp.response(id);
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let failed = updates(&before).into_iter().find(|u| u["status"] == "failed").unwrap();
+    assert_eq!(
+        failed["content"][0]["content"]["text"],
+        "Error: Permission denied for write_file: No answer came within 300 ms."
+    );
+    assert!(!dir.work().join("x.txt").exists());
+    // A late answer answers nothing.
+    acp.choose(&asked, "allow_once");
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn cancel_request_naming_the_prompt_cancels_its_turn() {
+    let dir = TestDir::new("acp-cancel-request");
+    let script = json!({"turns": [{"toolCalls": [{"id": "b1", "name": "bash", "arguments": {"command": "sleep 30"}}]}]});
+    let mut acp = Acp::start(scripted(&dir, script).args(&["--auto", "high"]));
+    acp.initialize();
+    let session = acp.new_session(&dir.work());
+    let id = acp.prompt(&session, "sleep");
+    loop {
+        if acp.next()["params"]["update"]["status"] == "in_progress" {
+            break;
+        }
+    }
+    acp.send(&json!({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": id}}));
+    assert_eq!(acp.response(id).0["result"], json!({"stopReason": "cancelled"}));
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn a_signal_stops_the_servers_and_exits_with_its_code() {
+    let dir = TestDir::new("acp-signal");
+    let log = dir.path("stdio.log");
+    let script = json!({"turns": [{"toolCalls": [{"id": "b1", "name": "bash", "arguments": {"command": "sleep 30"}}]}]});
+    let mut acp = Acp::start(scripted(&dir, script).args(&["--auto", "high"]));
+    acp.initialize();
+    let created = acp.call(
+        "session/new",
+        json!({"cwd": dir.work(), "mcpServers": [acp_stdio_server("local", &log)]}),
+    );
+    let session = created["sessionId"].as_str().unwrap().to_string();
+    let server: u32 = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .trim_start_matches("pid ")
+        .parse()
+        .unwrap();
+    acp.prompt(&session, "sleep");
+    loop {
+        if acp.next()["params"]["update"]["status"] == "in_progress" {
+            break;
+        }
+    }
+    let pid = acp.child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let status = acp.child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(crate::util::gone_within(server, Duration::from_secs(5)), "the MCP server still runs");
+    // The interruption is in the session, whole.
+    let events =
+        std::fs::read_to_string(dir.sessions().join(&session).join("events.jsonl")).unwrap();
+    assert!(events.lines().last().unwrap().contains("\"interrupted\""), "{events}");
+}
+
+#[test]
+fn a_turn_ends_as_the_provider_ended_it_and_an_error_leaves_the_session_usable() {
+    let cut = vec![
+        openai::text("A long"),
+        openai::finish("length"),
+        openai::usage(10, 4096),
+        openai::done(),
+    ];
+    let refused = vec![openai::finish("content_filter"), openai::done()];
+    let mock = Mock::start(vec![
+        Reply::sse(&cut),
+        Reply::sse(&refused),
+        Reply::status(401, "application/json", r#"{"error": {"message": "bad key"}}"#),
+        Reply::sse(&openai::answer(&["Fine again."], 10, 2)),
+    ]);
+    let dir = TestDir::new("acp-endings");
+    let mut acp = Acp::start(dir.zero().openai(&mock.v1(), "gpt-4.1").args(&["acp"]));
+    acp.initialize();
+    let session = acp.new_session(&dir.work());
+    let stop = |acp: &mut Acp, text: &str| {
+        let id = acp.prompt(&session, text);
+        acp.response(id).0
+    };
+    assert_eq!(stop(&mut acp, "long")["result"], json!({"stopReason": "max_tokens"}));
+    assert_eq!(stop(&mut acp, "bad")["result"], json!({"stopReason": "refusal"}));
+    let failed = stop(&mut acp, "down");
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    assert!(failed["error"]["message"].as_str().unwrap().contains("bad key"), "{failed}");
+    assert_eq!(failed["error"]["data"]["code"], "provider_error");
+    assert_eq!(stop(&mut acp, "again")["result"], json!({"stopReason": "end_turn"}));
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn help_lists_the_flags_acp_takes() {
+    let dir = TestDir::new("acp-help");
+    let out = dir.zero().args(&["acp", "--help"]).run();
+    out.assert_code(0);
+    assert!(out.stdout.starts_with("Usage: zero acp [OPTIONS]\n"), "{}", out.stdout);
+    for flag in
+        ["--model", "--auto", "--sandbox", "--mcp-config", "--approval-timeout-ms", "--add-dir"]
+    {
+        assert!(out.stdout.contains(flag), "{flag} missing: {}", out.stdout);
+    }
+    for flag in ["--output-format", "--live", "--resume", "--prompt"] {
+        assert!(!out.stdout.contains(flag), "{flag} listed: {}", out.stdout);
+    }
+}
