@@ -843,3 +843,51 @@ fn help_lists_the_flags_acp_takes() {
         assert!(!out.stdout.contains(flag), "{flag} listed: {}", out.stdout);
     }
 }
+
+#[test]
+fn with_client_terminal_bash_runs_in_the_editors_terminal_and_the_call_shows_it() {
+    let dir = TestDir::new("acp-terminal");
+    let script = json!({"turns": [
+        {"toolCalls": [{"id": "b1", "name": "bash", "arguments": {"command": "echo hi > ran.txt; echo hi"}}]},
+        {"text": "ran"}
+    ]});
+    let mut acp = Acp::start(scripted(&dir, script).args(&["--auto", "high", "--client-terminal"]));
+    acp.call("initialize", json!({"protocolVersion": 1, "clientCapabilities": {"terminal": true}}));
+    let session = acp.new_session(&dir.work());
+    let id = acp.prompt(&session, "run");
+    let mut asked = Vec::new();
+    let (response, before) = loop {
+        let m = acp.next();
+        let method = m["method"].as_str().unwrap_or_default().to_string();
+        let result = match method.as_str() {
+            "terminal/create" => {
+                assert_eq!(m["params"]["command"], "/bin/sh");
+                assert_eq!(m["params"]["args"], json!(["-c", "echo hi > ran.txt; echo hi"]));
+                assert_eq!(m["params"]["cwd"], json!(dir.work().canonicalize().unwrap()));
+                json!({"terminalId": "term-1"})
+            }
+            "terminal/wait_for_exit" => json!({"exitCode": 0}),
+            "terminal/output" => json!({"output": "hi\n", "truncated": false}),
+            "terminal/release" => json!({}),
+            _ if m["id"] == id => break (m, acp.seen.clone()),
+            _ => continue,
+        };
+        assert_eq!(m["params"]["sessionId"], session.as_str());
+        asked.push(method);
+        acp.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": result}));
+    };
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        asked,
+        ["terminal/create", "terminal/wait_for_exit", "terminal/output", "terminal/release"]
+    );
+    // The command ran in the editor's terminal, not here.
+    assert!(!dir.work().join("ran.txt").exists());
+    let ups = updates(&before);
+    assert!(ups.iter().any(|u| u["toolCallId"] == "b1"
+        && u["content"] == json!([{"type": "terminal", "terminalId": "term-1"}])));
+    let done = ups.iter().find(|u| u["status"] == "completed").unwrap();
+    assert_eq!(done["content"][0], json!({"type": "terminal", "terminalId": "term-1"}));
+    assert_eq!(done["rawOutput"]["output"], "output:\nhi\nExit code: 0");
+    assert_eq!(acp.finish(), 0);
+}

@@ -1,6 +1,7 @@
-//! The client's editor as the file tools see it: `fs/read_text_file` and `fs/write_text_file`
-//! when the client said it has them (`clientCapabilities.fs`), asked through the session's
-//! connection and waited for like any of zero's requests.
+//! The client's editor as the tools see it: `fs/read_text_file` and `fs/write_text_file` when
+//! the client said it has them (`clientCapabilities.fs`), and with `--client-terminal` its
+//! terminal for `bash` (`terminal/*`), each asked through the session's connection and waited
+//! for like any of zero's requests.
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -9,25 +10,32 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::wire::{CallError, Peer};
-use crate::tools::editor::{Editor, EditorError};
+use crate::tools::editor::{CommandRun, Editor, EditorError, TerminalRun};
 
 /// How long the editor has to read or write a file.
 const FILE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// What the client said it can do with files.
+/// How long a terminal's release or kill may take.
+const TERMINAL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the client said it can do with files and commands.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FileCapabilities {
     pub read: bool,
     pub write: bool,
+    /// `bash` runs in the client's terminal (`--client-terminal`, and the client has one).
+    pub terminal: bool,
 }
 
 impl FileCapabilities {
-    /// `clientCapabilities.fs` of `initialize`.
-    pub fn of(initialize: &Value) -> FileCapabilities {
-        let fs = &initialize["clientCapabilities"]["fs"];
+    /// `clientCapabilities` of `initialize`; the terminal only when zero was asked to use it.
+    pub fn of(initialize: &Value, client_terminal: bool) -> FileCapabilities {
+        let caps = &initialize["clientCapabilities"];
+        let fs = &caps["fs"];
         FileCapabilities {
             read: fs["readTextFile"].as_bool() == Some(true),
             write: fs["writeTextFile"].as_bool() == Some(true),
+            terminal: client_terminal && caps["terminal"].as_bool() == Some(true),
         }
     }
 }
@@ -51,10 +59,19 @@ impl ClientEditor {
         ClientEditor { peer, can, session_id: OnceLock::new() }
     }
 
-    fn call(&self, method: &str, mut params: Value) -> Result<Value, EditorError> {
-        let session = self.session_id.get().cloned().unwrap_or_default();
-        params["sessionId"] = json!(session);
-        self.peer.call(method, params, FILE_TIMEOUT, true).map_err(|e| match e {
+    fn call(&self, method: &str, params: Value) -> Result<Value, EditorError> {
+        self.call_for(method, params, FILE_TIMEOUT, true)
+    }
+
+    fn call_for(
+        &self,
+        method: &str,
+        mut params: Value,
+        timeout: Duration,
+        cancellable: bool,
+    ) -> Result<Value, EditorError> {
+        params["sessionId"] = json!(self.session());
+        self.peer.call(method, params, timeout, cancellable).map_err(|e| match e {
             CallError::Refused(e) => EditorError::Refused(format!("{} ({})", e.message, e.code)),
             CallError::TimedOut => EditorError::TimedOut,
             CallError::Cancelled => EditorError::Cancelled,
@@ -63,7 +80,62 @@ impl ClientEditor {
     }
 }
 
+impl ClientEditor {
+    fn session(&self) -> String {
+        self.session_id.get().cloned().unwrap_or_default()
+    }
+
+    /// Shows terminal `id` in tool call `call_id` while its command runs.
+    fn show_terminal(&self, call_id: &str, id: &str) {
+        let update = json!({
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": crate::output::wire_id(call_id),
+            "content": [{"type": "terminal", "terminalId": id}],
+        });
+        let notice = super::updates::notification(&self.session(), update);
+        let _ = self.peer.out().send(&notice, self.peer.redactor());
+    }
+}
+
 impl Editor for ClientEditor {
+    fn runs_commands(&self) -> bool {
+        self.can.terminal
+    }
+
+    fn run_command(&self, run: &CommandRun<'_>) -> Result<TerminalRun, EditorError> {
+        let created = self.call(
+            "terminal/create",
+            json!({"command": "/bin/sh", "args": ["-c", run.command], "cwd": run.cwd, "outputByteLimit": run.output_limit}),
+        )?;
+        let Some(id) = created.get("terminalId").and_then(Value::as_str).map(str::to_string) else {
+            return Err(EditorError::Malformed("to terminal/create has no terminalId"));
+        };
+        self.show_terminal(run.call_id, &id);
+        let mut done = TerminalRun { terminal_id: id.clone(), ..TerminalRun::default() };
+        let terminal = json!({"terminalId": id});
+        match self.call_for("terminal/wait_for_exit", terminal.clone(), run.timeout, true) {
+            Ok(exit) => {
+                done.exit_code = exit.get("exitCode").and_then(Value::as_i64).map(|c| c as i32);
+                done.signal = exit.get("signal").and_then(Value::as_str).map(str::to_string);
+            }
+            Err(EditorError::TimedOut) => done.timed_out = true,
+            Err(EditorError::Cancelled) => done.interrupted = true,
+            Err(err) => return Err(err),
+        }
+        if done.timed_out || done.interrupted {
+            // Not cancellable: the turn may already be cancelled, and the command must stop.
+            let _ = self.call_for("terminal/kill", terminal.clone(), TERMINAL_TIMEOUT, false);
+        }
+        let output = self.call_for("terminal/output", terminal.clone(), TERMINAL_TIMEOUT, false);
+        if let Ok(output) = output {
+            done.output =
+                output.get("output").and_then(Value::as_str).unwrap_or_default().to_string();
+            done.truncated = output.get("truncated").and_then(Value::as_bool).unwrap_or(false);
+        }
+        let _ = self.call_for("terminal/release", terminal, TERMINAL_TIMEOUT, false);
+        Ok(done)
+    }
+
     fn reads(&self) -> bool {
         self.can.read
     }

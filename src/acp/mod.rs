@@ -45,10 +45,13 @@ const AUTH_METHOD: &str = "zero-provider";
 #[derive(Debug, Default, PartialEq)]
 pub struct AcpArgs {
     pub exec: ExecArgs,
+    /// `--client-terminal`: `bash` runs in the client's terminal, under its rules.
+    pub client_terminal: bool,
 }
 
 /// Runs `zero acp` until stdin ends; returns the exit code.
 pub fn run(args: AcpArgs, env: Env) -> Exit {
+    let client_terminal = args.client_terminal;
     let (plan, timeout) = match defaults(args, &env) {
         Ok(found) => found,
         Err(failure) => {
@@ -96,6 +99,7 @@ pub fn run(args: AcpArgs, env: Env) -> Exit {
     crate::run::ending::install(&Output::new(quiet));
     let peer = Arc::new(Peer::new(stdout, redactor, awaiting, answers));
     let mut server = sessions::Server::new(plan, env, started_in, peer, turns, timeout);
+    server.use_client_terminal(client_terminal);
     while let Ok(Incoming::Request { id, method, params }) = requests.recv() {
         if !server.answer(&id, &method, params) {
             break;
@@ -230,7 +234,8 @@ mod tests {
             resume: Some(crate::cli::Resume::Latest),
             ..ExecArgs::default()
         };
-        let failure = defaults(AcpArgs { exec }, &Env::default()).unwrap_err();
+        let failure =
+            defaults(AcpArgs { exec, client_terminal: false }, &Env::default()).unwrap_err();
         assert_eq!(
             failure.message(),
             "zero acp does not take -o/--output-format, --live, --resume: the editor sends the prompts, and each session's output is ACP (see zero acp --help)"

@@ -63,8 +63,10 @@ pub struct Server {
     started_in: PathBuf,
     peer: Arc<Peer>,
     turns: Arc<Mutex<Turns>>,
-    /// What the client's editor does for the file tools (`initialize`).
+    /// What the client's editor does for the tools (`initialize`).
     files: super::files::FileCapabilities,
+    /// `--client-terminal`.
+    client_terminal: bool,
     timeout: Duration,
     sessions: HashMap<String, Open>,
     initialized: bool,
@@ -91,7 +93,13 @@ impl Server {
             sessions: HashMap::new(),
             initialized: false,
             files: super::files::FileCapabilities::default(),
+            client_terminal: false,
         }
+    }
+
+    /// `--client-terminal`: `bash` runs in the client's terminal when it has one.
+    pub fn use_client_terminal(&mut self, on: bool) {
+        self.client_terminal = on;
     }
 
     /// Answers one request; false when stdout is gone.
@@ -123,7 +131,10 @@ impl Server {
                     RpcError::invalid_params("protocolVersion must be an integer")
                 })?;
                 self.initialized = true;
-                self.files = super::files::FileCapabilities::of(params);
+                self.files = super::files::FileCapabilities::of(params, self.client_terminal);
+                if self.client_terminal && !self.files.terminal {
+                    super::inbox::note("--client-terminal: the client has no terminal (clientCapabilities.terminal); bash runs in zero's sandbox");
+                }
                 Ok(super::initialized())
             }
             ("initialize", true) => {

@@ -235,6 +235,13 @@ about with session/request_permission (--approval-timeout-ms, default 1 hour).
 Diagnostics go to stderr. The process ends when stdin does.
 ";
 
+/// The flag only `zero acp` takes (parsed before the exec flags it shares).
+const ACP_OWN_FLAGS: &str = concat!(
+    "      --client-terminal        bash runs in the client's terminal\n",
+    "                               (terminal/create), under the client's rules,\n",
+    "                               not zero's sandbox\n",
+);
+
 /// `zero acp --help`: the exec flags it takes, under their headings.
 pub fn acp_help() -> String {
     let mut help = String::from(ACP_USAGE);
@@ -250,6 +257,7 @@ pub fn acp_help() -> String {
             help.push_str(&flag.help_row());
         }
     }
+    help.push_str(ACP_OWN_FLAGS);
     help.push_str(&flags::help::<ExecArgs>().help_row());
     help
 }

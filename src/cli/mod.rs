@@ -193,11 +193,20 @@ pub struct SearchArgs {
 pub fn parse(args: Vec<OsString>) -> Command {
     match args.first().and_then(|a| a.to_str()) {
         Some("exec") => parse_exec(args[1..].to_vec(), false),
-        Some("acp") => match parse_exec(args[1..].to_vec(), false) {
-            Command::Help(_) => Command::Help(exec::acp_help()),
-            Command::Exec(exec) => Command::Acp(Box::new(crate::acp::AcpArgs { exec: *exec })),
-            other => other,
-        },
+        Some("acp") => {
+            // Its own flag, before the exec flags it shares.
+            let mut rest = args[1..].to_vec();
+            let before = rest.len();
+            rest.retain(|a| a != "--client-terminal");
+            let client_terminal = rest.len() != before;
+            match parse_exec(rest, false) {
+                Command::Help(_) => Command::Help(exec::acp_help()),
+                Command::Exec(exec) => {
+                    Command::Acp(Box::new(crate::acp::AcpArgs { exec: *exec, client_terminal }))
+                }
+                other => other,
+            }
+        }
         Some("sessions") => companions::parse_sessions(args[1..].to_vec()),
         Some("mcp") => match args.get(1).and_then(|a| a.to_str()) {
             Some("list") => companions::parse(args[2..].to_vec(), "mcp list"),

@@ -131,6 +131,8 @@ pub struct Finished<'a> {
     pub mcp: Option<(&'a str, &'a str)>,
     /// How each file changed (ACP shows them as diffs).
     pub diffs: &'a [crate::tools::editor::FileDiff],
+    /// The client's terminal the command ran in (ACP shows it in the call).
+    pub terminal: Option<&'a str>,
 }
 
 /// A [`Gate`]'s strings, redacted.
@@ -740,23 +742,26 @@ impl Emitter {
             raw_id: &raw_id,
             command_exit: call.exit_code,
         };
-        if self.format != Format::Acp || call.diffs.is_empty() {
+        if self.format != Format::Acp || (call.diffs.is_empty() && call.terminal.is_none()) {
             return self.emit(&event);
         }
         self.end_text()?;
         self.end_reasoning()?;
-        // An editor shows each changed file as a diff, before the tool's own words.
-        let diffs: Vec<Value> = call
-            .diffs
-            .iter()
-            .map(|d| {
+        // An editor shows the command's terminal and each changed file as a diff, before the
+        // tool's own words.
+        let terminal = call
+            .terminal
+            .map(|id| serde_json::json!({"type": "terminal", "terminalId": self.redactor.redact_str(id)}));
+        let diffs: Vec<Value> = terminal
+            .into_iter()
+            .chain(call.diffs.iter().map(|d| {
                 let r = |s: &str| self.redactor.redact_str(s);
                 crate::acp::updates::diff(
                     &r(&d.path.to_string_lossy()),
                     d.old.as_deref().map(r).as_deref(),
                     &r(&d.new),
                 )
-            })
+            }))
             .collect();
         match crate::acp::updates::updates(&event, &self.acp.cwd, self.acp.window) {
             Some(update) => self.write_update(crate::acp::updates::with_diffs(update, diffs)),
@@ -1059,6 +1064,7 @@ impl Emitter {
             duration: Duration::ZERO,
             mcp: None,
             diffs: &[],
+            terminal: None,
         })
     }
 

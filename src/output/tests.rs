@@ -103,6 +103,7 @@ fn schema_2_lines_are_exact() {
         duration: Duration::from_millis(12),
         mcp: None,
         diffs: &[],
+        terminal: None,
     })
     .unwrap();
     e.failure(&Failure::MaxTurns("Reached the limit.".into())).unwrap();

@@ -445,6 +445,7 @@ impl Agent<'_> {
             duration,
             mcp: self.tools.origin(&call.name),
             diffs: &outcome.diffs,
+            terminal: outcome.terminal.as_deref(),
         })?;
         self.journal.tool_result(call, outcome);
         messages.push(Message::tool_result(call, for_model(&outcome.output)));

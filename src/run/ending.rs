@@ -142,10 +142,16 @@ pub fn record_failure(failure: &Failure) {
     else {
         return;
     };
-    let Some(mut session) = lock_for(&active, Duration::from_millis(50)) else { return };
+    // The main thread may be appending an event (a write and the metadata's rename, slow on
+    // a loaded disk): it is given time to finish, within the ending's deadline.
+    let Some(mut session) = lock_for(&active, Duration::from_millis(500)) else { return };
     let payload = serde_json::json!({"code": failure.code(), "message": failure.message()});
     session.record(Kind::Error, payload);
     session.sync();
+    if crate::sys::signals::ending() {
+        // The process exits now: no later event may follow the failure.
+        session.end();
+    }
 }
 
 /// Installs the interrupt handler and the panic hook once the emitter exists.

@@ -477,6 +477,7 @@ impl Store {
             _lock: lock,
             failed: None,
             reported: false,
+            ended: false,
         })
     }
 
@@ -529,6 +530,7 @@ impl Store {
             _lock: lock,
             failed: None,
             reported: false,
+            ended: false,
         };
         Ok((session, warnings))
     }
@@ -788,6 +790,9 @@ pub struct Session {
     /// The first write failure; later appends are skipped.
     failed: Option<String>,
     reported: bool,
+    /// The process's ending recorded its last event: nothing may follow it (a thread still
+    /// finishing a tool call would otherwise append after the ending).
+    ended: bool,
 }
 
 impl Session {
@@ -834,7 +839,7 @@ impl Session {
 
     /// Appends, keeping the first failure for one warning instead of failing the run.
     pub fn record(&mut self, kind: Kind, payload: Value) {
-        if self.failed.is_some() {
+        if self.failed.is_some() || self.ended {
             return;
         }
         if let Err(err) = self.append(kind, Some(payload)) {
@@ -849,6 +854,11 @@ impl Session {
         }
         self.reported = self.failed.is_some();
         self.failed.clone()
+    }
+
+    /// The process ends: the event just recorded is the last.
+    pub fn end(&mut self) {
+        self.ended = true;
     }
 
     /// Flushes to disk at the end of a run.

@@ -142,6 +142,11 @@ pub fn set_ending() {
     ENDING.store(true, Ordering::SeqCst);
 }
 
+/// Whether the process's ending has begun.
+pub fn ending() -> bool {
+    ENDING.load(Ordering::SeqCst)
+}
+
 /// Live mode: every signal reaches the watcher, which decides whether the process ends.
 pub fn set_live(live: bool) {
     LIVE.store(live, Ordering::SeqCst);

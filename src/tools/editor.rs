@@ -5,6 +5,7 @@
 //! file, for a client to show as a diff.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// A file's text before and after a call changed it (`old: None`: it was created).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,4 +63,36 @@ pub trait Editor: Send + Sync + std::fmt::Debug {
     fn read(&self, path: &Path) -> Result<String, EditorError>;
     /// Writes `content` to the file at `path` (absolute), creating it if needed.
     fn write(&self, path: &Path, content: &str) -> Result<(), EditorError>;
+    /// Whether `bash` runs in the client's terminal instead of zero's sandbox.
+    fn runs_commands(&self) -> bool {
+        false
+    }
+    /// Runs `command` with `/bin/sh -c` in a terminal of the client, in `cwd`, shown in tool
+    /// call `call_id`; killed at `timeout` or when the turn is cancelled.
+    fn run_command(&self, _run: &CommandRun<'_>) -> Result<TerminalRun, EditorError> {
+        Err(EditorError::Malformed("has no terminal"))
+    }
+}
+
+/// A command for the client's terminal.
+pub struct CommandRun<'a> {
+    pub call_id: &'a str,
+    pub command: &'a str,
+    pub cwd: &'a Path,
+    pub timeout: Duration,
+    /// The most output the client keeps (it drops the start of the rest).
+    pub output_limit: usize,
+}
+
+/// How a command in the client's terminal ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TerminalRun {
+    pub terminal_id: String,
+    /// stdout and stderr as the terminal shows them, together.
+    pub output: String,
+    pub truncated: bool,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
+    pub timed_out: bool,
+    pub interrupted: bool,
 }

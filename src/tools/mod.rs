@@ -191,6 +191,8 @@ pub struct Outcome {
     pub refused: Option<Refusal>,
     /// How each file changed, when the workspace shows diffs (a client asked for them).
     pub diffs: Vec<editor::FileDiff>,
+    /// The client's terminal the command ran in (`zero acp --client-terminal`).
+    pub terminal: Option<String>,
 }
 
 /// Why a call that needs permission did not run (`tool_result.meta.permission`).
@@ -219,6 +221,7 @@ impl Outcome {
             changed_files: Vec::new(),
             refused: None,
             diffs: Vec::new(),
+            terminal: None,
         }
     }
 
@@ -535,12 +538,12 @@ impl Toolbox {
         };
         match tool {
             Tool::Mcp(_) => self.run_mcp(name, Value::Object(map)),
-            Tool::Builtin(def) => self.run_builtin(def.name, &Args { map: &map }),
+            Tool::Builtin(def) => self.run_builtin(def.name, &call.id, &Args { map: &map }),
         }
     }
 
     /// One of zero's own tools.
-    fn run_builtin(&mut self, name: &str, args: &Args<'_>) -> Outcome {
+    fn run_builtin(&mut self, name: &str, call_id: &str, args: &Args<'_>) -> Outcome {
         let result = match name {
             "read_file" => files::read_file(&self.workspace, args),
             "write_file" => files::write_file(&self.workspace, args),
@@ -548,9 +551,12 @@ impl Toolbox {
             "bash" => shell::bash(
                 &self.workspace,
                 args,
-                &self.hidden_env,
-                &self.sandbox,
-                self.interrupted,
+                &shell::Context {
+                    call_id,
+                    env_remove: &self.hidden_env,
+                    sandbox: &self.sandbox,
+                    interrupted: self.interrupted,
+                },
             ),
             "update_plan" => plan::update_plan(&mut self.plan, args),
             "list_directory" => search::list_directory(&self.workspace, args),

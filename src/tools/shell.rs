@@ -3,7 +3,9 @@
 //! so memory stays flat whatever the command prints), and a timeout. When the shell exits or
 //! times out, everything it started is killed, also what left its group (`process`), so no
 //! process outlives the call and no pipe holds it open. Variables with sensitive names are
-//! not passed on unless the run says so (`--shell-env`).
+//! not passed on unless the run says so (`--shell-env`). With a client whose terminal runs
+//! commands (`zero acp --client-terminal`), the command runs there instead, and the client's
+//! rules hold for it, not zero's sandbox.
 
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
@@ -11,6 +13,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::editor::{CommandRun, Editor};
 use super::{object_schema, ArgError, Args, Outcome, Workspace};
 use crate::sys::process::{self, Finished};
 
@@ -30,13 +33,16 @@ pub fn schema() -> Value {
     )
 }
 
-pub(super) fn bash(
-    ws: &Workspace,
-    args: &Args<'_>,
-    env_remove: &[OsString],
-    sandbox: &super::sandbox::Sandbox,
-    interrupted: fn() -> bool,
-) -> Result<Outcome, ArgError> {
+/// What a `bash` call runs with besides its arguments.
+pub(super) struct Context<'a> {
+    pub call_id: &'a str,
+    pub env_remove: &'a [OsString],
+    pub sandbox: &'a super::sandbox::Sandbox,
+    pub interrupted: fn() -> bool,
+}
+
+pub(super) fn bash(ws: &Workspace, args: &Args<'_>, cx: &Context<'_>) -> Result<Outcome, ArgError> {
+    let Context { env_remove, sandbox, interrupted, .. } = *cx;
     let command = args.required("command", true)?;
     let timeout_ms = args.integer("timeout_ms", 1, MAX_TIMEOUT_MS)?.unwrap_or(DEFAULT_TIMEOUT_MS);
     let dir = match args.string("cwd")? {
@@ -51,6 +57,16 @@ pub(super) fn bash(
             Err(e) => return Ok(Outcome::error(format!("Error executing bash: {e}"))),
         },
     };
+    if let Some(editor) = ws.terminal_editor() {
+        let run = CommandRun {
+            call_id: cx.call_id,
+            command,
+            cwd: &dir,
+            timeout: Duration::from_millis(timeout_ms),
+            output_limit: OUTPUT_CAP,
+        };
+        return Ok(in_client_terminal(editor, &run));
+    }
     let spec = process::Spec {
         command,
         cwd: &dir,
@@ -99,6 +115,47 @@ pub(super) fn bash(
         out.push_str(&note);
     }
     Ok(Outcome { ok, exit_code: code, ..Outcome::ok(out) })
+}
+
+/// A command run in the client's terminal: its output (stdout and stderr together, as the
+/// terminal shows them) and how it ended, in the words of a local run.
+fn in_client_terminal(editor: &dyn Editor, run: &CommandRun<'_>) -> Outcome {
+    let done = match editor.run_command(run) {
+        Ok(done) => done,
+        Err(err) => {
+            return Outcome::error(format!("Error executing bash in the client's terminal: {err}"))
+        }
+    };
+    let mut out = String::new();
+    if done.timed_out && !done.interrupted {
+        out.push_str(&format!(
+            "Error: Command timed out after {} ms; the client's terminal was told to kill it.\n",
+            run.timeout.as_millis()
+        ));
+    }
+    if !done.output.is_empty() {
+        out.push_str("output:\n");
+        out.push_str(done.output.strip_suffix('\n').unwrap_or(&done.output));
+        out.push('\n');
+        if done.truncated {
+            out.push_str("[output truncated by the client's terminal: its start was dropped]\n");
+        }
+    }
+    let terminal = Some(done.terminal_id.clone());
+    if done.interrupted {
+        out.push_str("The call was interrupted.");
+        return Outcome { terminal, ..Outcome::error(out) };
+    }
+    if done.output.is_empty() && !done.timed_out {
+        out.push_str("Command completed with no output.\n");
+    }
+    match (done.exit_code, &done.signal) {
+        (Some(code), _) => out.push_str(&format!("Exit code: {code}")),
+        (None, Some(signal)) => out.push_str(&format!("Killed by signal {signal}")),
+        (None, None) => out.push_str("Exit status unknown"),
+    }
+    let ok = !done.timed_out && done.exit_code == Some(0);
+    Outcome { ok, exit_code: done.exit_code, terminal, ..Outcome::ok(out) }
 }
 
 /// One stream's part of the result: what was kept, and how much more was written.

@@ -494,6 +494,11 @@ impl Workspace {
         self.editor.as_deref().filter(|e| e.writes())
     }
 
+    /// The editor whose terminal runs `bash`, if any.
+    pub fn terminal_editor(&self) -> Option<&dyn super::editor::Editor> {
+        self.editor.as_deref().filter(|e| e.runs_commands())
+    }
+
     /// Whether the calls that change files say how.
     pub fn shows_diffs(&self) -> bool {
         self.diffs
