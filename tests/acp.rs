@@ -891,3 +891,36 @@ fn with_client_terminal_bash_runs_in_the_editors_terminal_and_the_call_shows_it(
     assert_eq!(done["rawOutput"]["output"], "output:\nhi\nExit code: 0");
     assert_eq!(acp.finish(), 0);
 }
+
+#[test]
+fn an_accepted_plan_is_shown_as_the_sessions_plan() {
+    let dir = TestDir::new("acp-plan");
+    let plan = json!({"plan": [
+        {"id": "1", "content": "Read the code", "status": "completed"},
+        {"id": "2", "content": "Fix the bug", "status": "in_progress"},
+        {"id": "3", "content": "Try the old fix", "status": "failed"}
+    ]});
+    let script = json!({"turns": [
+        {"toolCalls": [
+            {"id": "p1", "name": "update_plan", "arguments": plan},
+            {"id": "l1", "name": "list_directory", "arguments": {}}
+        ]},
+        {"text": "planned"}
+    ]});
+    let mut acp = Acp::start(scripted(&dir, script));
+    acp.initialize();
+    let session = acp.new_session(&dir.work());
+    let id = acp.prompt(&session, "plan");
+    let (_, before) = acp.response(id);
+    let plans: Vec<Value> =
+        updates(&before).into_iter().filter(|u| u["sessionUpdate"] == "plan").collect();
+    assert_eq!(
+        plans,
+        [json!({"sessionUpdate": "plan", "entries": [
+            {"content": "Read the code", "priority": "medium", "status": "completed"},
+            {"content": "Fix the bug", "priority": "medium", "status": "in_progress"},
+            {"content": "Try the old fix (failed)", "priority": "medium", "status": "completed"}
+        ]})]
+    );
+    assert_eq!(acp.finish(), 0);
+}

@@ -61,6 +61,28 @@ pub fn updates(event: &Event<'_>, cwd: &Path, window: u64) -> Option<Value> {
     }
 }
 
+/// The `plan` update of an accepted `update_plan` call's arguments. A step zero calls failed
+/// is shown as completed (ACP has no such status), its content saying so.
+pub fn plan(args: &Value) -> Option<Value> {
+    let entries: Vec<Value> = args
+        .get("plan")?
+        .as_array()?
+        .iter()
+        .map(|step| {
+            let content = step["content"].as_str().unwrap_or_default();
+            let (status, content) = match step["status"].as_str() {
+                Some("failed") => ("completed", format!("{content} (failed)")),
+                Some(status @ ("pending" | "in_progress" | "completed")) => {
+                    (status, content.to_string())
+                }
+                _ => ("pending", content.to_string()),
+            };
+            json!({"content": content, "priority": "medium", "status": status})
+        })
+        .collect();
+    Some(json!({"sessionUpdate": "plan", "entries": entries}))
+}
+
 /// A changed file as tool call content: its path, the text before (none: created) and after.
 pub fn diff(path: &str, old: Option<&str>, new: &str) -> Value {
     json!({"type": "diff", "path": path, "oldText": old, "newText": new})

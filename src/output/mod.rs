@@ -263,6 +263,9 @@ struct AcpView {
     cwd: std::path::PathBuf,
     window: u64,
     cut_short: bool,
+    /// The `update_plan` calls of the model call waiting for their results: each one's id and
+    /// arguments, shown as the plan once it succeeded.
+    plans: Vec<(String, Value)>,
 }
 
 impl Emitter {
@@ -443,12 +446,26 @@ impl Emitter {
                 None => Ok(()),
             },
             Format::Text => self.text_view(event),
-            Format::Acp => {
-                match crate::acp::updates::updates(event, &self.acp.cwd, self.acp.window) {
-                    Some(update) => self.write_update(update),
-                    None => Ok(()),
-                }
-            }
+            Format::Acp => self.acp_view(event),
+        }
+    }
+
+    /// ACP: the updates an event gives; an accepted plan is shown after its call's result.
+    fn acp_view(&mut self, event: &Event<'_>) -> Result<(), OutputClosed> {
+        if let Event::ToolCall { id, name: "update_plan", args: Some(args), .. } = event {
+            self.acp.plans.push((id.to_string(), (*args).clone()));
+        }
+        if let Some(update) = crate::acp::updates::updates(event, &self.acp.cwd, self.acp.window) {
+            self.write_update(update)?;
+        }
+        let Event::ToolResult { id, status, .. } = event else { return Ok(()) };
+        let Some(at) = self.acp.plans.iter().position(|(call, _)| call == id) else {
+            return Ok(());
+        };
+        let (_, args) = self.acp.plans.remove(at);
+        match crate::acp::updates::plan(&args).filter(|_| *status == Status::Ok) {
+            Some(plan) => self.write_update(plan),
+            None => Ok(()),
         }
     }
 
