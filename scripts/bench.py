@@ -81,11 +81,12 @@ def main():
              "sessions": lambda row, base: sessions_section(row),
              "schema": schema_section, "house": house_section, "cost": cost_section,
              "mcp": lambda row, base: mcp_section(row),
-             "sandbox": lambda row, base: sandbox_section(row)}
+             "sandbox": lambda row, base: sandbox_section(row),
+             "acp": acp_section}
     if len(sys.argv) == 2 and sys.argv[1] in alone:
         rows = []
         base = None
-        if sys.argv[1] in ("schema", "house", "cost"):
+        if sys.argv[1] in ("schema", "house", "cost", "acp"):
             port = open(os.path.join(os.environ["ZERO_BENCH_MOCK"], "port")).read().strip()
             base = f"http://127.0.0.1:{port}/v1"
         alone[sys.argv[1]](lambda name, value, unit, target, note="":
@@ -249,6 +250,10 @@ def main():
     # 12. What bash's sandbox costs each call (issue 28).
     sandbox_section(row)
 
+    # 13. An editor's turn over ACP beside exec's first text, and an idle session's memory
+    # (issue 37).
+    acp_section(row, base)
+
     # 7. Size of the static binary.
     if os.path.exists(STATIC):
         row("static binary size", round(os.path.getsize(STATIC) / 1048576, 2), "MiB", "<= 4 MiB",
@@ -262,6 +267,64 @@ def main():
         json.dump({"date": time.strftime("%Y-%m-%d"), "runs": RUNS, "results": results}, f,
                   indent=2)
     print(f"\nsaved {out}")
+
+
+def acp_section(row, base):
+    """`zero acp` as an editor sees it, against the loopback mock: the time from writing
+    `session/prompt` to reading the first `agent_message_chunk` (the session already open),
+    beside `zero exec`'s time from its start to the first text event of the same answer; and
+    the memory of an idle `zero acp` holding one open session (VmRSS once the session is open,
+    and its peak, VmHWM)."""
+    env = clean_env({"OPENAI_BASE_URL": base, "OPENAI_API_KEY": "bench-key-0123456789",
+                     "OPENAI_MODEL": "bench-20"})
+    work = tempfile.mkdtemp(prefix="zero-bench-acp-")
+    proc = subprocess.Popen([ZERO, "acp"], env=env, cwd=work, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+    lines = proc.stdout
+    ids = iter(range(1, 10_000))
+
+    def send(method, params):
+        n = next(ids)
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": n, "method": method,
+                                      "params": params}) + "\n").encode())
+        proc.stdin.flush()
+        return n
+
+    def until(predicate):
+        while True:
+            message = json.loads(lines.readline())
+            if predicate(message):
+                return message
+
+    n = send("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    until(lambda m: m.get("id") == n)
+    n = send("session/new", {"cwd": work, "mcpServers": []})
+    session = until(lambda m: m.get("id") == n)["result"]["sessionId"]
+    status = open(f"/proc/{proc.pid}/status").read()
+    rss = int(re.search(r"VmRSS:\s+(\d+)", status).group(1))
+    hwm = int(re.search(r"VmHWM:\s+(\d+)", status).group(1))
+    acp_first = []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        n = send("session/prompt", {"sessionId": session,
+                                    "prompt": [{"type": "text", "text": "hi"}]})
+        until(lambda m: m.get("params", {}).get("update", {}).get("sessionUpdate")
+              == "agent_message_chunk")
+        acp_first.append((time.perf_counter() - start) * 1000)
+        until(lambda m: m.get("id") == n)
+    proc.stdin.close()
+    proc.wait()
+    shutil.rmtree(work, ignore_errors=True)
+    exec_first = []
+    for _ in range(RUNS):
+        first, _peak, _cpu = until_line([ZERO, "exec", "-o", "stream-json", "hi"],
+                                        b'"type":"text"', env=env)
+        exec_first.append(first * 1000)
+    a, e = median(acp_first), median(exec_first)
+    row("acp: prompt to first chunk, 20-chunk answer", round(a, 2), "ms", "<= exec + 1 ms",
+        f"zero exec start to first text {e:.2f} ms, difference {a - e:+.2f} ms")
+    row("acp: idle, one open session", round(rss / 1024, 2), "MiB", "-",
+        f"VmRSS once the session is open; peak so far {hwm / 1024:.2f} MiB")
 
 
 def cost_section(row, base):

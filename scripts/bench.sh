@@ -7,7 +7,9 @@
 # house` compares start, first text, CPU per delta and a 10 MB bash call with that binary;
 # `scripts/bench.sh cost` prints the billed input of a 20-call Anthropic conversation with and
 # without prompt caching; `scripts/bench.sh mcp` what one stdio MCP server adds to a run's
-# start and to each call; `scripts/bench.sh sandbox` what bash's sandbox adds to each call.
+# start and to each call; `scripts/bench.sh sandbox` what bash's sandbox adds to each call;
+# `scripts/bench.sh acp` an editor's turn over `zero acp` beside exec's first text, and the
+# memory of an idle session.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -924,3 +924,26 @@ fn an_accepted_plan_is_shown_as_the_sessions_plan() {
     );
     assert_eq!(acp.finish(), 0);
 }
+
+#[test]
+fn the_readmes_editor_snippets_start_zero_acp() {
+    let readme =
+        crate::util::read(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"));
+    let section = readme.split("### The Agent Client Protocol").nth(1).unwrap();
+    let section = section.split("\n### ").next().unwrap();
+    let blocks: Vec<(&str, &str)> =
+        section.split("```").skip(1).step_by(2).map(|b| b.split_once('\n').unwrap()).collect();
+    let kinds: Vec<&str> = blocks.iter().map(|(k, _)| *k).collect();
+    assert_eq!(kinds, ["json", "json", "lua", "elisp"]);
+    for (_, json) in blocks.iter().filter(|(k, _)| *k == "json") {
+        let value: Value = serde_json::from_str(json).unwrap();
+        assert_eq!(value["agent_servers"]["zero"]["command"], "zero");
+        assert_eq!(value["agent_servers"]["zero"]["args"], json!(["acp"]));
+    }
+    assert!(blocks[2].1.contains(r#"commands = { default = { "zero", "acp" } }"#));
+    assert!(blocks[2].1.contains(r#"auth_method = "zero-provider""#));
+    assert!(
+        blocks[3].1.contains(":command \"zero\"")
+            && blocks[3].1.contains(":command-params '(\"acp\")")
+    );
+}
