@@ -947,3 +947,18 @@ fn the_readmes_editor_snippets_start_zero_acp() {
             && blocks[3].1.contains(":command-params '(\"acp\")")
     );
 }
+
+#[test]
+fn without_a_provider_session_new_asks_for_authentication() {
+    let dir = TestDir::new("acp-no-provider");
+    let mut acp = Acp::start(dir.zero().args(&["acp"]));
+    acp.initialize();
+    let id = acp.request(
+        "session/new",
+        json!({"cwd": dir.work(), "mcpServers": [], "additionalDirectories": null}),
+    );
+    let (response, _) = acp.response(id);
+    assert_eq!(response["error"]["code"], -32000, "{response}");
+    assert_eq!(response["error"]["data"]["code"], "provider_error");
+    assert_eq!(acp.finish(), 0);
+}

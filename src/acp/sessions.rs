@@ -14,7 +14,7 @@ use super::permissions::{Asker, Remembered};
 use super::wire::{lock, Peer};
 use super::{directory, failure_error, response, string, AUTH_METHOD};
 use crate::config::Env;
-use crate::error::Stop;
+use crate::error::{Failure, Stop};
 use crate::output::{Emitter, Format, Output};
 use crate::protocol::events::RunStatus;
 use crate::rpc::{code, Id, RpcError};
@@ -23,6 +23,9 @@ use crate::run::open::{self, Opened, Opening, Selection};
 use crate::run::plan::RunPlan;
 use crate::session::{Kind, Store};
 use crate::tools::{Autonomy, PermissionMode};
+
+/// ACP's error for a request that needs authentication first.
+const AUTH_REQUIRED: i64 = -32000;
 
 /// `session/list` pages hold this many sessions.
 const PAGE: usize = 50;
@@ -169,7 +172,7 @@ impl Server {
             .and_then(|c| crate::config::resolve(&self.env, c.as_ref(), &self.plan.choice));
         match resolved {
             Ok(_) => Ok(json!({})),
-            Err(failure) => Err(RpcError { code: -32000, ..failure_error(&failure) }),
+            Err(failure) => Err(RpcError { code: AUTH_REQUIRED, ..failure_error(&failure) }),
         }
     }
 
@@ -223,6 +226,11 @@ impl Server {
             Ok(Opened::Engine(engine)) => engine,
             Ok(Opened::Listed) => {
                 return Err(RpcError::new(code::INTERNAL_ERROR, "nothing was opened"))
+            }
+            // No provider to run with: the editor offers its authentication (ACP's
+            // auth_required), whose method says what zero needs.
+            Err(Stop::Failed(failure @ Failure::Provider(_))) => {
+                return Err(RpcError { code: AUTH_REQUIRED, ..failure_error(&failure) })
             }
             Err(Stop::Failed(failure)) => return Err(failure_error(&failure)),
             Err(Stop::OutputClosed) => {
@@ -472,7 +480,9 @@ impl Server {
 
 /// `additionalDirectories`: absolute directories.
 fn additional_directories(params: &Value) -> Result<Vec<PathBuf>, RpcError> {
-    let Some(list) = params.get("additionalDirectories") else { return Ok(Vec::new()) };
+    let Some(list) = params.get("additionalDirectories").filter(|v| !v.is_null()) else {
+        return Ok(Vec::new());
+    };
     let Some(list) = list.as_array() else {
         return Err(RpcError::invalid_params("additionalDirectories must be an array"));
     };
@@ -551,14 +561,38 @@ fn mcp_servers(params: &Value) -> Result<(Option<Value>, Vec<String>), RpcError>
                 json!({"command": command, "args": args, "env": env})
             }
         };
-        if servers.insert(name.to_string(), config).is_some() {
-            return Err(at(&format!("a second server named {}", crate::text::summarize(name))));
+        let name = tool_prefix(name);
+        if servers.insert(name.clone(), config).is_some() {
+            return Err(at(&format!("a second server named {}", crate::text::summarize(&name))));
         }
     }
     if servers.is_empty() {
         return Ok((None, secrets));
     }
     Ok((Some(json!({"mcpServers": servers})), secrets))
+}
+
+/// An editor's server name as zero names the server's tools (`mcp__<name>__<tool>`): 1 to 32
+/// letters, digits, `_` or `-`; anything else (a space, a dot, `__`) becomes `-`, so "GitHub
+/// MCP" is `GitHub-MCP`.
+fn tool_prefix(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.trim().chars() {
+        let c = if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' };
+        if c == '_' && out.ends_with('_') {
+            out.pop();
+            out.push('-');
+            continue;
+        }
+        out.push(c);
+        if out.len() == 32 {
+            break;
+        }
+    }
+    if out.is_empty() {
+        out.push_str("server");
+    }
+    out
 }
 
 /// `modes`: zero's levels, the current one first named.
@@ -600,4 +634,19 @@ fn config_options(choice: &crate::config::Choice) -> Vec<Value> {
         }));
     }
     list
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_editors_server_names_become_tool_prefixes() {
+        assert_eq!(tool_prefix("github"), "github");
+        assert_eq!(tool_prefix("GitHub MCP"), "GitHub-MCP");
+        assert_eq!(tool_prefix("a__b.c"), "a-b-c");
+        assert_eq!(tool_prefix(""), "server");
+        assert_eq!(tool_prefix(&"x".repeat(40)).len(), 32);
+        assert!(crate::mcp::config::valid_name(&tool_prefix("files (local) __ v2")));
+    }
 }
