@@ -222,21 +222,7 @@ impl Server {
         let opened = open::open(opening, &mut None);
         // A signal's ending records into the session whose turn runs, none between turns.
         crate::run::ending::set_active_session(None);
-        let engine = match opened {
-            Ok(Opened::Engine(engine)) => engine,
-            Ok(Opened::Listed) => {
-                return Err(RpcError::new(code::INTERNAL_ERROR, "nothing was opened"))
-            }
-            // No provider to run with: the editor offers its authentication (ACP's
-            // auth_required), whose method says what zero needs.
-            Err(Stop::Failed(failure @ Failure::Provider(_))) => {
-                return Err(RpcError { code: AUTH_REQUIRED, ..failure_error(&failure) })
-            }
-            Err(Stop::Failed(failure)) => return Err(failure_error(&failure)),
-            Err(Stop::OutputClosed) => {
-                return Err(RpcError::new(code::INTERNAL_ERROR, "stdout is closed"))
-            }
-        };
+        let engine = opened_engine(opened)?;
         let Some(id) = engine.session_id() else {
             engine.close("the session could not be stored");
             return Err(RpcError::new(
@@ -246,7 +232,24 @@ impl Server {
         };
         let _ = editor.session_id.set(id.clone());
         out.set_acp_view(cwd, engine.window());
-        // The config options show the model and effort resolved, not only the flags'.
+        let open = Open {
+            engine,
+            out,
+            cwd: cwd.to_path_buf(),
+            autonomy: plan.autonomy,
+            remembered: Remembered::default(),
+            choice: self.resolved_choice(&plan),
+            turns: 0,
+        };
+        if let Some(old) = self.sessions.insert(id.clone(), open) {
+            old.engine.close("the session was opened again");
+        }
+        Ok(id)
+    }
+
+    /// The model and effort a plan resolves to, as the config options show them (not only
+    /// what the flags said).
+    fn resolved_choice(&self, plan: &RunPlan) -> crate::config::Choice {
         let mut choice = plan.choice.clone();
         let resolved = crate::config::load_user_config(&self.env)
             .and_then(|c| crate::config::resolve(&self.env, c.as_ref(), &plan.choice));
@@ -254,19 +257,7 @@ impl Server {
             choice.model = Some(runtime.model_id);
             choice.effort = runtime.effort.map(|e| e.name().to_string());
         }
-        let open = Open {
-            engine,
-            out,
-            cwd: cwd.to_path_buf(),
-            autonomy: plan.autonomy,
-            remembered: Remembered::default(),
-            choice,
-            turns: 0,
-        };
-        if let Some(old) = self.sessions.insert(id.clone(), open) {
-            old.engine.close("the session was opened again");
-        }
-        Ok(id)
+        choice
     }
 
     /// The modes and config options of session `id`, and its id.
@@ -475,6 +466,21 @@ impl Server {
         open.engine.note(Kind::TurnEnd, json!({"turn": open.turns, "status": status}));
         open.engine.sync();
         answer
+    }
+}
+
+/// The engine `open` gave, or the error that tells the editor why not.
+fn opened_engine(opened: Result<Opened, Stop>) -> Result<Box<Engine>, RpcError> {
+    match opened {
+        Ok(Opened::Engine(engine)) => Ok(engine),
+        Ok(Opened::Listed) => Err(RpcError::new(code::INTERNAL_ERROR, "nothing was opened")),
+        // No provider to run with: the editor offers its authentication (ACP's
+        // auth_required), whose method says what zero needs.
+        Err(Stop::Failed(failure @ Failure::Provider(_))) => {
+            Err(RpcError { code: AUTH_REQUIRED, ..failure_error(&failure) })
+        }
+        Err(Stop::Failed(failure)) => Err(failure_error(&failure)),
+        Err(Stop::OutputClosed) => Err(RpcError::new(code::INTERNAL_ERROR, "stdout is closed")),
     }
 }
 
