@@ -169,7 +169,8 @@ fn a_prompt_turn_shows_its_tool_call_its_text_and_ends_with_end_turn() {
         {"text": "It says hello."}
     ]});
     let mut acp = Acp::start(scripted(&dir, script));
-    let init = acp.initialize();
+    // Whatever version the client asks, zero answers the one it speaks.
+    let init = acp.call("initialize", json!({"protocolVersion": 99, "clientCapabilities": {}}));
     assert_eq!(init["protocolVersion"], 1);
     assert_eq!(init["agentInfo"]["name"], "zero");
     assert_eq!(
@@ -203,11 +204,35 @@ fn a_prompt_turn_shows_its_tool_call_its_text_and_ends_with_end_turn() {
             json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "It says hello."}}),
         ]
     );
-    // The session is zero's own: `zero sessions show` reads it.
+    // The session is zero's own: `zero sessions show` reads it, `zero exec --resume` goes on.
     let shown = dir.zero().args(&["sessions", "show", &session, "--json"]).run();
     shown.assert_code(0);
     assert!(shown.stdout.contains("What does a.txt say?"), "{}", shown.stdout);
     assert_eq!(acp.finish(), 0);
+    let more = dir.script(&json!({"turns": [{"text": "Still hello."}]}));
+    let resumed = dir
+        .zero()
+        .args(&[
+            "exec",
+            "-o",
+            "stream-json",
+            "--provider",
+            "scripted",
+            "--script",
+            more.to_str().unwrap(),
+            "--resume",
+            &session,
+            "And now?",
+        ])
+        .run();
+    resumed.assert_code(0);
+    assert_eq!(resumed.stream()[0]["sessionId"], session.as_str());
+    let shown = dir.zero().args(&["sessions", "show", &session]).run();
+    let (first, then) = (
+        shown.stdout.find("What does a.txt say?").unwrap(),
+        shown.stdout.find("And now?").unwrap(),
+    );
+    assert!(first < then, "{}", shown.stdout);
 }
 
 #[test]
@@ -960,5 +985,42 @@ fn without_a_provider_session_new_asks_for_authentication() {
     let (response, _) = acp.response(id);
     assert_eq!(response["error"]["code"], -32000, "{response}");
     assert_eq!(response["error"]["data"]["code"], "provider_error");
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn session_list_pages_fifty_sessions_at_a_time() {
+    let dir = TestDir::new("acp-list");
+    let script = dir.script(&json!({"turns": [{"text": "ok"}]}));
+    for n in 0..51 {
+        let out = dir
+            .zero()
+            .args(&[
+                "exec",
+                "--provider",
+                "scripted",
+                "--script",
+                script.to_str().unwrap(),
+                &format!("run {n}"),
+            ])
+            .run();
+        out.assert_code(0);
+    }
+    let mut acp = Acp::start(dir.zero().args(&[
+        "acp",
+        "--provider",
+        "scripted",
+        "--script",
+        script.to_str().unwrap(),
+    ]));
+    acp.initialize();
+    let first = acp.call("session/list", json!({"cwd": dir.work()}));
+    assert_eq!(first["sessions"].as_array().unwrap().len(), 50);
+    let cursor = first["nextCursor"].as_str().unwrap().to_string();
+    let second = acp.call("session/list", json!({"cwd": dir.work(), "cursor": cursor}));
+    assert_eq!(second["sessions"].as_array().unwrap().len(), 1);
+    assert!(second.get("nextCursor").is_none());
+    let elsewhere = acp.call("session/list", json!({"cwd": "/nowhere"}));
+    assert_eq!(elsewhere["sessions"], json!([]));
     assert_eq!(acp.finish(), 0);
 }

@@ -171,6 +171,7 @@ fn initialized() -> Value {
             "sessionCapabilities": {"list": {}, "close": {}, "additionalDirectories": {}},
         },
         "authMethods": [{
+            "type": "agent",
             "id": AUTH_METHOD,
             "name": "The provider zero is configured with",
             "description": "zero uses the provider and key from its environment and config file (see zero doctor).",
