@@ -133,8 +133,13 @@ fn stored(event: &session::Event, cwd: &Path) -> Vec<Value> {
         Kind::Message => match (text("role"), text("source")) {
             (_, "reminder" | "notice") => Vec::new(),
             ("user", _) => vec![chunk("user_message_chunk", text("content"))],
-            ("assistant", _) if !text("content").is_empty() => {
-                vec![chunk("agent_message_chunk", text("content"))]
+            ("assistant", _) => {
+                let mut said: Vec<Value> =
+                    thoughts(p).iter().map(|t| chunk("agent_thought_chunk", t)).collect();
+                if !text("content").is_empty() {
+                    said.push(chunk("agent_message_chunk", text("content")));
+                }
+                said
             }
             _ => Vec::new(),
         },
@@ -173,10 +178,72 @@ fn stored(event: &session::Event, cwd: &Path) -> Vec<Value> {
     }
 }
 
+/// The reasoning an assistant message kept in its provider-native content: Anthropic's
+/// thinking blocks, the summaries of Responses reasoning items, Gemini's thought parts.
+fn thoughts(payload: &Value) -> Vec<String> {
+    let Some(native) = payload.get("native").and_then(Value::as_array) else { return Vec::new() };
+    let mut found = Vec::new();
+    for item in native {
+        match item.get("type").and_then(Value::as_str) {
+            Some("thinking") => found.extend(item["thinking"].as_str().map(str::to_string)),
+            Some("reasoning") => found.extend(
+                item["summary"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|s| s["text"].as_str())
+                    .map(str::to_string),
+            ),
+            _ if item.get("thought") == Some(&Value::Bool(true)) => {
+                found.extend(item["text"].as_str().map(str::to_string))
+            }
+            _ => {}
+        }
+    }
+    found.retain(|t| !t.trim().is_empty());
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::protocol::events::Totals;
+
+    #[test]
+    fn a_stored_answer_replays_its_kept_reasoning_as_thoughts_first() {
+        let event = session::Event {
+            id: "s:1".into(),
+            session_id: "s".into(),
+            sequence: 1,
+            kind: Kind::Message,
+            created_at: String::new(),
+            payload: Some(json!({"role": "assistant", "content": "Done.", "native": [
+                {"type": "thinking", "thinking": "Check the file.", "signature": "x"},
+                {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Then edit."}]},
+                {"thought": true, "text": "Gemini thinks."},
+                {"type": "redacted_thinking", "data": "..."}
+            ]})),
+        };
+        let texts: Vec<String> = stored(&event, Path::new("/"))
+            .iter()
+            .map(|u| {
+                format!(
+                    "{} {}",
+                    u["sessionUpdate"].as_str().unwrap(),
+                    u["content"]["text"].as_str().unwrap()
+                )
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "agent_thought_chunk Check the file.",
+                "agent_thought_chunk Then edit.",
+                "agent_thought_chunk Gemini thinks.",
+                "agent_message_chunk Done."
+            ]
+        );
+    }
 
     #[test]
     fn chunks_tool_calls_results_and_usage_become_updates() {
