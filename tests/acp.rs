@@ -1024,3 +1024,27 @@ fn session_list_pages_fifty_sessions_at_a_time() {
     assert_eq!(elsewhere["sessions"], json!([]));
     assert_eq!(acp.finish(), 0);
 }
+
+#[test]
+fn secrets_never_reach_the_editor() {
+    let dir = TestDir::new("acp-redaction");
+    let secret = "ghp_ZeroAcpSecretToken1234567890abcd";
+    dir.write("work/creds.txt", &format!("token={secret}\n"));
+    let script = json!({"turns": [
+        {"reasoning": format!("The token is {secret}."), "toolCalls": [{"id": "r1", "name": "read_file", "arguments": {"path": "creds.txt"}}]},
+        {"text": format!("Found {secret} in the file.")}
+    ]});
+    let mut acp = Acp::start(scripted(&dir, script).env("GITHUB_TOKEN", secret));
+    acp.initialize();
+    let session = acp.new_session(&dir.work());
+    let id = acp.prompt(&session, "find the token");
+    let (response, before) = acp.response(id);
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let written: String = before.iter().map(|m| m.to_string()).collect();
+    crate::util::assert_no_piece_of(&written, secret, "zero acp's stdout");
+    assert!(written.contains("[REDACTED"), "{written}");
+    assert_eq!(acp.finish(), 0);
+    let stored =
+        std::fs::read_to_string(dir.sessions().join(&session).join("events.jsonl")).unwrap();
+    crate::util::assert_no_piece_of(&stored, secret, "the session");
+}
