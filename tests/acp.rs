@@ -133,6 +133,11 @@ impl Acp {
         self.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": answer}));
     }
 
+    /// Closes stdin; zero goes on answering what came before.
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
     /// Closes stdin and waits for the exit code; every message zero wrote is then checked
     /// against the protocol's schema, where the SDKs are installed (see `acp_sdks`).
     pub fn finish(mut self) -> i32 {
@@ -530,6 +535,14 @@ fn a_hostile_client_gets_its_errors_and_nothing_is_torn() {
         .as_str()
         .unwrap()
         .contains("longer than the limit of 16 MiB"));
+    // A line meant as a response is never answered, whatever is wrong with it.
+    acp.send(
+        &json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "parse error"}}),
+    );
+    acp.send(&json!({"jsonrpc": "2.0", "id": 42, "result": {}, "error": null}));
+    acp.send(&json!({"jsonrpc": "2.0", "id": 43, "result": {}, "error": {"code": 1}}));
+    let id = acp.request("session/list", json!({}));
+    assert_eq!(acp.next()["id"], id);
     // Notifications and answers nobody asked for are ignored.
     acp.send(
         &json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "nobody"}}),
@@ -787,7 +800,11 @@ fn cancel_request_naming_the_prompt_cancels_its_turn() {
 fn a_signal_stops_the_servers_and_exits_with_its_code() {
     let dir = TestDir::new("acp-signal");
     let log = dir.path("stdio.log");
-    let script = json!({"turns": [{"toolCalls": [{"id": "b1", "name": "bash", "arguments": {"command": "sleep 30"}}]}]});
+    let script = json!({"turns": [
+        {"toolCalls": [{"id": "b1", "name": "bash", "arguments": {"command": "sleep 30"}}]},
+        {"toolCalls": [{"id": "w1", "name": "write_file", "arguments": {"path": "after.txt", "content": "x"}}]},
+        {"text": "never"}
+    ]});
     let mut acp = Acp::start(scripted(&dir, script).args(&["--auto", "high"]));
     acp.initialize();
     let created = acp.call(
@@ -818,6 +835,80 @@ fn a_signal_stops_the_servers_and_exits_with_its_code() {
     let events =
         std::fs::read_to_string(dir.sessions().join(&session).join("events.jsonl")).unwrap();
     assert!(events.lines().last().unwrap().contains("\"interrupted\""), "{events}");
+    assert!(!events.contains("\"turn_end\""), "{events}");
+    // No model call followed the signal: the next call's write never happened.
+    assert!(!dir.work().join("after.txt").exists());
+}
+
+#[test]
+fn when_the_input_ends_queued_prompts_answer_cancelled_without_running() {
+    let dir = TestDir::new("acp-eof-queue");
+    let script = json!({"turns": [
+        {"toolCalls": [{"id": "b1", "name": "bash", "arguments": {"command": "sleep 30"}}]},
+        {"toolCalls": [{"id": "b2", "name": "bash", "arguments": {"command": "touch ran.txt; sleep 30"}}]},
+        {"text": "never"}
+    ]});
+    let mut acp = Acp::start(scripted(&dir, script).args(&["--auto", "high"]));
+    acp.initialize();
+    let a = acp.new_session(&dir.work());
+    let b = acp.new_session(&dir.work());
+    let first = acp.prompt(&a, "sleep");
+    loop {
+        if acp.next()["params"]["update"]["status"] == "in_progress" {
+            break;
+        }
+    }
+    let second = acp.prompt(&b, "queued");
+    acp.close_stdin();
+    assert_eq!(acp.response(first).0["result"], json!({"stopReason": "cancelled"}));
+    assert_eq!(acp.response(second).0["result"], json!({"stopReason": "cancelled"}));
+    assert_eq!(acp.finish(), 0);
+    assert!(!dir.work().join("ran.txt").exists());
+}
+
+#[test]
+fn a_failed_load_of_an_open_session_leaves_it_open() {
+    let dir = TestDir::new("acp-load-fail");
+    let mut acp = Acp::start(scripted(&dir, json!({"turns": [{"text": "still here"}]})));
+    acp.initialize();
+    let session = acp.new_session(&dir.work());
+    let id = acp.request(
+        "session/load",
+        json!({"sessionId": session, "cwd": dir.work(), "mcpServers": "bad"}),
+    );
+    assert_eq!(acp.response(id).0["error"]["code"], -32602);
+    let id = acp.prompt(&session, "are you there?");
+    assert_eq!(acp.response(id).0["result"]["stopReason"], "end_turn");
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn a_cancelled_command_in_a_silent_clients_terminal_is_withdrawn() {
+    let dir = TestDir::new("acp-terminal-cancel");
+    let script = json!({"turns": [{"toolCalls": [{"id": "b1", "name": "bash", "arguments": {"command": "sleep 30"}}]}]});
+    let mut acp = Acp::start(scripted(&dir, script).args(&["--auto", "high", "--client-terminal"]));
+    acp.call("initialize", json!({"protocolVersion": 1, "clientCapabilities": {"terminal": true}}));
+    let session = acp.new_session(&dir.work());
+    let id = acp.prompt(&session, "run");
+    let created = acp.until_method("terminal/create");
+    acp.send(&json!({"jsonrpc": "2.0", "id": created["id"], "result": {"terminalId": "t1"}}));
+    let waiting = acp.until_method("terminal/wait_for_exit");
+    // The client never answers; the editor's stop button is pressed.
+    acp.send(
+        &json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
+    );
+    let (response, before) = acp.response(id);
+    assert_eq!(response["result"], json!({"stopReason": "cancelled"}));
+    let withdrawn: Vec<&Value> =
+        before.iter().filter(|m| m["method"] == "$/cancel_request").collect();
+    assert_eq!(withdrawn[0]["params"], json!({"requestId": waiting["id"]}));
+    let asked: Vec<&str> = before
+        .iter()
+        .filter_map(|m| m["method"].as_str())
+        .filter(|m| m.starts_with("terminal/"))
+        .collect();
+    assert_eq!(asked, ["terminal/kill", "terminal/output", "terminal/release"]);
+    assert_eq!(acp.finish(), 0);
 }
 
 #[test]
@@ -1022,6 +1113,10 @@ fn session_list_pages_fifty_sessions_at_a_time() {
     assert!(second.get("nextCursor").is_none());
     let elsewhere = acp.call("session/list", json!({"cwd": "/nowhere"}));
     assert_eq!(elsewhere["sessions"], json!([]));
+    let far = acp.call("session/list", json!({"cursor": usize::MAX.to_string()}));
+    assert_eq!(far, json!({"sessions": []}));
+    let id = acp.request("session/list", json!({"cwd": 123}));
+    assert_eq!(acp.response(id).0["error"]["code"], -32602);
     assert_eq!(acp.finish(), 0);
 }
 

@@ -15,8 +15,10 @@ use crate::tools::editor::{CommandRun, Editor, EditorError, TerminalRun};
 /// How long the editor has to read or write a file.
 const FILE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// How long a terminal's release or kill may take.
+/// How long a terminal's output, release or kill may take.
 const TERMINAL_TIMEOUT: Duration = Duration::from_secs(10);
+/// The same once the turn is cancelled or the command timed out: the turn's end waits little.
+const STOPPING_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// What the client said it can do with files and commands.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -122,17 +124,21 @@ impl Editor for ClientEditor {
             Err(EditorError::Cancelled) => done.interrupted = true,
             Err(err) => return Err(err),
         }
-        if done.timed_out || done.interrupted {
-            // Not cancellable: the turn may already be cancelled, and the command must stop.
-            let _ = self.call_for("terminal/kill", terminal.clone(), TERMINAL_TIMEOUT, false);
-        }
-        let output = self.call_for("terminal/output", terminal.clone(), TERMINAL_TIMEOUT, false);
+        let wait = if done.timed_out || done.interrupted {
+            // Not cancellable (the turn may already be cancelled, and the command must stop),
+            // but short: the turn's end does not wait on a silent client.
+            let _ = self.call_for("terminal/kill", terminal.clone(), STOPPING_TIMEOUT, false);
+            STOPPING_TIMEOUT
+        } else {
+            TERMINAL_TIMEOUT
+        };
+        let output = self.call_for("terminal/output", terminal.clone(), wait, false);
         if let Ok(output) = output {
             done.output =
                 output.get("output").and_then(Value::as_str).unwrap_or_default().to_string();
             done.truncated = output.get("truncated").and_then(Value::as_bool).unwrap_or(false);
         }
-        let _ = self.call_for("terminal/release", terminal, TERMINAL_TIMEOUT, false);
+        let _ = self.call_for("terminal/release", terminal, wait, false);
         Ok(done)
     }
 

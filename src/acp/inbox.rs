@@ -51,13 +51,15 @@ pub struct Turns {
     running: Option<String>,
     /// Queued prompts cancelled before they ran.
     cancelled: HashSet<String>,
+    /// The client's input ended: no queued prompt runs.
+    ended: bool,
 }
 
 impl Turns {
     /// The main loop starts `session`'s turn; false when it was cancelled while queued (it
     /// is then answered `cancelled` without running).
     pub fn start(&mut self, session: &str) -> bool {
-        if self.cancelled.remove(session) {
+        if self.cancelled.remove(session) || self.ended {
             return false;
         }
         self.running = Some(session.to_string());
@@ -127,6 +129,7 @@ impl Reader {
                         &rpc::Rejected {
                             id: None,
                             error: RpcError::new(code::INVALID_REQUEST, message),
+                            answer: true,
                         }
                         .response(),
                     );
@@ -134,9 +137,14 @@ impl Reader {
                 Ok(Line::End) | Err(_) => break,
             }
         }
-        // The client is gone: the running turn stops, and the main loop ends every session
-        // once the requests before the end are answered.
-        let running = lock(&self.turns).running.is_some();
+        // The client is gone: the running turn stops, the queued prompts answer `cancelled`
+        // without running, and the main loop ends every session once the requests before the
+        // end are answered.
+        let running = {
+            let mut turns = lock(&self.turns);
+            turns.ended = true;
+            turns.running.is_some()
+        };
         if running {
             crate::run::ending::cancel_turn();
         }
@@ -145,7 +153,11 @@ impl Reader {
 
     fn take(&self, bytes: &[u8], requests: &SyncSender<Incoming>, answers: &SyncSender<Answer>) {
         match rpc::parse(bytes) {
-            Err(rejected) => self.reply(&rejected.response()),
+            Err(rejected) if rejected.answer => self.reply(&rejected.response()),
+            Err(rejected) => note(&format!(
+                "a response that is not valid JSON-RPC was ignored: {}",
+                rejected.error.message
+            )),
             Ok(Message::Response { id, outcome }) => {
                 if lock(&self.awaiting).contains(&id) {
                     let _ = answers.try_send(Answer { id, outcome });

@@ -125,7 +125,6 @@ impl Approvals for Asker<'_> {
             },
             Err(CallError::Cancelled) => Err(Failure::Interrupted.into()),
             Err(CallError::TimedOut) => {
-                self.withdraw(&rpc_id);
                 let ms = self.timeout.as_millis();
                 Ok(verdict(
                     false,
@@ -144,15 +143,6 @@ impl Approvals for Asker<'_> {
                 Ok(verdict(false, DecidedBy::Client, format!("Rejected: {err}."), false))
             }
         }
-    }
-}
-
-impl Asker<'_> {
-    /// Tells the client the request is no longer waited for.
-    fn withdraw(&self, id: &Id) {
-        let notice =
-            crate::rpc::notification("$/cancel_request", json!({"requestId": id.to_value()}));
-        let _ = self.peer.out().send(&notice, self.peer.redactor());
     }
 }
 

@@ -74,7 +74,12 @@ pub fn prompt(blocks: &Value, workspace: &Workspace) -> Result<Prompt, RpcError>
 /// lead out); anything else is named.
 fn linked(uri: &str, name: &str, workspace: &Workspace) -> String {
     let named = format!("[Linked resource: {name} <{uri}>]");
-    let Some(path) = uri.strip_prefix("file://").map(percent_decoded) else { return named };
+    // `file:///x` and `file://localhost/x` name a local file.
+    let local =
+        uri.strip_prefix("file://").map(|rest| rest.strip_prefix("localhost").unwrap_or(rest));
+    let Some(path) = local.filter(|p| p.starts_with('/')).map(percent_decoded) else {
+        return named;
+    };
     let Ok(place) = workspace.locate(&path, true, workspace::Parents::Existing) else {
         return format!("{named} (not read: it is outside the workspace)");
     };
@@ -144,18 +149,20 @@ mod tests {
         dir.write("notes/a b.txt", "inside");
         let ws = Workspace::new(&dir.path).unwrap();
         let link = format!("file://{}/notes/a%20b.txt", dir.path.display());
+        let localhost = format!("file://localhost{}/notes/a%20b.txt", dir.path.display());
         let blocks = json!([
             {"type": "text", "text": "Look at"},
             {"type": "resource_link", "name": "a b.txt", "uri": link},
             {"type": "resource_link", "name": "passwd", "uri": "file:///etc/passwd"},
             {"type": "resource_link", "name": "docs", "uri": "https://example.com/x"},
+            {"type": "resource_link", "name": "local", "uri": localhost},
             {"type": "resource", "resource": {"uri": "zed://selection", "text": "fn main() {}"}}
         ]);
         let prompt = prompt(&blocks, &ws).unwrap();
         assert_eq!(
             prompt.text,
             format!(
-                "Look at\n\n--- {link} ---\ninside\n\n[Linked resource: passwd <file:///etc/passwd>] (not read: it is outside the workspace)\n\n[Linked resource: docs <https://example.com/x>]\n\n--- zed://selection ---\nfn main() {{}}"
+                "Look at\n\n--- {link} ---\ninside\n\n[Linked resource: passwd <file:///etc/passwd>] (not read: it is outside the workspace)\n\n[Linked resource: docs <https://example.com/x>]\n\n--- {localhost} ---\ninside\n\n--- zed://selection ---\nfn main() {{}}"
             )
         );
         let refused =

@@ -295,6 +295,9 @@ impl Server {
         if !store.exists(&id) {
             return Err(RpcError::invalid_params(format!("Zero session not found: {id}")));
         }
+        // What the request asks is checked before an open session is touched.
+        additional_directories(params)?;
+        mcp_servers(params)?;
         // Loading a session this process has open reopens it (its lock is released first),
         // in the mode it was in, with the answers given for the rest of it.
         let kept = self.sessions.remove(&id).map(|open| {
@@ -318,8 +321,13 @@ impl Server {
     fn list(&self, params: &Value) -> Result<Value, RpcError> {
         let store = Store::locate(&self.env)
             .map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.message()))?;
-        let cwd = params.get("cwd").and_then(Value::as_str);
-        let start = match params.get("cursor").and_then(Value::as_str) {
+        let optional = |key: &str| match params.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.as_str())),
+            Some(_) => Err(RpcError::invalid_params(format!("{key} must be a string"))),
+        };
+        let cwd = optional("cwd")?;
+        let start = match optional("cursor")? {
             Some(cursor) => cursor
                 .parse::<usize>()
                 .map_err(|_| RpcError::invalid_params("cursor is not one zero gave"))?,
@@ -344,8 +352,9 @@ impl Server {
             })
             .collect();
         let mut answer = json!({"sessions": sessions});
-        if all.len() > start + PAGE {
-            answer["nextCursor"] = json!((start + PAGE).to_string());
+        let next = start.saturating_add(PAGE);
+        if all.len() > next {
+            answer["nextCursor"] = json!(next.to_string());
         }
         Ok(answer)
     }
@@ -436,6 +445,7 @@ impl Server {
         let prompt = super::prompt::prompt(&params["prompt"], open.engine.workspace())?;
         crate::run::ending::begin_turn();
         if !lock(&turns).start(&id) {
+            // Cancelled while it waited, or the client's input ended: it does not run.
             return Ok(json!({"stopReason": "cancelled"}));
         }
         crate::run::ending::set_active_session(open.engine.session_handle());
@@ -452,7 +462,9 @@ impl Server {
             }
             Err(Stop::Failed(failure)) => {
                 let payload = json!({"code": failure.code_v2(), "message": failure.message()});
-                open.engine.note(Kind::Error, payload);
+                if !crate::sys::signals::ending() {
+                    open.engine.note(Kind::Error, payload);
+                }
                 let answer = match super::prompt::stop_reason(&failure) {
                     Some(reason) => Ok(json!({"stopReason": reason})),
                     None => Err(failure_error(&failure)),
@@ -463,6 +475,10 @@ impl Server {
                 (RunStatus::Error, Err(RpcError::new(code::INTERNAL_ERROR, "stdout is closed")))
             }
         };
+        if crate::sys::signals::ending() {
+            // A signal ends the process: its ending records the interruption in the session.
+            return answer;
+        }
         open.engine.note(Kind::TurnEnd, json!({"turn": open.turns, "status": status}));
         open.engine.sync();
         answer

@@ -13,7 +13,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::redact::Redactor;
 use crate::rpc::{self, Id, RpcError};
@@ -180,6 +180,11 @@ impl Peer {
             }
         };
         lock(&self.awaiting).remove(id);
+        if let Err(CallError::TimedOut | CallError::Cancelled) = result {
+            // The client is told the request is no longer waited for.
+            let notice = rpc::notification("$/cancel_request", json!({"requestId": id.to_value()}));
+            let _ = self.out.send(&notice, &self.redactor);
+        }
         result
     }
 }

@@ -93,11 +93,15 @@ pub enum Message {
 pub struct Rejected {
     pub id: Option<Id>,
     pub error: RpcError,
+    /// It gets an error response. A line that meant to be a response (no `method`, a `result`
+    /// or an `error`) is never answered, as JSON-RPC says: two peers would answer each other's
+    /// errors for ever, and an answer could settle a request of the client's.
+    pub answer: bool,
 }
 
 impl Rejected {
     fn new(id: Option<Id>, code: i64, message: impl Into<String>) -> Rejected {
-        Rejected { id, error: RpcError::new(code, message) }
+        Rejected { id, error: RpcError::new(code, message), answer: true }
     }
 
     /// The error response to write for it.
@@ -114,6 +118,14 @@ impl Rejected {
 pub fn parse(line: &[u8]) -> Result<Message, Rejected> {
     let value: Value = serde_json::from_slice(line)
         .map_err(|err| Rejected::new(None, code::PARSE_ERROR, format!("Parse error: {err}")))?;
+    let meant_as_response = value.as_object().is_some_and(|m| {
+        !m.contains_key("method") && (m.contains_key("result") || m.contains_key("error"))
+    });
+    message(value).map_err(|rejected| Rejected { answer: !meant_as_response, ..rejected })
+}
+
+/// A parsed line as a message.
+fn message(value: Value) -> Result<Message, Rejected> {
     let Value::Object(map) = value else {
         let what = if value.is_array() { "a batch (not supported)" } else { "not an object" };
         return Err(Rejected::new(None, code::INVALID_REQUEST, format!("Invalid request: {what}")));
@@ -140,7 +152,8 @@ pub fn parse(line: &[u8]) -> Result<Message, Rejected> {
     }
     match (map.get("method"), id) {
         (Some(Value::String(method)), id) => {
-            let params = params(&map).map_err(|e| Rejected { id: id.clone(), error: e })?;
+            let params =
+                params(&map).map_err(|e| Rejected { id: id.clone(), error: e, answer: true })?;
             Ok(match id {
                 Some(id) => Message::Request { id, method: method.clone(), params },
                 None => Message::Notification { method: method.clone(), params },
@@ -175,7 +188,8 @@ fn params(map: &Map<String, Value>) -> Result<Value, RpcError> {
 /// A response: exactly one of `result` and `error`.
 fn response(map: &Map<String, Value>, id: Id) -> Result<Message, Rejected> {
     let outcome = match (map.get("result"), map.get("error")) {
-        (Some(result), None) => Ok(result.clone()),
+        // Some libraries write `"error": null` beside a result.
+        (Some(result), None | Some(Value::Null)) => Ok(result.clone()),
         (None, Some(Value::Object(error))) => {
             let code = error.get("code").and_then(Value::as_i64);
             let message = error.get("message").and_then(Value::as_str);
@@ -321,6 +335,24 @@ mod tests {
         let response = parse(b"{oops").unwrap_err().response();
         assert_eq!(response["id"], Value::Null);
         assert_eq!(response["error"]["code"], code::PARSE_ERROR);
+    }
+
+    #[test]
+    fn a_line_meant_as_a_response_is_never_answered() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":1,"error":{}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":"x"}}"#,
+            r#"{"id":3,"result":1}"#,
+        ] {
+            assert!(!parse(line.as_bytes()).unwrap_err().answer, "{line}");
+        }
+        assert!(parse(br#"{"id":3,"method":"x"}"#).unwrap_err().answer);
+        // `"error": null` beside a result is a result.
+        assert_eq!(
+            parse(br#"{"jsonrpc":"2.0","id":42,"result":{},"error":null}"#),
+            Ok(Message::Response { id: Id::Number(42), outcome: Ok(json!({})) })
+        );
     }
 
     #[test]

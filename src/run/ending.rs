@@ -213,6 +213,10 @@ fn end_from_outside(shared: &Output, failure: Failure) -> ! {
     // is writing a line, perhaps to a reader that is slow: the line is let finish, so it is
     // never torn, but not for ever. A second signal meanwhile exits at once, in live mode too.
     crate::sys::signals::set_ending();
+    // A turn still running on the main thread (a front-end whose output is not this one, such
+    // as an editor's session) stops before its next model call, and its model call is dropped.
+    TURN_INTERRUPTED.store(true, Ordering::SeqCst);
+    crate::net::http::interrupt_stream();
     // Held until the process exits. A reader that stopped reading must not keep the process
     // alive: the ending's lines are written if they can be, within a deadline.
     let _held = shared.end_from_outside(&failure, LINE_IN_PROGRESS, ENDING_LINES);
