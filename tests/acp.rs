@@ -1143,3 +1143,135 @@ fn secrets_never_reach_the_editor() {
         std::fs::read_to_string(dir.sessions().join(&session).join("events.jsonl")).unwrap();
     crate::util::assert_no_piece_of(&stored, secret, "the session");
 }
+
+#[test]
+fn the_editor_writes_what_the_model_wrote_secrets_and_all_and_a_failed_patch_loses_no_file() {
+    let dir = TestDir::new("acp-editor-exact");
+    let secret = "ghp_ZeroAcpSecretToken1234567890abcd";
+    dir.write("work/.env", &format!("TOKEN={secret}\nLEVEL=0\n"));
+    dir.write("work/a.txt", "one\n");
+    let patch = "--- a/a.txt\n+++ b/moved/a2.txt\n@@ -1 +1 @@\n-one\n+two\n";
+    let script = json!({"turns": [
+        {"toolCalls": [{"id": "e1", "name": "edit_file", "arguments": {"path": ".env", "old_string": "LEVEL=0", "new_string": "LEVEL=1"}}]},
+        {"toolCalls": [{"id": "p1", "name": "apply_patch", "arguments": {"patch": patch}}]},
+        {"text": "done"}
+    ]});
+    let mut acp =
+        Acp::start(scripted(&dir, script).env("GITHUB_TOKEN", secret).args(&["--auto", "medium"]));
+    let caps = json!({"fs": {"readTextFile": false, "writeTextFile": true}});
+    acp.call("initialize", json!({"protocolVersion": 1, "clientCapabilities": caps}));
+    let session = acp.new_session(&dir.work());
+    let id = acp.prompt(&session, "edit");
+    let mut writes = Vec::new();
+    let (_, before) = loop {
+        let m = acp.next();
+        if m["method"] == "fs/write_text_file" {
+            writes.push(m["params"]["content"].as_str().unwrap().to_string());
+            // The first write (the .env edit) succeeds; the patch's write fails.
+            let answer = if writes.len() == 1 {
+                json!({"jsonrpc": "2.0", "id": m["id"], "result": {}})
+            } else {
+                json!({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32603, "message": "disk full"}})
+            };
+            acp.send(&answer);
+        } else if m["id"] == id {
+            break (m, acp.seen.clone());
+        }
+    };
+    // The file is written as the model edited it, its secret intact.
+    assert_eq!(writes[0], format!("TOKEN={secret}\nLEVEL=1\n"));
+    // What zero shows is still redacted.
+    let shown: String =
+        before.iter().filter(|m| m["method"] == "session/update").map(|m| m.to_string()).collect();
+    crate::util::assert_no_piece_of(&shown, secret, "the updates");
+    // The renamed file's write failed: its old name is still there.
+    assert_eq!(std::fs::read_to_string(dir.work().join("a.txt")).unwrap(), "one\n");
+    let failed = updates(&before)
+        .into_iter()
+        .find(|u| u["toolCallId"] == "p1" && u["status"] == "failed")
+        .unwrap();
+    let text = failed["content"][0]["content"]["text"].as_str().unwrap();
+    assert!(text.contains("disk full") && text.contains("nothing was changed"), "{text}");
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn a_prompt_too_large_for_the_window_is_refused_and_the_session_goes_on() {
+    let dir = TestDir::new("acp-huge-prompt");
+    let mut acp = Acp::start(
+        scripted(&dir, json!({"turns": [{"text": "small answer"}]})).args(&["-m", "gpt-4.1"]),
+    );
+    acp.initialize();
+    let session = acp.new_session(&dir.work());
+    let huge = "x".repeat(5 << 20);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": huge}]}),
+    );
+    let (response, _) = acp.response(id);
+    assert_eq!(
+        response["error"]["code"],
+        -32602,
+        "{}",
+        &response.to_string()[..300.min(response.to_string().len())]
+    );
+    assert!(response["error"]["message"].as_str().unwrap().starts_with("The prompt does not fit"));
+    let id = acp.prompt(&session, "small");
+    assert_eq!(acp.response(id).0["result"]["stopReason"], "end_turn");
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn a_workspace_named_through_a_link_keeps_the_editors_paths() {
+    let dir = TestDir::new("acp-link-cwd");
+    dir.write("real/a.txt", "hello\n");
+    let link = dir.path("link");
+    std::os::unix::fs::symlink(dir.path("real"), &link).unwrap();
+    let script = json!({"turns": [
+        {"toolCalls": [{"id": "r1", "name": "read_file", "arguments": {"path": "a.txt"}}]},
+        {"toolCalls": [{"id": "w1", "name": "write_file", "arguments": {"path": "b.txt", "content": "b"}}]},
+        {"text": "done"}
+    ]});
+    let mut acp = Acp::start(scripted(&dir, script).args(&["--auto", "medium"]));
+    let caps = json!({"fs": {"readTextFile": true, "writeTextFile": true}});
+    acp.call("initialize", json!({"protocolVersion": 1, "clientCapabilities": caps}));
+    let created = acp.call("session/new", json!({"cwd": link, "mcpServers": []}));
+    let session = created["sessionId"].as_str().unwrap().to_string();
+    let uri = format!("file://{}/a.txt", link.display());
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [
+            {"type": "text", "text": "look"}, {"type": "resource_link", "name": "a.txt", "uri": uri}
+        ]}),
+    );
+    let mut paths = Vec::new();
+    let (_, before) = loop {
+        let m = acp.next();
+        match m["method"].as_str() {
+            Some("fs/read_text_file") => {
+                paths.push(m["params"]["path"].clone());
+                acp.send(
+                    &json!({"jsonrpc": "2.0", "id": m["id"], "result": {"content": "hello\n"}}),
+                );
+            }
+            Some("fs/write_text_file") => {
+                paths.push(m["params"]["path"].clone());
+                acp.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": {}}));
+            }
+            _ if m["id"] == id => break (m, acp.seen.clone()),
+            _ => {}
+        }
+    };
+    assert_eq!(paths, [json!(link.join("a.txt")), json!(link.join("b.txt"))]);
+    let ups = updates(&before);
+    let diff = ups.iter().find(|u| u["toolCallId"] == "w1" && u["status"] == "completed").unwrap();
+    assert_eq!(diff["content"][0]["path"], json!(link.join("b.txt")));
+    // The linked file was read: the model was given its text.
+    let shown = dir.zero().args(&["sessions", "show", &session]).run();
+    assert!(
+        shown.stdout.contains("hello") && !shown.stdout.contains("outside the workspace"),
+        "{}",
+        shown.stdout
+    );
+    assert_eq!(acp.finish(), 0);
+}

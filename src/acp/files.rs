@@ -3,13 +3,13 @@
 //! terminal for `bash` (`terminal/*`), each asked through the session's connection and waited
 //! for like any of zero's requests.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::wire::{CallError, Peer};
+use super::wire::{CallError, Peer, Wait};
 use crate::tools::editor::{CommandRun, Editor, EditorError, TerminalRun};
 
 /// How long the editor has to read or write a file.
@@ -48,6 +48,9 @@ pub struct ClientEditor {
     can: FileCapabilities,
     /// Known once the session is opened (the tools run only after).
     pub session_id: OnceLock<String>,
+    /// The workspace as zero resolved it (links followed) and as the editor named it: the
+    /// editor is given its own paths.
+    pub roots: OnceLock<(PathBuf, PathBuf)>,
 }
 
 impl std::fmt::Debug for ClientEditor {
@@ -58,22 +61,20 @@ impl std::fmt::Debug for ClientEditor {
 
 impl ClientEditor {
     pub fn new(peer: Arc<Peer>, can: FileCapabilities) -> ClientEditor {
-        ClientEditor { peer, can, session_id: OnceLock::new() }
+        ClientEditor { peer, can, session_id: OnceLock::new(), roots: OnceLock::new() }
     }
 
     fn call(&self, method: &str, params: Value) -> Result<Value, EditorError> {
-        self.call_for(method, params, FILE_TIMEOUT, true)
+        self.call_for(
+            method,
+            params,
+            Wait { timeout: FILE_TIMEOUT, cancellable: true, exact: false },
+        )
     }
 
-    fn call_for(
-        &self,
-        method: &str,
-        mut params: Value,
-        timeout: Duration,
-        cancellable: bool,
-    ) -> Result<Value, EditorError> {
+    fn call_for(&self, method: &str, mut params: Value, wait: Wait) -> Result<Value, EditorError> {
         params["sessionId"] = json!(self.session());
-        self.peer.call(method, params, timeout, cancellable).map_err(|e| match e {
+        self.peer.call(method, params, wait).map_err(|e| match e {
             CallError::Refused(e) => EditorError::Refused(format!("{} ({})", e.message, e.code)),
             CallError::TimedOut => EditorError::TimedOut,
             CallError::Cancelled => EditorError::Cancelled,
@@ -85,6 +86,14 @@ impl ClientEditor {
 impl ClientEditor {
     fn session(&self) -> String {
         self.session_id.get().cloned().unwrap_or_default()
+    }
+
+    /// `path` as the editor names it: under the workspace it named, not its resolved root.
+    fn shown(&self, path: &Path) -> PathBuf {
+        match self.roots.get() {
+            Some((root, cwd)) => super::shown_path(path, root, cwd),
+            None => path.to_path_buf(),
+        }
     }
 
     /// Shows terminal `id` in tool call `call_id` while its command runs.
@@ -105,9 +114,10 @@ impl Editor for ClientEditor {
     }
 
     fn run_command(&self, run: &CommandRun<'_>) -> Result<TerminalRun, EditorError> {
-        let created = self.call(
+        let created = self.call_for(
             "terminal/create",
-            json!({"command": "/bin/sh", "args": ["-c", run.command], "cwd": run.cwd, "outputByteLimit": run.output_limit}),
+            json!({"command": "/bin/sh", "args": ["-c", run.command], "cwd": self.shown(run.cwd), "outputByteLimit": run.output_limit}),
+            Wait { timeout: FILE_TIMEOUT, cancellable: true, exact: true },
         )?;
         let Some(id) = created.get("terminalId").and_then(Value::as_str).map(str::to_string) else {
             return Err(EditorError::Malformed("to terminal/create has no terminalId"));
@@ -115,7 +125,8 @@ impl Editor for ClientEditor {
         self.show_terminal(run.call_id, &id);
         let mut done = TerminalRun { terminal_id: id.clone(), ..TerminalRun::default() };
         let terminal = json!({"terminalId": id});
-        match self.call_for("terminal/wait_for_exit", terminal.clone(), run.timeout, true) {
+        let waiting = Wait { timeout: run.timeout, cancellable: true, exact: false };
+        match self.call_for("terminal/wait_for_exit", terminal.clone(), waiting) {
             Ok(exit) => {
                 done.exit_code = exit.get("exitCode").and_then(Value::as_i64).map(|c| c as i32);
                 done.signal = exit.get("signal").and_then(Value::as_str).map(str::to_string);
@@ -127,18 +138,19 @@ impl Editor for ClientEditor {
         let wait = if done.timed_out || done.interrupted {
             // Not cancellable (the turn may already be cancelled, and the command must stop),
             // but short: the turn's end does not wait on a silent client.
-            let _ = self.call_for("terminal/kill", terminal.clone(), STOPPING_TIMEOUT, false);
-            STOPPING_TIMEOUT
+            let stopping = Wait { timeout: STOPPING_TIMEOUT, cancellable: false, exact: false };
+            let _ = self.call_for("terminal/kill", terminal.clone(), stopping);
+            stopping
         } else {
-            TERMINAL_TIMEOUT
+            Wait { timeout: TERMINAL_TIMEOUT, cancellable: false, exact: false }
         };
-        let output = self.call_for("terminal/output", terminal.clone(), wait, false);
+        let output = self.call_for("terminal/output", terminal.clone(), wait);
         if let Ok(output) = output {
             done.output =
                 output.get("output").and_then(Value::as_str).unwrap_or_default().to_string();
             done.truncated = output.get("truncated").and_then(Value::as_bool).unwrap_or(false);
         }
-        let _ = self.call_for("terminal/release", terminal, wait, false);
+        let _ = self.call_for("terminal/release", terminal, wait);
         Ok(done)
     }
 
@@ -151,7 +163,7 @@ impl Editor for ClientEditor {
     }
 
     fn read(&self, path: &Path) -> Result<String, EditorError> {
-        let answer = self.call("fs/read_text_file", json!({"path": path}))?;
+        let answer = self.call("fs/read_text_file", json!({"path": self.shown(path)}))?;
         match answer.get("content").and_then(Value::as_str) {
             Some(content) => Ok(content.to_string()),
             None => Err(EditorError::Malformed("to fs/read_text_file has no content")),
@@ -159,6 +171,12 @@ impl Editor for ClientEditor {
     }
 
     fn write(&self, path: &Path, content: &str) -> Result<(), EditorError> {
-        self.call("fs/write_text_file", json!({"path": path, "content": content})).map(|_| ())
+        let exact = Wait { timeout: FILE_TIMEOUT, cancellable: true, exact: true };
+        self.call_for(
+            "fs/write_text_file",
+            json!({"path": self.shown(path), "content": content}),
+            exact,
+        )
+        .map(|_| ())
     }
 }

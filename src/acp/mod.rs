@@ -19,7 +19,7 @@ pub mod tool_calls;
 pub mod updates;
 pub mod wire;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -213,6 +213,16 @@ fn directory(params: &Value, key: &str) -> Result<PathBuf, RpcError> {
         )));
     }
     Ok(path)
+}
+
+/// `path` with the resolved workspace `root` put back as the `cwd` the editor named (they
+/// differ when that `cwd` holds a symbolic link); a path elsewhere is left as it is.
+pub fn shown_path(path: &Path, root: &Path, cwd: &Path) -> PathBuf {
+    match path.strip_prefix(root) {
+        Ok(rest) if rest.as_os_str().is_empty() => cwd.to_path_buf(),
+        Ok(rest) => cwd.join(rest),
+        Err(_) => path.to_path_buf(),
+    }
 }
 
 /// The answer written for request `id`.

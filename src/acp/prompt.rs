@@ -7,6 +7,7 @@
 //! `uri`); `image` is attached as `--image` attaches one. Anything else is refused.
 
 use std::io::Read;
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -20,7 +21,7 @@ use crate::tools::{workspace, Workspace};
 const MAX_LINKED_BYTES: u64 = 256 * 1024;
 
 /// The prompt of `blocks`, or the invalid-params error naming the first wrong block.
-pub fn prompt(blocks: &Value, workspace: &Workspace) -> Result<Prompt, RpcError> {
+pub fn prompt(blocks: &Value, workspace: &Workspace, cwd: &Path) -> Result<Prompt, RpcError> {
     let Some(blocks) = blocks.as_array() else {
         return Err(RpcError::invalid_params("prompt must be an array of content blocks"));
     };
@@ -44,7 +45,7 @@ pub fn prompt(blocks: &Value, workspace: &Workspace) -> Result<Prompt, RpcError>
             Some("resource_link") => {
                 let uri = text("uri").ok_or_else(|| at("a resource_link needs a uri"))?;
                 let name = text("name").ok_or_else(|| at("a resource_link needs a name"))?;
-                parts.push(linked(uri, name, workspace));
+                parts.push(linked(uri, name, workspace, cwd));
             }
             Some("image") => {
                 let (Some(data), Some(media)) = (text("data"), text("mimeType")) else {
@@ -72,7 +73,7 @@ pub fn prompt(blocks: &Value, workspace: &Workspace) -> Result<Prompt, RpcError>
 
 /// A linked resource: a file in a root is read (through the confinement, so a link cannot
 /// lead out); anything else is named.
-fn linked(uri: &str, name: &str, workspace: &Workspace) -> String {
+fn linked(uri: &str, name: &str, workspace: &Workspace, cwd: &Path) -> String {
     let named = format!("[Linked resource: {name} <{uri}>]");
     // `file:///x` and `file://localhost/x` name a local file.
     let local =
@@ -80,6 +81,9 @@ fn linked(uri: &str, name: &str, workspace: &Workspace) -> String {
     let Some(path) = local.filter(|p| p.starts_with('/')).map(percent_decoded) else {
         return named;
     };
+    // The editor names files under the workspace as it named it (perhaps through a link).
+    let path = super::shown_path(Path::new(&path), cwd, workspace.root());
+    let path = path.to_string_lossy();
     let Ok(place) = workspace.locate(&path, true, workspace::Parents::Existing) else {
         return format!("{named} (not read: it is outside the workspace)");
     };
@@ -158,18 +162,21 @@ mod tests {
             {"type": "resource_link", "name": "local", "uri": localhost},
             {"type": "resource", "resource": {"uri": "zed://selection", "text": "fn main() {}"}}
         ]);
-        let prompt = prompt(&blocks, &ws).unwrap();
+        let prompt = prompt(&blocks, &ws, &dir.path).unwrap();
         assert_eq!(
             prompt.text,
             format!(
                 "Look at\n\n--- {link} ---\ninside\n\n[Linked resource: passwd <file:///etc/passwd>] (not read: it is outside the workspace)\n\n[Linked resource: docs <https://example.com/x>]\n\n--- {localhost} ---\ninside\n\n--- zed://selection ---\nfn main() {{}}"
             )
         );
-        let refused =
-            super::prompt(&json!([{"type": "audio", "data": "", "mimeType": "audio/wav"}]), &ws);
+        let refused = super::prompt(
+            &json!([{"type": "audio", "data": "", "mimeType": "audio/wav"}]),
+            &ws,
+            &dir.path,
+        );
         assert_eq!(refused.unwrap_err().code, crate::rpc::code::INVALID_PARAMS);
-        assert!(super::prompt(&json!([]), &ws).is_err());
-        assert!(super::prompt(&json!("text"), &ws).is_err());
+        assert!(super::prompt(&json!([]), &ws, &dir.path).is_err());
+        assert!(super::prompt(&json!("text"), &ws, &dir.path).is_err());
     }
 
     #[test]

@@ -231,7 +231,9 @@ impl Server {
             ));
         };
         let _ = editor.session_id.set(id.clone());
-        out.set_acp_view(cwd, engine.window());
+        let root = engine.workspace().root().to_path_buf();
+        let _ = editor.roots.set((root.clone(), cwd.to_path_buf()));
+        out.set_acp_view(cwd, &root, engine.window());
         let open = Open {
             engine,
             out,
@@ -399,6 +401,12 @@ impl Server {
             "model" => {
                 choice.model = Some(value.clone());
                 choice.profile = None;
+                // An effort the new model does not take goes back to its default.
+                let takes = |effort: &String| {
+                    crate::provider::models::find(&value)
+                        .is_some_and(|m| m.efforts.iter().any(|e| e.name() == effort))
+                };
+                choice.effort = choice.effort.filter(takes);
             }
             "reasoning" => choice.effort = (value != "default").then(|| value.clone()),
             _ => {
@@ -423,7 +431,8 @@ impl Server {
             .map_err(|f| failure_error(&f))?;
         let window = runtime.model.map_or(open.engine.window(), |m| m.context_window);
         open.engine.switch_model(provider, runtime.model, window);
-        open.out.set_acp_view(&open.cwd, window);
+        let root = open.engine.workspace().root().to_path_buf();
+        open.out.set_acp_view(&open.cwd, &root, window);
         choice.model = Some(runtime.model_id.clone());
         choice.effort = runtime.effort.map(|e| e.name().to_string());
         open.choice = choice;
@@ -442,7 +451,11 @@ impl Server {
                 crate::text::summarize(&id)
             )));
         };
-        let prompt = super::prompt::prompt(&params["prompt"], open.engine.workspace())?;
+        let prompt = super::prompt::prompt(&params["prompt"], open.engine.workspace(), &open.cwd)?;
+        if let Some(why) = open.engine.too_large(&prompt) {
+            // Refused before it joins the conversation, which it would keep from fitting.
+            return Err(RpcError::invalid_params(why));
+        }
         crate::run::ending::begin_turn();
         if !lock(&turns).start(&id) {
             // Cancelled while it waited, or the client's input ended: it does not run.

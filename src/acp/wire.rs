@@ -34,8 +34,16 @@ impl Stdout {
 
     /// A message, redacted as a value (so redaction cannot break its syntax), as one line.
     pub fn send(&self, message: &Value, redactor: &Redactor) -> std::io::Result<()> {
-        let redacted = redactor.redact_value(message.clone());
-        let mut line = serde_json::to_vec(&redacted).unwrap_or_default();
+        self.send_line(&redactor.redact_value(message.clone()))
+    }
+
+    /// A message as it is: only for content the client must write or run exactly.
+    pub fn send_exact(&self, message: &Value) -> std::io::Result<()> {
+        self.send_line(message)
+    }
+
+    fn send_line(&self, message: &Value) -> std::io::Result<()> {
+        let mut line = serde_json::to_vec(message).unwrap_or_default();
         line.push(b'\n');
         let mut out = self.lock();
         out.write_all(&line).and_then(|()| out.flush())
@@ -102,6 +110,16 @@ impl std::fmt::Display for CallError {
     }
 }
 
+/// How a call waits for its answer, and how its request is written.
+#[derive(Debug, Clone, Copy)]
+pub struct Wait {
+    pub timeout: Duration,
+    /// A cancelled turn stops the wait.
+    pub cancellable: bool,
+    /// The request carries what the client must write or run exactly: not redacted.
+    pub exact: bool,
+}
+
 /// The client as zero asks it things: its answers come from the reader thread, matched by id.
 pub struct Peer {
     out: Stdout,
@@ -143,20 +161,22 @@ impl Peer {
 
     /// Sends request `method` and waits for its answer until `timeout`; a cancelled turn
     /// (`cancellable`) stops the wait.
-    pub fn call(
-        &self,
-        method: &str,
-        params: Value,
-        timeout: Duration,
-        cancellable: bool,
-    ) -> Result<Value, CallError> {
+    pub fn call(&self, method: &str, params: Value, wait: Wait) -> Result<Value, CallError> {
         let id = Id::Text(self.new_id("zero"));
         self.expect(&id);
-        if self.out.send(&rpc::request(&id, method, params), &self.redactor).is_err() {
+        let request = rpc::request(&id, method, params);
+        // Content the editor must write or run exactly is sent as it is: redacting it would
+        // change the file or the command. It is the user's own file, in their own editor.
+        let sent = if wait.exact {
+            self.out.send_exact(&request)
+        } else {
+            self.out.send(&request, &self.redactor)
+        };
+        if sent.is_err() {
             lock(&self.awaiting).remove(&id);
             return Err(CallError::Gone);
         }
-        self.wait(&id, timeout, cancellable)
+        self.wait(&id, wait.timeout, wait.cancellable)
     }
 
     /// Waits for the answer to `id` (made with [`Peer::expect`] before it was sent).

@@ -35,7 +35,7 @@ macro_rules! through_the_lock {
 
 through_the_lock! {
     /// ACP: the session's workspace and context window, for its updates.
-    fn set_acp_view(&self, cwd: &std::path::Path, window: u64);
+    fn set_acp_view(&self, cwd: &std::path::Path, root: &std::path::Path, window: u64);
     /// ACP: whether a model call stopped at its output limit since this was last asked.
     fn take_cut_short(&self) -> bool;
     /// ACP: a message of the session's front-end, redacted with the session's secrets.

@@ -261,6 +261,8 @@ pub struct Emitter {
 #[derive(Debug, Default)]
 struct AcpView {
     cwd: std::path::PathBuf,
+    /// The workspace resolved (links followed): paths under it are shown under `cwd`.
+    root: std::path::PathBuf,
     window: u64,
     cut_short: bool,
     /// The `update_plan` calls of the model call waiting for their results: each one's id and
@@ -305,9 +307,10 @@ impl Emitter {
         }
     }
 
-    /// ACP: the session's workspace and context window.
-    pub fn set_acp_view(&mut self, cwd: &std::path::Path, window: u64) {
+    /// ACP: the session's workspace (as the editor named it, and resolved) and context window.
+    pub fn set_acp_view(&mut self, cwd: &std::path::Path, root: &std::path::Path, window: u64) {
         self.acp.cwd = cwd.to_path_buf();
+        self.acp.root = root.to_path_buf();
         self.acp.window = window;
     }
 
@@ -773,8 +776,9 @@ impl Emitter {
             .into_iter()
             .chain(call.diffs.iter().map(|d| {
                 let r = |s: &str| self.redactor.redact_str(s);
+                let path = crate::acp::shown_path(&d.path, &self.acp.root, &self.acp.cwd);
                 crate::acp::updates::diff(
-                    &r(&d.path.to_string_lossy()),
+                    &r(&path.to_string_lossy()),
                     d.old.as_deref().map(r).as_deref(),
                     &r(&d.new),
                 )

@@ -187,6 +187,23 @@ impl Engine {
         self.session.clone()
     }
 
+    /// Why `prompt` can never be sent, if it cannot: with the system prompt and instructions
+    /// alone it passes the model's context window (about 4 bytes a token; an image is counted
+    /// as 1,600 tokens).
+    pub fn too_large(&self, prompt: &Prompt) -> Option<String> {
+        let head: usize = self.messages[..self.limits.head.min(self.messages.len())]
+            .iter()
+            .map(|m| m.content.len())
+            .sum();
+        let tokens = (head + prompt.text.len()) as u64 / 4 + prompt.images.len() as u64 * 1600;
+        (tokens > self.limits.window).then(|| {
+            format!(
+                "The prompt does not fit the model's context window: about {tokens} tokens with the system prompt, and the window is {} tokens. Send less (a smaller resource, fewer files).",
+                self.limits.window
+            )
+        })
+    }
+
     /// The model's context window, in tokens.
     pub fn window(&self) -> u64 {
         self.limits.window

@@ -664,37 +664,47 @@ fn stage_and_apply(plan: &Plan, undo: &mut Undo) -> Result<(), PatchError> {
 }
 
 /// The plan written through the client's editor: each new or changed file written by it (a
-/// new one's directories made first), deleted files removed on disk. There is no staging to
-/// undo: a failure names the file, and the ones before it stay written.
+/// new one's directories made first), then the deleted files (and the old names of renamed
+/// ones) removed on disk, once every write succeeded, so a failed write loses no file. The
+/// editor's writes cannot be staged: a failure names the file and the ones already written.
 fn write_through_editor(ws: &Workspace, plan: &Plan) -> Result<(), PatchError> {
     let shown = |t: &Target| t.place.shown();
-    for target in &plan.targets {
-        let Some(name) = &target.place.name else { continue };
-        match (&target.content, &target.original) {
-            (Some(content), original) => {
-                let mut dir = target.place.dir.clone();
-                for missing in &target.place.missing {
-                    match dir.mkdir(missing, 0o777) {
-                        Ok(()) => {}
-                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                        Err(e) => return Err(PatchError::Write(format!("{}: {e}", shown(target)))),
-                    }
-                    dir = Arc::new(
-                        dir.open_dir(missing)
-                            .map_err(|e| PatchError::Write(format!("{}: {e}", shown(target))))?,
-                    );
-                }
-                let place = Place { dir, missing: Vec::new(), ..target.place.clone() };
-                put(ws, &place, content, original.as_ref().map(|(_, meta)| meta))
-                    .map_err(|e| PatchError::Write(format!("{}: {e}", shown(target))))?;
+    let mut written: Vec<String> = Vec::new();
+    let failed = |target: &Target, why: String, written: &[String]| {
+        let done = if written.is_empty() {
+            "nothing was changed".to_string()
+        } else {
+            format!("already written: {}; nothing was deleted", written.join(", "))
+        };
+        PatchError::Write(format!("{}: {why} ({done})", shown(target)))
+    };
+    for target in plan.targets.iter().filter(|t| t.content.is_some()) {
+        let Some(content) = &target.content else { continue };
+        let mut dir = target.place.dir.clone();
+        for missing in &target.place.missing {
+            match dir.mkdir(missing, 0o777) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(failed(target, e.to_string(), &written)),
             }
-            (None, Some(_)) => target
-                .place
-                .dir
-                .unlink(name)
-                .map_err(|e| PatchError::Write(format!("{}: {e}", shown(target))))?,
-            (None, None) => {}
+            let opened =
+                dir.open_dir(missing).map_err(|e| failed(target, e.to_string(), &written))?;
+            dir = Arc::new(opened);
         }
+        let place = Place { dir, missing: Vec::new(), ..target.place.clone() };
+        put(ws, &place, content, target.original.as_ref().map(|(_, meta)| meta))
+            .map_err(|e| failed(target, e.to_string(), &written))?;
+        written.push(shown(target));
+    }
+    for target in plan.targets.iter().filter(|t| t.content.is_none() && t.original.is_some()) {
+        let Some(name) = &target.place.name else { continue };
+        target.place.dir.unlink(name).map_err(|e| {
+            PatchError::Write(format!(
+                "{}: {e} (written: {}; the files deleted before it stay deleted)",
+                shown(target),
+                written.join(", ")
+            ))
+        })?;
     }
     Ok(())
 }
