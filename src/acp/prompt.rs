@@ -54,7 +54,10 @@ pub fn prompt(blocks: &Value, workspace: &Workspace, cwd: &Path) -> Result<Promp
                 if found.len() == images::MAX_IMAGES {
                     return Err(at(&format!("at most {} images per prompt", images::MAX_IMAGES)));
                 }
-                found.push(images::from_input(media, data).map_err(|e| at(&e.to_string()))?);
+                // zero's image errors name stream-json's field; ACP calls it mimeType.
+                let image = images::from_input(media, data)
+                    .map_err(|e| at(&e.to_string().replace("mediaType", "mimeType")))?;
+                found.push(image);
             }
             Some(other) => {
                 return Err(at(&format!(
