@@ -48,6 +48,13 @@ fn reference() -> String {
             options.join(", ").replace('|', "\\|")
         ));
     }
+    // `zero acp` takes exec's flags that set a run's defaults, and one of its own.
+    let mut acp: Vec<String> = super::exec::ACP_FLAGS.iter().map(|f| format!("`--{f}`")).collect();
+    acp.push("`--client-terminal`".to_string());
+    out.push_str(&format!(
+        "| `zero acp` | Serves editors over the Agent Client Protocol on stdin and stdout (see [Driving zero from an editor](#driving-zero-from-an-editor)). | {} |\n",
+        acp.join(", ")
+    ));
     out.push('\n');
     out.push_str(END);
     out

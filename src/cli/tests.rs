@@ -337,3 +337,17 @@ fn each_command_help_lists_its_flags_and_did_you_mean_knows_them() {
     );
     assert_eq!(p(&["sessions", "list", "--help"]), Command::Help(companions::SESSIONS_LIST.help()));
 }
+
+#[test]
+fn every_flag_acp_takes_is_an_exec_flag_and_the_help_lists_it() {
+    let help = super::exec::acp_help();
+    for name in super::exec::ACP_FLAGS {
+        assert!(
+            super::exec::exec_flags().iter().any(|f| f.long == *name),
+            "{name} is no exec flag"
+        );
+        assert!(help.contains(&format!("--{name}")), "{name} is not in zero acp --help");
+    }
+    assert!(help.contains("--client-terminal"));
+    assert!(!help.contains("--output-format") && !help.contains("--live"));
+}
