@@ -21,6 +21,7 @@ mod commands;
 mod config;
 mod conversation;
 mod error;
+mod hooks;
 mod jsonschema;
 mod mcp;
 mod net;

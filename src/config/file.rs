@@ -81,6 +81,67 @@ pub struct UserConfig {
 /// The user config file is read up to this size.
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
+/// A file a flag names (`--mcp-config`, `--hooks`): at most this many bytes.
+const MAX_FLAG_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Why a file a flag names cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FlagFileError {
+    Missing,
+    NotRegular,
+    /// Its size, when it was known.
+    TooLarge(Option<u64>),
+    NotUtf8,
+    Io(String),
+}
+
+impl std::fmt::Display for FlagFileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FlagFileError::Missing => write!(f, "no such file"),
+            FlagFileError::NotRegular => write!(f, "not a regular file"),
+            FlagFileError::TooLarge(Some(size)) => {
+                write!(f, "{size} bytes, over the limit of 1 MiB")
+            }
+            FlagFileError::TooLarge(None) => write!(f, "over the limit of 1 MiB"),
+            FlagFileError::NotUtf8 => write!(f, "not UTF-8"),
+            FlagFileError::Io(why) => write!(f, "{why}"),
+        }
+    }
+}
+
+/// Reads a file a flag names: regular, at most 1 MiB, UTF-8.
+pub fn read_flag_file(path: &Path) -> Result<String, FlagFileError> {
+    use std::io::Read;
+    // Looked at before it is opened: opening a FIFO would wait for a writer.
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => return Err(FlagFileError::NotRegular),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Err(FlagFileError::Missing)
+        }
+        _ => {}
+    }
+    let file = std::fs::File::open(path).map_err(|err| match err.kind() {
+        std::io::ErrorKind::NotFound => FlagFileError::Missing,
+        _ => FlagFileError::Io(crate::net::http::io_text(&err)),
+    })?;
+    let meta = file.metadata().map_err(|e| FlagFileError::Io(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(FlagFileError::NotRegular);
+    }
+    if meta.len() > MAX_FLAG_FILE_BYTES {
+        return Err(FlagFileError::TooLarge(Some(meta.len())));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FLAG_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| FlagFileError::Io(e.to_string()))?;
+    if bytes.len() as u64 > MAX_FLAG_FILE_BYTES {
+        return Err(FlagFileError::TooLarge(None));
+    }
+    String::from_utf8(bytes).map_err(|_| FlagFileError::NotUtf8)
+}
+
 /// `$XDG_CONFIG_HOME/zero/config.json`, else `~/.config/zero/config.json`.
 pub fn config_path(env: &Env) -> Option<PathBuf> {
     if let Some(dir) = env.get("XDG_CONFIG_HOME") {

@@ -215,9 +215,6 @@ fn expand(
     Ok(out)
 }
 
-/// The largest `--mcp-config` file read.
-const MAX_FILE_BYTES: u64 = 1024 * 1024;
-
 /// The servers of a run: the user config file's `mcpServers` (`user`: its value and the file's
 /// path; left out with `--strict-mcp-config`), then each `--mcp-config` in order, a later
 /// source replacing a server of the same name. A flag's value starting with `{` is the JSON
@@ -252,41 +249,7 @@ pub fn resolve(
 
 /// A configuration file: regular, at most 1 MiB, UTF-8.
 fn read_file(path: &std::path::Path) -> Result<String, McpConfigError> {
-    use std::io::Read;
-    // Looked at before it is opened: opening a FIFO would wait for a writer.
-    match std::fs::metadata(path) {
-        Ok(meta) if !meta.is_file() => {
-            return Err(McpConfigError::Unreadable("not a regular file".to_string()))
-        }
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            return Err(McpConfigError::Unreadable("no such file".to_string()))
-        }
-        _ => {}
-    }
-    let file = std::fs::File::open(path).map_err(|err| {
-        McpConfigError::Unreadable(match err.kind() {
-            std::io::ErrorKind::NotFound => "no such file".to_string(),
-            _ => crate::net::http::io_text(&err),
-        })
-    })?;
-    let meta = file.metadata().map_err(|e| McpConfigError::Unreadable(e.to_string()))?;
-    if !meta.is_file() {
-        return Err(McpConfigError::Unreadable("not a regular file".to_string()));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(McpConfigError::Unreadable(format!(
-            "{} bytes, over the limit of 1 MiB",
-            meta.len()
-        )));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| McpConfigError::Unreadable(e.to_string()))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(McpConfigError::Unreadable("over the limit of 1 MiB".to_string()));
-    }
-    String::from_utf8(bytes).map_err(|_| McpConfigError::Unreadable("not UTF-8".to_string()))
+    crate::config::read_flag_file(path).map_err(|e| McpConfigError::Unreadable(e.to_string()))
 }
 
 /// The `mcpServers` object of one source (`origin` names it in errors); later sources replace
