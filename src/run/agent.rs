@@ -536,7 +536,7 @@ impl Agent<'_> {
                 Err(Stop::Failed(Failure::Interrupted)) => {
                     let decision = Decision {
                         action: Action::Cancel,
-                        reason: "The approval was cancelled by an interrupt (SIGINT).",
+                        reason: "The approval was cancelled: the turn was interrupted (SIGINT, or the client cancelled it).",
                         decided_by: DecidedBy::Interrupt,
                     };
                     self.out.permission_decision(&gate, &decision)?;
