@@ -465,7 +465,11 @@ impl Server {
         open.turns += 1;
         let mut asker = Asker { peer, remembered: &mut open.remembered, timeout };
         let result = open.engine.turn(prompt, &mut asker);
-        crate::run::ending::set_active_session(None);
+        // A signal's ending, which stopped this turn, records the interruption in its session:
+        // the session stays the active one for it.
+        if !crate::sys::signals::ending() {
+            crate::run::ending::set_active_session(None);
+        }
         let _ = open.out.end_turn();
         let cut_short = open.out.take_cut_short();
         let (status, answer) = match result {
