@@ -3,9 +3,9 @@
 //! resumed across `zero exec`, and a hostile client. The official SDKs drive it in
 //! `acp_sdks.rs`.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Child, ChildStdin};
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -32,15 +32,7 @@ impl Acp {
     pub fn start(zero: crate::util::Zero) -> Acp {
         let mut child = zero.stdin(Vec::new()).spawn();
         let stdin = child.stdin.take();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
+        let lines = crate::util::stdout_lines(&mut child);
         Acp { child, stdin, lines, seen: Vec::new(), next_id: 0, wire: String::new() }
     }
 
@@ -98,6 +90,11 @@ impl Acp {
         let (response, _) = self.response(id);
         assert!(response.get("error").is_none(), "{method}: {response}");
         response["result"].clone()
+    }
+
+    /// Reads until a tool call of the running turn is `in_progress`.
+    pub fn until_running(&mut self) {
+        while self.next()["params"]["update"]["status"] != "in_progress" {}
     }
 
     /// Reads until a message with `method`.
@@ -295,12 +292,7 @@ fn session_cancel_stops_a_running_command_and_the_session_goes_on() {
     acp.initialize();
     let session = acp.new_session(&dir.work());
     let id = acp.prompt(&session, "sleep");
-    loop {
-        let m = acp.next();
-        if m["params"]["update"]["status"] == "in_progress" {
-            break;
-        }
-    }
+    acp.until_running();
     acp.send(
         &json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
     );
@@ -550,11 +542,7 @@ fn a_hostile_client_gets_its_errors_and_nothing_is_torn() {
     acp.send(&json!({"jsonrpc": "2.0", "id": "zero-99", "result": {}}));
     let session = acp.new_session(&dir.work());
     let turn = acp.prompt(&session, "sleep");
-    loop {
-        if acp.next()["params"]["update"]["status"] == "in_progress" {
-            break;
-        }
-    }
+    acp.until_running();
     // A flood of prompts while the turn runs: each is refused at once.
     let mut flood = String::new();
     for n in 0..10_000 {
@@ -786,11 +774,7 @@ fn cancel_request_naming_the_prompt_cancels_its_turn() {
     acp.initialize();
     let session = acp.new_session(&dir.work());
     let id = acp.prompt(&session, "sleep");
-    loop {
-        if acp.next()["params"]["update"]["status"] == "in_progress" {
-            break;
-        }
-    }
+    acp.until_running();
     acp.send(&json!({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": id}}));
     assert_eq!(acp.response(id).0["result"], json!({"stopReason": "cancelled"}));
     assert_eq!(acp.finish(), 0);
@@ -821,11 +805,7 @@ fn a_signal_stops_the_servers_and_exits_with_its_code() {
         .parse()
         .unwrap();
     acp.prompt(&session, "sleep");
-    loop {
-        if acp.next()["params"]["update"]["status"] == "in_progress" {
-            break;
-        }
-    }
+    acp.until_running();
     let pid = acp.child.id().to_string();
     assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
     let status = acp.child.wait().unwrap();
@@ -853,11 +833,7 @@ fn when_the_input_ends_queued_prompts_answer_cancelled_without_running() {
     let a = acp.new_session(&dir.work());
     let b = acp.new_session(&dir.work());
     let first = acp.prompt(&a, "sleep");
-    loop {
-        if acp.next()["params"]["update"]["status"] == "in_progress" {
-            break;
-        }
-    }
+    acp.until_running();
     let second = acp.prompt(&b, "queued");
     acp.close_stdin();
     assert_eq!(acp.response(first).0["result"], json!({"stopReason": "cancelled"}));

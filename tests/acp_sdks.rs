@@ -134,6 +134,12 @@ fn drive(sdk: &str, sdks: &(PathBuf, PathBuf), dir: &TestDir, zero: crate::util:
     report
 }
 
+/// An update as a step of a turn: its kind and status.
+fn step(update: &Value) -> String {
+    let status = update["status"].as_str().unwrap_or("");
+    format!("{} {status}", update["sessionUpdate"].as_str().unwrap())
+}
+
 /// What an editor sees, the same for either SDK and either provider.
 fn assert_the_scenario(sdk: &str, report: &Value, dir: &TestDir) {
     assert_eq!(report["exitCode"], 0, "{sdk}");
@@ -156,13 +162,7 @@ fn assert_the_scenario(sdk: &str, report: &Value, dir: &TestDir) {
             .unwrap()
             .iter()
             .filter(|u| u["sessionUpdate"] != "usage_update")
-            .map(|u| {
-                format!(
-                    "{} {}",
-                    u["sessionUpdate"].as_str().unwrap(),
-                    u["status"].as_str().unwrap_or("")
-                )
-            })
+            .map(step)
             .collect();
         steps.dedup();
         steps
@@ -222,18 +222,7 @@ fn assert_the_scenario(sdk: &str, report: &Value, dir: &TestDir) {
     assert_eq!(report["list"]["sessions"][0]["sessionId"], session);
     assert_eq!(report["list"]["sessions"][0]["title"], "write a.txt");
     // Loaded again, the conversation is replayed: three prompts, three calls, two answers.
-    let loaded: Vec<String> = report["loaded"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|u| {
-            format!(
-                "{} {}",
-                u["sessionUpdate"].as_str().unwrap(),
-                u["status"].as_str().unwrap_or("")
-            )
-        })
-        .collect();
+    let loaded: Vec<String> = report["loaded"].as_array().unwrap().iter().map(step).collect();
     assert_eq!(
         loaded,
         [

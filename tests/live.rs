@@ -3,9 +3,9 @@
 //! resumed by a later process. Each test drives the real binary line by line: it writes an
 //! input line when the output shows zero is waiting for it.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Child, ChildStdin};
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -34,15 +34,7 @@ impl LiveRun {
         let zero = zero.stdin(Vec::new());
         let mut child = zero.spawn();
         let stdin = child.stdin.take();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
+        let lines = crate::util::stdout_lines(&mut child);
         LiveRun { child, stdin, lines, seen: Vec::new(), args }
     }
 
@@ -785,4 +777,21 @@ fn sigint_during_a_command_gives_its_output_so_far_then_the_interruption() {
     // The process ends with its last turn's code.
     let (code, _) = live.finish();
     assert_eq!(code, 130);
+}
+
+#[test]
+fn a_prompt_too_large_for_the_window_is_refused_and_the_next_turn_runs() {
+    let dir = TestDir::new("live-huge-prompt");
+    let zero = scripted(&dir, json!({"turns": [{"text": "small answer"}]}), &["-m", "gpt-4.1"]);
+    let mut live = LiveRun::start(zero);
+    live.until("run_start");
+    live.prompt(&"x".repeat(5 << 20));
+    let refused = live.until("error");
+    assert_eq!(refused["code"], "usage_error");
+    assert!(refused["message"].as_str().unwrap().starts_with("The prompt does not fit"));
+    live.prompt("small");
+    let end = live.until("turn_end");
+    assert_eq!((&end["turn"], &end["status"]), (&json!(1), &json!("success")));
+    let (code, _) = live.finish();
+    assert_eq!(code, 0);
 }

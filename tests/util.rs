@@ -554,6 +554,22 @@ impl Output {
     }
 }
 
+/// A child's stdout, line by line, read on a thread of the test so a wait for a line can have
+/// a deadline (`recv_timeout`).
+pub fn stdout_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    lines
+}
+
 /// Whether a process is alive (not a zombie).
 pub fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {

@@ -108,9 +108,15 @@ pub fn run(engine: &mut Engine, out: &Output, approvals: Option<Duration>) -> Re
     let mut last = (RunStatus::Success, Exit::Success);
     crate::run::ending::set_live_turn(false);
     while let Some(prompt) = inbox.next_turn()? {
+        let prompt = Prompt { text: prompt.text, images: prompt.images };
+        if let Some(why) = engine.too_large(&prompt) {
+            // Refused as wrong input is, before it joins the conversation: kept, it would keep
+            // every later turn from fitting.
+            out.input_error(&why)?;
+            continue;
+        }
         turn += 1;
         crate::run::ending::set_live_turn(true);
-        let prompt = Prompt { text: prompt.text, images: prompt.images };
         let result = engine.turn(prompt, &mut inbox);
         crate::run::ending::set_live_turn(false);
         last = match result {
