@@ -1251,3 +1251,47 @@ fn a_workspace_named_through_a_link_keeps_the_editors_paths() {
     );
     assert_eq!(acp.finish(), 0);
 }
+
+#[test]
+fn session_cancel_cancels_an_mcp_call_on_its_server() {
+    let dir = TestDir::new("acp-cancel-mcp");
+    let log = dir.path("stdio.log");
+    let ready = dir.path("ready.fifo");
+    crate::util::mkfifo(&ready);
+    let mut server = acp_stdio_server("s", &log);
+    server["env"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "ZERO_TEST_MCP_READY", "value": ready}));
+    let script = json!({"turns": [
+        {"toolCalls": [{"id": "h1", "name": "mcp__s__hang", "arguments": {}}]},
+        {"text": "back"}
+    ]});
+    let mut acp = Acp::start(scripted(&dir, script));
+    acp.initialize();
+    let created = acp.call("session/new", json!({"cwd": dir.work(), "mcpServers": [server]}));
+    let session = created["sessionId"].as_str().unwrap().to_string();
+    let id = acp.prompt(&session, "hang");
+    // The server says when the call has reached it.
+    let mut arrived = String::new();
+    std::io::Read::read_to_string(&mut std::fs::File::open(&ready).unwrap(), &mut arrived).unwrap();
+    acp.send(
+        &json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
+    );
+    let (response, before) = acp.response(id);
+    assert_eq!(response["result"], json!({"stopReason": "cancelled"}));
+    assert_eq!(updates(&before).last().unwrap()["status"], "failed");
+    let seen: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let call = seen.iter().find(|m| m["method"] == "tools/call").unwrap();
+    let cancel = seen.iter().find(|m| m["method"] == "notifications/cancelled");
+    assert_eq!(cancel.map(|c| &c["params"]["requestId"]), Some(&call["id"]), "{seen:#?}");
+    // The session goes on, its server still there.
+    let id = acp.prompt(&session, "again");
+    assert_eq!(acp.response(id).0["result"]["stopReason"], "end_turn");
+    assert_eq!(acp.finish(), 0);
+}

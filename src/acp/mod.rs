@@ -264,5 +264,15 @@ mod tests {
             json!({"http": true, "sse": false})
         );
         assert_eq!(answer["authMethods"][0]["id"], AUTH_METHOD);
+        assert_eq!(answer["authMethods"][0]["type"], "agent");
+        let caps = &answer["agentCapabilities"];
+        assert_eq!(
+            caps["promptCapabilities"],
+            json!({"image": true, "audio": false, "embeddedContext": true})
+        );
+        assert_eq!(
+            caps["sessionCapabilities"],
+            json!({"list": {}, "close": {}, "additionalDirectories": {}})
+        );
     }
 }
