@@ -366,7 +366,7 @@ fn device_nodes_inherited_descriptors_and_signals_do_not_lead_out() {
             .arg("-c")
             .arg("exec 9>>\"$0\"; exec \"$@\"")
             .arg(&held)
-            .arg(crate::util::ZERO)
+            .arg(crate::util::zero_for(variant.user))
             .args(&zero.args)
             .env_clear()
             .envs(&zero.env)

@@ -170,10 +170,11 @@ impl Zero {
 
     pub fn command(&self) -> Command {
         let mut cmd = match self.address_space_kib {
-            None => Command::new(ZERO),
+            None => Command::new(zero_for(self.user)),
             Some(kib) => {
                 let mut sh = Command::new("/bin/sh");
-                sh.arg("-c").arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\"")).arg(ZERO);
+                let zero = zero_for(self.user);
+                sh.arg("-c").arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\"")).arg(zero);
                 sh
             }
         };
@@ -552,6 +553,33 @@ impl Output {
         assert_eq!(self.code, code, "unexpected exit code{self:?}");
         self
     }
+}
+
+/// The binary as `user` runs it: for another user than the tests', a copy in a directory every
+/// user may enter, since the checkout (a `mktemp -d` clone is mode 0700) may be closed to them.
+pub fn zero_for(user: Option<(u32, u32)>) -> PathBuf {
+    static COPY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    if user.is_none() {
+        return PathBuf::from(ZERO);
+    }
+    COPY.get_or_init(|| {
+        use std::os::unix::fs::PermissionsExt;
+        // One directory per checkout (not per run, so runs do not pile up copies); the copy
+        // is renamed into place, which a run still executing the last one does not mind.
+        let checkout = ZERO.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        let dir = std::env::temp_dir().join(format!("zero-e2e-bin-{checkout:016x}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let fresh = dir.join(format!("zero.{}", std::process::id()));
+        std::fs::copy(ZERO, &fresh).unwrap();
+        std::fs::set_permissions(&fresh, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let copy = dir.join("zero");
+        std::fs::rename(&fresh, &copy).unwrap();
+        copy
+    })
+    .clone()
 }
 
 /// A child's stdout, line by line, read on a thread of the test so a wait for a line can have
